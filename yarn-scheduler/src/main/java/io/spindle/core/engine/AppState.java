@@ -1,0 +1,41 @@
+package io.spindle.core.engine;
+
+import io.spindle.core.model.ResourceVector;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.Map;
+import java.util.Set;
+
+/** One application as the engine tracks it. Mutable; owned by {@link Engine}. */
+final class AppState {
+
+  /** Within a leaf: higher priority first, then older, then earlier submitted. */
+  static final Comparator<AppState> ORDER = Comparator
+      .comparingInt((AppState a) -> -a.priority)
+      .thenComparingLong(a -> a.submitTimeMillis)
+      .thenComparingLong(a -> a.seq);
+
+  final String id;
+  final String user;
+  final int priority;
+  final long submitTimeMillis;
+  final long seq;
+  QueueState leaf;
+  final Map<String, DemandState> demands = new LinkedHashMap<>();
+  final Set<Long> allocations = new LinkedHashSet<>();
+  ResourceVector usage = ResourceVector.ZERO;
+
+  AppState(String id, QueueState leaf, String user, int priority, long submitTimeMillis, long seq) {
+    this.id = id;
+    this.leaf = leaf;
+    this.user = user;
+    this.priority = priority;
+    this.submitTimeMillis = submitTimeMillis;
+    this.seq = seq;
+  }
+
+  boolean hasPending() {
+    return !demands.isEmpty();
+  }
+}

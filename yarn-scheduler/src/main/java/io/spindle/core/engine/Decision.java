@@ -1,0 +1,29 @@
+package io.spindle.core.engine;
+
+import io.spindle.core.model.Resources;
+import io.spindle.core.placement.GpuSlot;
+import io.spindle.core.model.ResourceVector;
+import java.util.List;
+
+/** What the engine decided. Drivers apply decisions; the engine never acts on the outside world itself. */
+public sealed interface Decision {
+
+  String appId();
+
+  /** Start one container of {@code shape} for the application's request {@code requestKey} on {@code nodeId}. */
+  record Allocate(long allocationId, String appId, String requestKey, String nodeId, Resources shape,
+      List<GpuSlot> gpus, ResourceVector charge) implements Decision {
+    public Allocate {
+      gpus = List.copyOf(gpus);
+    }
+  }
+
+  /**
+   * The application ({@code requestKey == null}) or one of its requests cannot be served, ever, as asked: an unknown
+   * queue, an unknown MIG profile, a container larger than any node or than the queue's maximum.
+   */
+  record Reject(String appId, String requestKey, String reason) implements Decision {}
+
+  /** A request still waits, and why. Emitted when the reason changes, not every cycle. */
+  record Wait(String appId, String requestKey, String reason) implements Decision {}
+}

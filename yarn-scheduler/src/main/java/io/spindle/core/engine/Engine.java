@@ -1,0 +1,534 @@
+package io.spindle.core.engine;
+
+import io.spindle.core.engine.EngineEvent.AppFinished;
+import io.spindle.core.engine.EngineEvent.AppSubmitted;
+import io.spindle.core.engine.EngineEvent.ContainerFinished;
+import io.spindle.core.engine.EngineEvent.Demand;
+import io.spindle.core.engine.EngineEvent.NodeAdded;
+import io.spindle.core.engine.EngineEvent.NodeRemoved;
+import io.spindle.core.model.GpuModel;
+import io.spindle.core.model.GpuModelCatalog;
+import io.spindle.core.model.InvalidInputException;
+import io.spindle.core.model.MigProfile;
+import io.spindle.core.model.ResourceVector;
+import io.spindle.core.model.Resources;
+import io.spindle.core.model.Topology;
+import io.spindle.core.placement.ClusterState;
+import io.spindle.core.placement.Placement;
+import io.spindle.core.queue.FairShareCalculator;
+import io.spindle.core.queue.QueueConfig;
+import io.spindle.core.queue.QueueConfigException;
+import io.spindle.core.queue.QueueShare;
+import io.spindle.core.queue.QueueTree;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * The scheduling engine: events in, decisions out.
+ *
+ * <p>One {@link #cycle} applies the events, computes every queue's fair share, and then places containers one at a
+ * time, each time serving the queue furthest below its fair share (walking down the tree: at each level the child
+ * with the lowest usage-to-fair-share ratio), and inside a leaf the application with the highest priority, then the
+ * oldest. A request that cannot be placed this cycle is skipped with a reason, so it never blocks the requests
+ * behind it; the cycle ends when nothing more can be placed.
+ *
+ * <p>Single-threaded and deterministic: the same events in the same order, on the same clock, give the same
+ * decisions. Drivers serialise calls.
+ */
+public final class Engine {
+
+  private final GpuModelCatalog catalog;
+  private final Topology topology;
+  private final Clock clock;
+  private final ClusterState cluster = new ClusterState();
+  private QueueTree tree;
+  private Map<String, QueueState> queues;
+  private QueueState root;
+  private final Map<String, AppState> apps = new LinkedHashMap<>();
+  private final Set<String> rejectedApps = new LinkedHashSet<>();
+  private final Map<Long, Allocation> allocations = new HashMap<>();
+  private final Map<String, Set<Long>> allocationsByNode = new HashMap<>();
+  private long nextAllocationId = 1;
+  private long nextAppSeq;
+  private long cycles;
+
+  public Engine(GpuModelCatalog catalog, QueueTree tree, Topology topology, Clock clock) {
+    this.catalog = catalog;
+    this.topology = topology;
+    this.clock = clock;
+    installQueues(tree);
+  }
+
+  /** Applies the events in order, then schedules. */
+  public CycleResult cycle(List<? extends EngineEvent> events) {
+    List<Decision> decisions = new ArrayList<>();
+    for (EngineEvent e : events) {
+      apply(e, decisions);
+    }
+    schedule(decisions);
+    return new CycleResult(++cycles, clock.nowMillis(), decisions);
+  }
+
+  /**
+   * Replaces the queue configuration. Refused, with the previous configuration kept, if an application still
+   * runs or waits in a leaf the new tree lacks.
+   */
+  public void reconfigure(QueueTree newTree) {
+    for (AppState app : apps.values()) {
+      Optional<QueueConfig> leaf = newTree.leaf(app.leaf.path());
+      if (leaf.isEmpty()) {
+        throw new QueueConfigException(app.leaf.path(),
+            "queue has applications (" + app.id + ") and is missing or no longer a leaf in the new configuration");
+      }
+    }
+    installQueues(newTree);
+  }
+
+  private void installQueues(QueueTree newTree) {
+    Map<String, QueueState> states = new LinkedHashMap<>();
+    int order = 0;
+    for (QueueConfig q : newTree.all()) {
+      QueueState parent = q.parentPath() == null ? null : states.get(q.parentPath());
+      QueueState state = new QueueState(q, parent, order++);
+      if (parent != null) {
+        parent.children.add(state);
+      }
+      states.put(q.path(), state);
+    }
+    this.tree = newTree;
+    this.queues = states;
+    this.root = states.get(QueueTree.ROOT);
+    for (AppState app : apps.values()) {
+      app.leaf = states.get(app.leaf.path());
+      app.leaf.addUsage(app.usage);
+      app.leaf.userUsage.merge(app.user, app.usage, ResourceVector::plus);
+      for (DemandState d : app.demands.values()) {
+        app.leaf.addPending(d.pending());
+      }
+      if (app.hasPending()) {
+        app.leaf.waitingApps.add(app);
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------- events
+
+  private void apply(EngineEvent event, List<Decision> decisions) {
+    if (event instanceof NodeAdded e) {
+      topology.requireLocation(e.node());
+      cluster.addNode(e.node());
+    } else if (event instanceof NodeRemoved e) {
+      cluster.removeNode(e.nodeId());
+      for (long id : new ArrayList<>(allocationsByNode.getOrDefault(e.nodeId(), Set.of()))) {
+        release(id);
+      }
+      allocationsByNode.remove(e.nodeId());
+    } else if (event instanceof AppSubmitted e) {
+      submit(e, decisions);
+    } else if (event instanceof AppFinished e) {
+      finish(e.appId());
+    } else if (event instanceof Demand e) {
+      demand(e, decisions);
+    } else if (event instanceof ContainerFinished e) {
+      release(e.allocationId());
+    } else {
+      throw new IllegalArgumentException("unknown event " + event);
+    }
+  }
+
+  private void submit(AppSubmitted e, List<Decision> decisions) {
+    if (apps.containsKey(e.appId())) {
+      throw new InvalidInputException("appId", e.appId(), "application already submitted");
+    }
+    Optional<QueueConfig> leaf = tree.leaf(e.queue());
+    if (leaf.isEmpty()) {
+      rejectedApps.add(e.appId());
+      boolean isParent = tree.get(e.queue()).isPresent();
+      String leaves = tree.leaves().stream().map(QueueConfig::path).toList().toString();
+      decisions.add(new Decision.Reject(e.appId(), null, isParent
+          ? "queue '" + e.queue() + "' is a parent queue; submit to one of the leaf queues " + leaves
+          : "unknown queue '" + e.queue() + "'; leaf queues are " + leaves));
+      return;
+    }
+    String user = e.user() == null || e.user().isBlank() ? "unknown" : e.user();
+    apps.put(e.appId(), new AppState(e.appId(), queues.get(leaf.get().path()), user, e.priority(),
+        clock.nowMillis(), nextAppSeq++));
+  }
+
+  private void finish(String appId) {
+    rejectedApps.remove(appId);
+    AppState app = apps.get(appId);
+    if (app == null) {
+      return;
+    }
+    for (long id : new ArrayList<>(app.allocations)) {
+      release(id);
+    }
+    apps.remove(appId);
+    for (DemandState d : app.demands.values()) {
+      app.leaf.addPending(d.pending().times(-1));
+    }
+    app.demands.clear();
+    app.leaf.waitingApps.remove(app);
+  }
+
+  private void demand(Demand e, List<Decision> decisions) {
+    if (rejectedApps.contains(e.appId())) {
+      return; // Already told why; more requests from the same application change nothing.
+    }
+    AppState app = apps.get(e.appId());
+    if (app == null) {
+      throw new InvalidInputException("appId", e.appId(), "demand for an application that was never submitted");
+    }
+    String why = whyImpossible(app, e);
+    DemandState old = app.demands.get(e.requestKey());
+    if (old != null) {
+      app.leaf.addPending(old.pending().times(-1));
+      app.demands.remove(e.requestKey());
+    }
+    if (why != null) {
+      decisions.add(new Decision.Reject(app.id, e.requestKey(), why));
+    } else if (e.count() > 0) {
+      DemandState d = new DemandState(e.requestKey(), e.shape(), unitCharge(e.shape()), e.count());
+      app.demands.put(e.requestKey(), d);
+      app.leaf.addPending(d.pending());
+    }
+    app.leaf.waitingApps.remove(app);
+    if (app.hasPending()) {
+      app.leaf.waitingApps.add(app);
+    }
+  }
+
+  /** Why a request can never be served as asked, or {@code null}. */
+  private String whyImpossible(AppState app, Demand e) {
+    if (e.count() < 0) {
+      return "count must not be negative; was " + e.count();
+    }
+    Resources shape = e.shape();
+    if (shape.gpuModel() != null && catalog.find(shape.gpuModel()).isEmpty()) {
+      return "unknown GPU model '" + shape.gpuModel() + "'; known models: "
+          + catalog.models().stream().map(GpuModel::name).toList();
+    }
+    if (shape.wantsMig()) {
+      List<GpuModel> offering = catalog.modelsOffering(shape.migProfile());
+      if (offering.isEmpty()) {
+        return "unknown MIG profile '" + shape.migProfile() + "'; no GPU model offers it (e.g. "
+            + catalog.models().get(0).profiles().stream().map(MigProfile::name).toList() + " on "
+            + catalog.models().get(0).name() + ")";
+      }
+      if (shape.gpuModel() != null && offering.stream().noneMatch(m -> m.name().equals(shape.gpuModel()))) {
+        return "GPU model " + shape.gpuModel() + " has no MIG profile '" + shape.migProfile() + "'";
+      }
+    }
+    String never = cluster.whyNever(shape);
+    if (never != null) {
+      return never;
+    }
+    if (cluster.nodeCount() > 0) {
+      ResourceVector max = FairShareCalculator.resolveLimits(tree, cluster.capacity()).get(app.leaf.path()).maximum();
+      ResourceVector unit = unitCharge(shape);
+      if (!unit.fitsIn(max)) {
+        return "one container " + unit + " is larger than the maximum-capacity " + max + " of queue "
+            + app.leaf.path();
+      }
+    }
+    return null;
+  }
+
+  /** What one container of the shape is counted as while it waits; a MIG instance at its cheapest model. */
+  private ResourceVector unitCharge(Resources shape) {
+    if (!shape.wantsMig()) {
+      return shape.baseVector();
+    }
+    long cheapest = Long.MAX_VALUE;
+    for (GpuModel m : catalog.modelsOffering(shape.migProfile())) {
+      if (shape.gpuModel() == null || m.name().equals(shape.gpuModel())) {
+        cheapest = Math.min(cheapest, m.profile(shape.migProfile()).orElseThrow().gpuUnits());
+      }
+    }
+    return shape.baseVector().plus(new ResourceVector(0, 0, cheapest * shape.migInstances()));
+  }
+
+  private void release(long allocationId) {
+    Allocation a = allocations.remove(allocationId);
+    if (a == null) {
+      return; // Already released (its node left first); releases are idempotent.
+    }
+    cluster.release(a.shape(), a.placement());
+    Set<Long> onNode = allocationsByNode.get(a.placement().nodeId());
+    if (onNode != null) {
+      onNode.remove(allocationId);
+    }
+    AppState app = apps.get(a.appId());
+    if (app != null) {
+      ResourceVector charge = a.placement().charge();
+      app.allocations.remove(allocationId);
+      app.usage = app.usage.minus(charge);
+      app.leaf.addUsage(charge.times(-1));
+      app.leaf.userUsage.merge(app.user, charge.times(-1), ResourceVector::plus);
+    }
+  }
+
+  // ---------------------------------------------------------------- scheduling
+
+  private void schedule(List<Decision> decisions) {
+    if (root.pending.isZero() && root.waitingApps.isEmpty() && noWaitingLeaves()) {
+      return;
+    }
+    Map<String, ResourceVector> leafDemand = new HashMap<>();
+    for (QueueState q : queues.values()) {
+      if (q.isLeaf()) {
+        leafDemand.put(q.path(), q.usage.plus(q.pending));
+      }
+    }
+    Map<String, QueueShare> shares = FairShareCalculator.compute(tree, cluster.capacity(), leafDemand);
+    Map<QueueState, LeafCursor> cursors = new HashMap<>();
+    for (QueueState q : queues.values()) {
+      q.share = shares.get(q.path());
+      q.activeLeaves = 0;
+    }
+    for (QueueState q : queues.values()) {
+      if (q.isLeaf() && !q.waitingApps.isEmpty()) {
+        cursors.put(q, new LeafCursor(new ArrayList<>(q.waitingApps)));
+        for (QueueState p = q; p != null; p = p.parent) {
+          p.activeLeaves++;
+        }
+      }
+    }
+
+    Map<Resources, String> noRoom = new HashMap<>();
+    Map<DemandState, String> waiting = new LinkedHashMap<>();
+    Map<DemandState, AppState> owners = new HashMap<>();
+    QueueState leaf;
+    while ((leaf = pickLeaf()) != null) {
+      LeafCursor cursor = cursors.get(leaf);
+      if (!cursor.advance(waiting)) {
+        for (QueueState p = leaf; p != null; p = p.parent) {
+          p.activeLeaves--;
+        }
+        continue;
+      }
+      AppState app = cursor.app();
+      DemandState d = cursor.demand();
+      owners.put(d, app);
+      String why = tryPlace(app, d, noRoom, decisions);
+      if (why != null) {
+        waiting.put(d, why);
+      } else {
+        waiting.remove(d);
+      }
+    }
+
+    for (Map.Entry<DemandState, String> w : waiting.entrySet()) {
+      DemandState d = w.getKey();
+      if (d.outstanding > 0 && !w.getValue().equals(d.reportedReason)) {
+        d.reportedReason = w.getValue();
+        decisions.add(new Decision.Wait(owners.get(d).id, d.key, w.getValue()));
+      }
+    }
+  }
+
+  private boolean noWaitingLeaves() {
+    for (QueueState q : queues.values()) {
+      if (!q.waitingApps.isEmpty()) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** Walks down from the root, each time to the child furthest below its fair share that can still place work. */
+  private QueueState pickLeaf() {
+    if (root.activeLeaves == 0) {
+      return null;
+    }
+    QueueState q = root;
+    ResourceVector capacity = cluster.capacity();
+    while (!q.isLeaf()) {
+      QueueState best = null;
+      double bestRatio = 0;
+      double bestUsage = 0;
+      for (QueueState c : q.children) {
+        if (c.activeLeaves == 0) {
+          continue;
+        }
+        double usage = c.usage.dominantShare(capacity);
+        double fair = c.share.fairShare().dominantShare(capacity);
+        double ratio = fair > 0 ? usage / fair : Double.POSITIVE_INFINITY;
+        if (best == null || ratio < bestRatio || (ratio == bestRatio && usage < bestUsage)) {
+          best = c;
+          bestRatio = ratio;
+          bestUsage = usage;
+        }
+      }
+      q = best;
+    }
+    return q;
+  }
+
+  /** Places one container of {@code d}, or says why it cannot now. */
+  private String tryPlace(AppState app, DemandState d, Map<Resources, String> noRoom, List<Decision> decisions) {
+    String known = noRoom.get(d.shape);
+    if (known != null) {
+      return known;
+    }
+    Placement placement = cluster.find(d.shape);
+    if (placement == null) {
+      String why = cluster.whyNotNow(d.shape);
+      noRoom.put(d.shape, why);
+      return why;
+    }
+    ResourceVector charge = placement.charge();
+    for (QueueState q = app.leaf; q != null; q = q.parent) {
+      ResourceVector after = q.usage.plus(charge);
+      if (!after.fitsIn(q.share.maximum())) {
+        return "queue " + q.path() + " is at its maximum-capacity: it uses " + q.usage + " of at most "
+            + q.share.maximum() + ", and one more container needs " + charge;
+      }
+    }
+    String overUserLimit = userLimitExceeded(app, charge);
+    if (overUserLimit != null) {
+      return overUserLimit;
+    }
+
+    cluster.commit(d.shape, placement);
+    long id = nextAllocationId++;
+    allocations.put(id, new Allocation(id, app.id, d.key, d.shape, placement));
+    allocationsByNode.computeIfAbsent(placement.nodeId(), k -> new LinkedHashSet<>()).add(id);
+    app.allocations.add(id);
+    app.usage = app.usage.plus(charge);
+    app.leaf.addUsage(charge);
+    app.leaf.userUsage.merge(app.user, charge, ResourceVector::plus);
+    app.leaf.addPending(d.unitCharge.times(-1));
+    d.outstanding--;
+    d.reportedReason = null;
+    if (d.outstanding == 0) {
+      app.demands.remove(d.key);
+      if (!app.hasPending()) {
+        app.leaf.waitingApps.remove(app);
+      }
+    }
+    decisions.add(new Decision.Allocate(id, app.id, d.key, placement.nodeId(), d.shape, placement.gpus(), charge));
+    return null;
+  }
+
+  /**
+   * CapacityScheduler's user limit: one user may hold at most user-limit-factor times the queue's guarantee of
+   * each resource the queue is guaranteed (resources it has no guarantee of are bounded by its maximum alone).
+   */
+  private String userLimitExceeded(AppState app, ResourceVector charge) {
+    double factor = app.leaf.config.userLimitFactor();
+    if (factor < 0) {
+      return null;
+    }
+    ResourceVector guarantee = app.leaf.share.guarantee();
+    ResourceVector after = app.leaf.userUsage.getOrDefault(app.user, ResourceVector.ZERO).plus(charge);
+    for (int i = 0; i < ResourceVector.DIMENSIONS; i++) {
+      long g = guarantee.get(i);
+      if (g > 0 && after.get(i) > (long) Math.floor(g * factor + 1e-9)) {
+        return "user " + app.user + " is at the user limit of queue " + app.leaf.path() + " (user-limit-factor "
+            + factor + " x guarantee " + guarantee + ") in " + ResourceVector.dimensionName(i);
+      }
+    }
+    return null;
+  }
+
+  /** Walks a leaf's waiting applications and their requests in order, once per cycle. */
+  private static final class LeafCursor {
+    private final List<AppState> apps;
+    private int appIndex;
+    private List<DemandState> demands;
+    private int demandIndex;
+
+    LeafCursor(List<AppState> apps) {
+      this.apps = apps;
+    }
+
+    /** Moves to the next request that still has outstanding containers and has not been told to wait. */
+    boolean advance(Map<DemandState, String> waiting) {
+      while (appIndex < apps.size()) {
+        if (demands == null) {
+          demands = new ArrayList<>(apps.get(appIndex).demands.values());
+          demandIndex = 0;
+        }
+        while (demandIndex < demands.size()) {
+          DemandState d = demands.get(demandIndex);
+          if (d.outstanding > 0 && !waiting.containsKey(d)) {
+            return true;
+          }
+          demandIndex++;
+        }
+        appIndex++;
+        demands = null;
+      }
+      return false;
+    }
+
+    AppState app() {
+      return apps.get(appIndex);
+    }
+
+    DemandState demand() {
+      return demands.get(demandIndex);
+    }
+  }
+
+  // ---------------------------------------------------------------- views
+
+  /** Each queue as of the last cycle, parents before children. */
+  public List<QueueSnapshot> queueSnapshots() {
+    Map<String, QueueShare> shares = FairShareCalculator.compute(tree, cluster.capacity(), leafDemands());
+    List<QueueSnapshot> out = new ArrayList<>();
+    for (QueueState q : queues.values()) {
+      QueueShare s = shares.get(q.path());
+      out.add(new QueueSnapshot(q.path(), s.guarantee(), s.maximum(), s.fairShare(), q.usage, q.pending));
+    }
+    return out;
+  }
+
+  private Map<String, ResourceVector> leafDemands() {
+    Map<String, ResourceVector> out = new HashMap<>();
+    for (QueueState q : queues.values()) {
+      if (q.isLeaf()) {
+        out.put(q.path(), q.usage.plus(q.pending));
+      }
+    }
+    return out;
+  }
+
+  /** The reason each waiting request of the application was last given, by request key. */
+  public Map<String, String> pendingReasons(String appId) {
+    AppState app = apps.get(appId);
+    if (app == null) {
+      return Map.of();
+    }
+    Map<String, String> out = new LinkedHashMap<>();
+    for (DemandState d : app.demands.values()) {
+      out.put(d.key, d.reportedReason == null ? "not yet considered by a scheduling cycle" : d.reportedReason);
+    }
+    return Collections.unmodifiableMap(out);
+  }
+
+  public Optional<ResourceVector> appUsage(String appId) {
+    return Optional.ofNullable(apps.get(appId)).map(a -> a.usage);
+  }
+
+  public ClusterState cluster() {
+    return cluster;
+  }
+
+  public QueueTree queueTree() {
+    return tree;
+  }
+
+  public int runningContainers() {
+    return allocations.size();
+  }
+}

@@ -1,0 +1,31 @@
+package io.spindle.core.engine;
+
+import io.spindle.core.model.Node;
+import io.spindle.core.model.Resources;
+
+/** What drivers (the YARN adapter, the simulator) tell the engine. Plain data, so it can be journaled and replayed. */
+public sealed interface EngineEvent {
+
+  record NodeAdded(Node node) implements EngineEvent {}
+
+  /** The node is gone; containers on it are gone with it and their resources are no longer charged. */
+  record NodeRemoved(String nodeId) implements EngineEvent {}
+
+  /**
+   * @param queue leaf queue by name or full path
+   * @param priority higher runs first within a queue (YARN's application priority)
+   */
+  record AppSubmitted(String appId, String queue, String user, int priority) implements EngineEvent {}
+
+  /** The application ended: its pending demands are dropped and its containers released. */
+  record AppFinished(String appId) implements EngineEvent {}
+
+  /**
+   * The application now wants {@code count} more containers of {@code shape} under {@code requestKey}. A new
+   * event for the same key replaces the outstanding count (YARN's resource requests work that way); 0 cancels.
+   */
+  record Demand(String appId, String requestKey, Resources shape, int count) implements EngineEvent {}
+
+  /** A container ended (completed, released, expired or killed); its resources return. */
+  record ContainerFinished(long allocationId) implements EngineEvent {}
+}

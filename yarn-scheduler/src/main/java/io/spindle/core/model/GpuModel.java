@@ -1,0 +1,41 @@
+package io.spindle.core.model;
+
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+
+/**
+ * A GPU product and its MIG geometry. Profiles are data from the catalog, never code, so a new product is one line.
+ *
+ * <p>A profile's charge in GPU-equivalents is {@code max(compute/totalCompute, memory/totalMemory)} of a whole GPU:
+ * a slice costs what it denies others, and it denies both the compute and the memory it holds.
+ */
+public record GpuModel(
+    String name, int memoryGb, int memorySlices, int computeSlices, List<MigProfile> profiles, List<String> aliases) {
+
+  public GpuModel {
+    profiles = List.copyOf(profiles);
+    aliases = List.copyOf(aliases);
+  }
+
+  public boolean migCapable() {
+    return !profiles.isEmpty();
+  }
+
+  public Optional<MigProfile> profile(String profileName) {
+    return profiles.stream().filter(p -> p.name().equals(profileName)).findFirst();
+  }
+
+  public Map<String, MigProfile> profilesByName() {
+    return profiles.stream().collect(Collectors.toMap(MigProfile::name, Function.identity()));
+  }
+
+  /** GPU units charged for an instance of {@code computes} compute and {@code memories} memory slices. */
+  static long chargeUnits(int computes, int memories, int totalCompute, int totalMemory) {
+    long byCompute = computes * ResourceVector.GPU_UNITS / totalCompute;
+    long byMemory = memories * ResourceVector.GPU_UNITS / totalMemory;
+    return Math.max(byCompute, byMemory);
+  }
+}

@@ -1,0 +1,154 @@
+package io.spindle.core.model;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+
+/**
+ * The MIG instances on one GPU. Immutable; every instance is checked for a legal start, overlapping memory
+ * slices, the profile's instance limit, the one-media-extension rule and the compute-slice budget, so an illegal
+ * layout cannot be built.
+ */
+public final class MigLayout {
+
+  private final GpuModel model;
+  private final List<MigPlacement> placements;
+  private final int usedMask;
+  private final int usedCompute;
+
+  private MigLayout(GpuModel model, List<MigPlacement> placements, int usedMask, int usedCompute) {
+    this.model = model;
+    this.placements = placements;
+    this.usedMask = usedMask;
+    this.usedCompute = usedCompute;
+  }
+
+  public static MigLayout empty(GpuModel model) {
+    if (!model.migCapable()) {
+      throw new InvalidInputException("gpu.model", model.name(), "GPU model does not support MIG");
+    }
+    return new MigLayout(model, List.of(), 0, 0);
+  }
+
+  /** Builds a layout from placements, rejecting the first illegal one with a reason. */
+  public static MigLayout of(GpuModel model, List<MigPlacement> placements) {
+    MigLayout layout = empty(model);
+    for (MigPlacement p : placements) {
+      layout = layout.with(p);
+    }
+    return layout;
+  }
+
+  public GpuModel model() {
+    return model;
+  }
+
+  public List<MigPlacement> placements() {
+    return placements;
+  }
+
+  public int usedSliceMask() {
+    return usedMask;
+  }
+
+  public int freeMemorySlices() {
+    return model.memorySlices() - Integer.bitCount(usedMask);
+  }
+
+  public int usedComputeSlices() {
+    return usedCompute;
+  }
+
+  public boolean isEmpty() {
+    return placements.isEmpty();
+  }
+
+  /** Why {@code p} cannot be added, or {@code null} when it can. */
+  public String whyNot(MigPlacement p) {
+    MigProfile profile = p.profile();
+    if (model.profile(profile.name()).filter(profile::equals).isEmpty()) {
+      return "profile " + profile.name() + " does not belong to " + model.name();
+    }
+    if (!profile.isLegalStart(p.start())) {
+      return profile.name() + " may start only at memory slice " + profile.legalStarts() + ", not " + p.start();
+    }
+    if ((usedMask & p.sliceMask()) != 0) {
+      return profile.name() + "@" + p.start() + " overlaps memory slices already used by " + placements;
+    }
+    if (usedCompute + profile.computeSlices() > model.computeSlices()) {
+      return profile.name() + " needs " + profile.computeSlices() + " compute slices; only "
+          + (model.computeSlices() - usedCompute) + " of " + model.computeSlices() + " are free";
+    }
+    long same = placements.stream().filter(q -> q.profile().equals(profile)).count();
+    if (same >= profile.maxInstances()) {
+      return "at most " + profile.maxInstances() + " instance(s) of " + profile.name() + " per GPU";
+    }
+    if (profile.mediaExtension() && placements.stream().anyMatch(q -> q.profile().mediaExtension())) {
+      return "at most one media-extension (+me) instance per GPU";
+    }
+    return null;
+  }
+
+  public boolean canAdd(MigPlacement p) {
+    return whyNot(p) == null;
+  }
+
+  public MigLayout with(MigPlacement p) {
+    String why = whyNot(p);
+    if (why != null) {
+      throw new InvalidInputException("mig.placement", p, why);
+    }
+    List<MigPlacement> next = new ArrayList<>(placements);
+    next.add(p);
+    next.sort(Comparator.comparingInt(MigPlacement::start));
+    return new MigLayout(model, List.copyOf(next), usedMask | p.sliceMask(),
+        usedCompute + p.profile().computeSlices());
+  }
+
+  public MigLayout without(MigPlacement p) {
+    if (!placements.contains(p)) {
+      throw new InvalidInputException("mig.placement", p, "not in layout " + placements);
+    }
+    List<MigPlacement> next = new ArrayList<>(placements);
+    next.remove(p);
+    return new MigLayout(model, List.copyOf(next), usedMask & ~p.sliceMask(),
+        usedCompute - p.profile().computeSlices());
+  }
+
+  /** The first legal start at which {@code profile} fits now, or -1. */
+  public int firstFreeStart(MigProfile profile) {
+    for (int start : profile.legalStarts()) {
+      if (canAdd(new MigPlacement(profile, start))) {
+        return start;
+      }
+    }
+    return -1;
+  }
+
+  /** How many more instances of {@code profile} could be added, placing greedily at the lowest legal starts. */
+  public int placeable(MigProfile profile) {
+    MigLayout layout = this;
+    int n = 0;
+    int start;
+    while ((start = layout.firstFreeStart(profile)) >= 0) {
+      layout = layout.with(new MigPlacement(profile, start));
+      n++;
+    }
+    return n;
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof MigLayout other && model.equals(other.model) && placements.equals(other.placements);
+  }
+
+  @Override
+  public int hashCode() {
+    return model.name().hashCode() * 31 + placements.hashCode();
+  }
+
+  @Override
+  public String toString() {
+    return model.name() + placements;
+  }
+}

@@ -1,0 +1,286 @@
+package io.spindle.core.placement;
+
+import io.spindle.core.model.GpuModel;
+import io.spindle.core.model.InvalidInputException;
+import io.spindle.core.model.MigLayout;
+import io.spindle.core.model.MigProfile;
+import io.spindle.core.model.Node;
+import io.spindle.core.model.ResourceVector;
+import io.spindle.core.model.Resources;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+
+/**
+ * Free capacity of every node, indexed so that finding a node for a container costs a logarithmic lookup, not a
+ * scan of the cluster.
+ *
+ * <p>Whole-GPU and CPU-only containers use ordered sets of nodes keyed by (free whole GPUs, free memory, free
+ * vcores): a ceiling lookup lands on the best fit (fewest free GPUs, then least free memory that still holds the
+ * container) and skips every node that is too small. MIG containers use one ordered set per profile name holding
+ * only the nodes that can place that profile now, fullest first, so partly used MIG GPUs fill before fresh ones.
+ */
+public final class ClusterState {
+
+  private static final Comparator<NodeState> BY_FREE_CAPACITY = Comparator
+      .comparingInt((NodeState n) -> n.freeWholeGpus)
+      .thenComparingLong(n -> n.freeMemoryMb)
+      .thenComparingInt(n -> n.freeVcores)
+      .thenComparingInt(n -> n.seq);
+  private static final Comparator<NodeState> BY_FREE_MIG = Comparator
+      .comparingInt((NodeState n) -> n.freeMigSlices)
+      .thenComparingInt(n -> n.seq);
+
+  /** Distinct node capacities, to tell at once whether a container could ever fit. */
+  private record NodeShape(long memoryMb, int vcores, GpuModel model, int wholeGpus, int migGpus) {}
+
+  private final Map<String, NodeState> nodes = new LinkedHashMap<>();
+  private final TreeSet<NodeState> all = new TreeSet<>(BY_FREE_CAPACITY);
+  private final Map<String, TreeSet<NodeState>> byModel = new HashMap<>();
+  private final Map<String, TreeSet<NodeState>> byMigProfile = new HashMap<>();
+  private final Map<NodeState, Set<String>> migIndexed = new HashMap<>();
+  private final Map<NodeShape, Integer> shapes = new LinkedHashMap<>();
+  private ResourceVector capacity = ResourceVector.ZERO;
+  private long freeWholeGpus;
+  private int nextSeq;
+
+  public void addNode(Node node) {
+    if (nodes.containsKey(node.id())) {
+      throw new InvalidInputException("node.id", node.id(), "duplicate node: already registered");
+    }
+    NodeState state = new NodeState(node, nextSeq++);
+    nodes.put(node.id(), state);
+    index(state);
+    shapes.merge(shapeOf(node), 1, Integer::sum);
+    capacity = capacity.plus(node.capacity());
+    freeWholeGpus += state.freeWholeGpus;
+  }
+
+  /** Removes a node; the caller owns the allocations that were on it. */
+  public void removeNode(String nodeId) {
+    NodeState state = nodes.remove(nodeId);
+    if (state == null) {
+      throw new InvalidInputException("node.id", nodeId, "unknown node");
+    }
+    unindex(state);
+    shapes.computeIfPresent(shapeOf(state.node), (k, v) -> v == 1 ? null : v - 1);
+    capacity = capacity.minus(state.node.capacity());
+    freeWholeGpus -= state.freeWholeGpus;
+  }
+
+  public boolean hasNode(String nodeId) {
+    return nodes.containsKey(nodeId);
+  }
+
+  public int nodeCount() {
+    return nodes.size();
+  }
+
+  public ResourceVector capacity() {
+    return capacity;
+  }
+
+  /** The MIG instances in use on a node, by GPU index. */
+  public Map<Integer, MigLayout> migLayouts(String nodeId) {
+    NodeState state = nodes.get(nodeId);
+    return state == null ? Map.of() : state.migLayouts();
+  }
+
+  /** Finds the best place for one container without taking it, or {@code null} when no node has room now. */
+  public Placement find(Resources shape) {
+    return shape.wantsMig() ? findMig(shape) : findWhole(shape);
+  }
+
+  private Placement findWhole(Resources shape) {
+    TreeSet<NodeState> set = shape.gpuModel() == null ? all : byModel.get(shape.gpuModel());
+    if (set == null) {
+      return null;
+    }
+    int level = shape.gpus();
+    NodeState candidate = set.ceiling(probe(level, shape.memoryMb()));
+    while (candidate != null) {
+      if (candidate.freeWholeGpus > level) {
+        // Next GPU level: jump past its nodes with too little memory instead of walking them.
+        level = candidate.freeWholeGpus;
+        candidate = set.ceiling(probe(level, shape.memoryMb()));
+        continue;
+      }
+      if (candidate.freeMemoryMb >= shape.memoryMb() && candidate.freeVcores >= shape.vcores()) {
+        List<GpuSlot> gpus = shape.gpus() == 0 ? List.of() : candidate.chooseWholeGpus(shape.gpus());
+        return new Placement(candidate.id(), gpus, shape.baseVector());
+      }
+      candidate = set.higher(candidate);
+    }
+    return null;
+  }
+
+  private Placement findMig(Resources shape) {
+    TreeSet<NodeState> set = byMigProfile.get(shape.migProfile());
+    if (set == null) {
+      return null;
+    }
+    for (NodeState candidate : set) {
+      GpuModel model = candidate.node.gpuModel();
+      if (!candidate.fitsCpuAndMemory(shape)
+          || (shape.gpuModel() != null && !model.name().equals(shape.gpuModel()))) {
+        continue;
+      }
+      List<GpuSlot> slots = candidate.chooseMigInstances(shape.migProfile(), shape.migInstances());
+      if (slots != null) {
+        long units = 0;
+        for (GpuSlot s : slots) {
+          units += s.mig().profile().gpuUnits();
+        }
+        return new Placement(candidate.id(), slots, shape.baseVector().plus(new ResourceVector(0, 0, units)));
+      }
+    }
+    return null;
+  }
+
+  public void commit(Resources shape, Placement placement) {
+    NodeState state = requireNode(placement.nodeId());
+    unindex(state);
+    long before = state.freeWholeGpus;
+    state.take(shape, placement.gpus());
+    freeWholeGpus += state.freeWholeGpus - before;
+    index(state);
+  }
+
+  public void release(Resources shape, Placement placement) {
+    NodeState state = nodes.get(placement.nodeId());
+    if (state == null) {
+      return; // The node left; its capacity left with it.
+    }
+    unindex(state);
+    long before = state.freeWholeGpus;
+    state.give(shape, placement.gpus());
+    freeWholeGpus += state.freeWholeGpus - before;
+    index(state);
+  }
+
+  /**
+   * Why no registered node could hold this container even when empty, or {@code null} if one could. Used to
+   * reject impossible requests at once rather than leave them pending forever.
+   */
+  public String whyNever(Resources shape) {
+    if (shapes.isEmpty()) {
+      return null; // Nodes are still registering; nothing is impossible yet.
+    }
+    int mostGpus = 0;
+    long mostMemory = 0;
+    int mostVcores = 0;
+    Set<String> migModels = new LinkedHashSet<>();
+    for (NodeShape n : shapes.keySet()) {
+      mostMemory = Math.max(mostMemory, n.memoryMb());
+      mostVcores = Math.max(mostVcores, n.vcores());
+      boolean modelOk = shape.gpuModel() == null || (n.model() != null && n.model().name().equals(shape.gpuModel()));
+      if (modelOk) {
+        mostGpus = Math.max(mostGpus, n.wholeGpus());
+      }
+      if (shape.memoryMb() > n.memoryMb() || shape.vcores() > n.vcores() || !modelOk) {
+        continue;
+      }
+      if (shape.wantsMig()) {
+        MigProfile profile = n.model() == null || n.migGpus() == 0
+            ? null : n.model().profile(shape.migProfile()).orElse(null);
+        if (profile != null) {
+          migModels.add(n.model().name());
+          if (shape.migInstances() <= (long) n.migGpus() * MigLayout.empty(n.model()).placeable(profile)) {
+            return null;
+          }
+        }
+      } else if (shape.gpus() <= n.wholeGpus()) {
+        return null;
+      }
+    }
+    if (shape.memoryMb() > mostMemory || shape.vcores() > mostVcores) {
+      return "no node in the cluster is that large: the largest offers " + mostMemory + " MB and " + mostVcores
+          + " vcores, the container asks " + shape;
+    }
+    if (shape.wantsMig()) {
+      return migModels.isEmpty()
+          ? "no node in the cluster has a MIG-mode GPU offering profile " + shape.migProfile()
+              + (shape.gpuModel() == null ? "" : " on " + shape.gpuModel())
+          : "no node can hold " + shape.migInstances() + " instances of " + shape.migProfile() + " in one container";
+    }
+    return "no node in the cluster has " + shape.gpus() + " whole GPU(s)"
+        + (shape.gpuModel() == null ? "" : " of model " + shape.gpuModel()) + "; the most on one node is " + mostGpus;
+  }
+
+  /** Why the container does not fit now, for the pending reason users read. */
+  public String whyNotNow(Resources shape) {
+    if (shape.gpus() > 0 && freeWholeGpus >= shape.gpus()) {
+      return "waiting for capacity: " + freeWholeGpus + " whole GPU(s) are free in the cluster, but no node has "
+          + shape.gpus() + " free together with " + shape.memoryMb() + " MB and " + shape.vcores() + " vcores";
+    }
+    return "waiting for capacity: no node has room for " + shape + " now";
+  }
+
+  private NodeState requireNode(String nodeId) {
+    NodeState state = nodes.get(nodeId);
+    if (state == null) {
+      throw new InvalidInputException("node.id", nodeId, "unknown node");
+    }
+    return state;
+  }
+
+  private void index(NodeState state) {
+    all.add(state);
+    GpuModel model = state.node.gpuModel();
+    if (model != null) {
+      byModel.computeIfAbsent(model.name(), k -> new TreeSet<>(BY_FREE_CAPACITY)).add(state);
+      if (state.hasMigGpus()) {
+        Set<String> placeable = new LinkedHashSet<>();
+        for (MigProfile p : model.profiles()) {
+          if (state.canPlaceMig(p)) {
+            byMigProfile.computeIfAbsent(p.name(), k -> new TreeSet<>(BY_FREE_MIG)).add(state);
+            placeable.add(p.name());
+          }
+        }
+        migIndexed.put(state, placeable);
+      }
+    }
+  }
+
+  private void unindex(NodeState state) {
+    all.remove(state);
+    GpuModel model = state.node.gpuModel();
+    if (model != null) {
+      byModel.get(model.name()).remove(state);
+      Set<String> placeable = migIndexed.remove(state);
+      if (placeable != null) {
+        for (String profile : placeable) {
+          byMigProfile.get(profile).remove(state);
+        }
+      }
+    }
+  }
+
+  private static NodeShape shapeOf(Node node) {
+    int mig = (int) node.gpus().stream().filter(g -> g.migEnabled()).count();
+    return new NodeShape(node.memoryMb(), node.vcores(), node.gpuModel(), node.gpus().size() - mig, mig);
+  }
+
+  private static NodeState probe(int freeWholeGpus, long freeMemoryMb) {
+    return NodeState.probe(freeWholeGpus, freeMemoryMb);
+  }
+
+  /** Free whole GPUs per node, for tests and snapshots. */
+  public Map<String, Integer> freeWholeGpusByNode() {
+    Map<String, Integer> out = new TreeMap<>();
+    nodes.forEach((id, n) -> out.put(id, n.freeWholeGpus));
+    return out;
+  }
+
+  /** Ids of all nodes, in registration order. */
+  public List<String> nodeIds() {
+    return new ArrayList<>(nodes.keySet());
+  }
+}

@@ -1,0 +1,37 @@
+package io.spindle.core.queue;
+
+import java.util.List;
+
+/**
+ * One queue as configured.
+ *
+ * @param path full dotted path ({@code root.eng.train})
+ * @param children child names in configuration order; empty for a leaf
+ * @param userLimitFactor how many times its guarantee one user may take; {@code -1} for no per-user limit
+ * @param weight share of idle capacity this queue borrows relative to its siblings (Spindle key)
+ */
+public record QueueConfig(
+    String path,
+    List<String> children,
+    Capacity capacity,
+    Capacity maximumCapacity,
+    double userLimitFactor,
+    double weight) {
+
+  public QueueConfig {
+    children = List.copyOf(children);
+  }
+
+  public boolean isLeaf() {
+    return children.isEmpty();
+  }
+
+  public String name() {
+    return path.substring(path.lastIndexOf('.') + 1);
+  }
+
+  public String parentPath() {
+    int dot = path.lastIndexOf('.');
+    return dot < 0 ? null : path.substring(0, dot);
+  }
+}

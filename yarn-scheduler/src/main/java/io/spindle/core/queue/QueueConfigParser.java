@@ -1,0 +1,365 @@
+package io.spindle.core.queue;
+
+import io.spindle.core.model.ResourceVector;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.regex.Pattern;
+
+/**
+ * Builds a {@link QueueTree} from CapacityScheduler-style keys given as a plain map, so the YARN adapter can hand
+ * over a Hadoop {@code Configuration} and tests can hand over a literal map. Every rejection names the key and the
+ * reason; nothing is half-applied because the tree is only returned when all of it is valid.
+ *
+ * <p>Keys read, for each queue path {@code <p>} ({@code root}, {@code root.eng}, …):
+ * <ul>
+ *   <li>{@code yarn.scheduler.capacity.<p>.queues}: comma-separated children
+ *   <li>{@code yarn.scheduler.capacity.<p>.capacity}: percent of the parent, or {@code [memory=…,vcores=…,yarn.io/gpu=…]}
+ *   <li>{@code yarn.scheduler.capacity.<p>.maximum-capacity}: the same forms; default 100 (the parent's maximum)
+ *   <li>{@code yarn.scheduler.capacity.<p>.user-limit-factor}: default 1; -1 for no per-user limit
+ *   <li>{@code yarn.scheduler.capacity.<p>.spindle.weight}: share of idle capacity when borrowing; default 1
+ * </ul>
+ * Other CapacityScheduler keys of a queue (ACLs, state, ordering policy, node labels) are left to the adapters.
+ */
+public final class QueueConfigParser {
+
+  public static final String PREFIX = "yarn.scheduler.capacity.";
+  public static final String QUEUES = "queues";
+  public static final String CAPACITY = "capacity";
+  public static final String MAXIMUM_CAPACITY = "maximum-capacity";
+  public static final String USER_LIMIT_FACTOR = "user-limit-factor";
+  public static final String SPINDLE = "spindle.";
+  public static final String WEIGHT = SPINDLE + "weight";
+
+  public static final double DEFAULT_MAXIMUM_PERCENT = 100;
+  public static final double DEFAULT_USER_LIMIT_FACTOR = 1;
+  public static final double DEFAULT_WEIGHT = 1;
+
+  /** Spindle per-queue keys this parser owns; other {@code spindle.*} keys are declared by later features. */
+  private static final Set<String> SPINDLE_QUEUE_KEYS = Set.of(WEIGHT);
+  private static final Set<String> STANDARD_QUEUE_KEYS = Set.of(QUEUES, CAPACITY, MAXIMUM_CAPACITY, USER_LIMIT_FACTOR);
+  private static final Pattern QUEUE_NAME = Pattern.compile("[A-Za-z0-9_-]+");
+  private static final double PERCENT_TOLERANCE = 1e-6;
+
+  private final Set<String> extraSpindleKeys;
+
+  public QueueConfigParser() {
+    this(Set.of());
+  }
+
+  /** @param extraSpindleKeys further per-queue {@code spindle.*} keys that other components read and validate */
+  public QueueConfigParser(Set<String> extraSpindleKeys) {
+    this.extraSpindleKeys = Set.copyOf(extraSpindleKeys);
+  }
+
+  public QueueTree parse(Map<String, String> conf) {
+    Map<String, String> c = new TreeMap<>(conf);
+    Map<String, List<String>> children = new LinkedHashMap<>();
+    readChildren(c, QueueTree.ROOT, children, new HashSet<>());
+    rejectUnknownQueueKeys(c, children.keySet());
+
+    Map<String, QueueConfig> queues = new LinkedHashMap<>();
+    for (Map.Entry<String, List<String>> e : children.entrySet()) {
+      queues.put(e.getKey(), readQueue(c, e.getKey(), e.getValue()));
+    }
+    for (QueueConfig q : queues.values()) {
+      if (!q.isLeaf()) {
+        checkChildren(q, q.children().stream().map(n -> queues.get(q.path() + "." + n)).toList());
+      }
+    }
+    return new QueueTree(queues);
+  }
+
+  private void readChildren(Map<String, String> c, String path, Map<String, List<String>> out,
+      Set<String> leafNames) {
+    String key = key(path, QUEUES);
+    String raw = c.get(key);
+    List<String> names = new ArrayList<>();
+    if (raw != null) {
+      for (String part : raw.split(",")) {
+        String name = part.strip();
+        if (name.isEmpty()) {
+          throw new QueueConfigException(key, "empty queue name in '" + raw + "'");
+        }
+        if (!QUEUE_NAME.matcher(name).matches()) {
+          throw new QueueConfigException(key, "queue name '" + name + "' may hold only letters, digits, '_' and '-'");
+        }
+        if (names.contains(name)) {
+          throw new QueueConfigException(key, "duplicate queue '" + name + "' under " + path);
+        }
+        names.add(name);
+      }
+      if (names.isEmpty()) {
+        throw new QueueConfigException(key, "lists no queues");
+      }
+    } else if (path.equals(QueueTree.ROOT)) {
+      throw new QueueConfigException(key, "missing; root needs at least one child queue");
+    }
+    out.put(path, names);
+    for (String name : names) {
+      String childPath = path + "." + name;
+      if (c.get(key(childPath, QUEUES)) == null && !leafNames.add(name)) {
+        throw new QueueConfigException(key,
+            "duplicate queue: leaf name '" + name + "' is used twice; applications name leaf queues by that name");
+      }
+      readChildren(c, childPath, out, leafNames);
+    }
+  }
+
+  /** A key aimed at a queue that the {@code .queues} lists do not declare is a typo that would silently lose a limit. */
+  private void rejectUnknownQueueKeys(Map<String, String> c, Set<String> known) {
+    for (String key : c.keySet()) {
+      if (!key.startsWith(PREFIX + QueueTree.ROOT + ".")) {
+        continue;
+      }
+      String rest = key.substring(PREFIX.length());
+      String owner = longestQueuePrefix(rest, known);
+      String suffix = rest.substring(owner.length() + 1);
+      if (suffix.startsWith(SPINDLE)) {
+        if (!SPINDLE_QUEUE_KEYS.contains(suffix) && !extraSpindleKeys.contains(suffix)) {
+          throw new QueueConfigException(key, "unknown Spindle queue key '" + suffix + "' (known: "
+              + new java.util.TreeSet<>(union(SPINDLE_QUEUE_KEYS, extraSpindleKeys)) + ")");
+        }
+        continue;
+      }
+      int dot = suffix.indexOf('.');
+      if (dot < 0) {
+        continue;
+      }
+      String first = suffix.substring(0, dot);
+      String last = suffix.substring(suffix.lastIndexOf('.') + 1);
+      boolean aimsAtQueue = STANDARD_QUEUE_KEYS.contains(last) || suffix.substring(dot + 1).startsWith(SPINDLE);
+      if (aimsAtQueue && QUEUE_NAME.matcher(first).matches() && !isCapacitySchedulerSubProperty(first)) {
+        throw new QueueConfigException(key, "unknown queue '" + owner + "." + first + "'; declared queues: " + known);
+      }
+    }
+  }
+
+  private static Set<String> union(Set<String> a, Set<String> b) {
+    Set<String> u = new HashSet<>(a);
+    u.addAll(b);
+    return u;
+  }
+
+  /** Per-queue CapacityScheduler properties that themselves contain dots; not queue names. */
+  private static boolean isCapacitySchedulerSubProperty(String first) {
+    return first.equals("accessible-node-labels") || first.equals("ordering-policy")
+        || first.equals("leaf-queue-template") || first.equals("auto-queue-creation-v2")
+        || first.equals("auto-create-child-queue") || first.equals("default-node-label-expression")
+        || first.equals("app-lifetime") || first.equals("disable_preemption");
+  }
+
+  private static String longestQueuePrefix(String rest, Set<String> known) {
+    String best = QueueTree.ROOT;
+    for (String path : known) {
+      if (rest.startsWith(path + ".") && path.length() > best.length()) {
+        best = path;
+      }
+    }
+    return best;
+  }
+
+  private QueueConfig readQueue(Map<String, String> c, String path, List<String> children) {
+    Capacity capacity;
+    Capacity maximum;
+    if (path.equals(QueueTree.ROOT)) {
+      for (String k : List.of(CAPACITY, MAXIMUM_CAPACITY)) {
+        String v = c.get(key(path, k));
+        if (v != null && !(parseCapacity(key(path, k), v) instanceof Capacity.Percent p && p.percent() == 100)) {
+          throw new QueueConfigException(key(path, k), "root always holds the whole cluster; only 100 is allowed");
+        }
+      }
+      capacity = new Capacity.Percent(100);
+      maximum = new Capacity.Percent(100);
+    } else {
+      String capKey = key(path, CAPACITY);
+      String raw = c.get(capKey);
+      if (raw == null) {
+        throw new QueueConfigException(capKey, "missing; every queue below root needs a capacity");
+      }
+      capacity = parseCapacity(capKey, raw);
+      String maxKey = key(path, MAXIMUM_CAPACITY);
+      String rawMax = c.get(maxKey);
+      maximum = rawMax == null ? new Capacity.Percent(DEFAULT_MAXIMUM_PERCENT) : parseCapacity(maxKey, rawMax);
+      checkMaximumNotBelowCapacity(maxKey, capacity, maximum);
+    }
+    double ulf = parseNumber(c, key(path, USER_LIMIT_FACTOR), DEFAULT_USER_LIMIT_FACTOR);
+    if (!(ulf > 0 || ulf == -1)) {
+      throw new QueueConfigException(key(path, USER_LIMIT_FACTOR), "must be above 0, or -1 for no per-user limit; was " + ulf);
+    }
+    double weight = parseNumber(c, key(path, WEIGHT), DEFAULT_WEIGHT);
+    if (!(weight > 0)) {
+      throw new QueueConfigException(key(path, WEIGHT), "must be above 0; was " + weight);
+    }
+    return new QueueConfig(path, children, capacity, maximum, ulf, weight);
+  }
+
+  private static void checkMaximumNotBelowCapacity(String maxKey, Capacity capacity, Capacity maximum) {
+    if (capacity instanceof Capacity.Percent cap && maximum instanceof Capacity.Percent max
+        && max.percent() + PERCENT_TOLERANCE < cap.percent()) {
+      throw new QueueConfigException(maxKey,
+          "maximum-capacity " + max.percent() + " is below capacity " + cap.percent());
+    }
+    if (capacity instanceof Capacity.Absolute cap && maximum instanceof Capacity.Absolute max) {
+      Long[][] pairs = {{cap.memoryMb(), max.memoryMb()}, {cap.vcores(), max.vcores()}, {cap.gpuUnits(), max.gpuUnits()}};
+      for (int i = 0; i < pairs.length; i++) {
+        if (pairs[i][0] != null && pairs[i][1] != null && pairs[i][1] < pairs[i][0]) {
+          throw new QueueConfigException(maxKey, "maximum-capacity " + max + " is below capacity " + cap + " in "
+              + ResourceVector.dimensionName(i));
+        }
+      }
+    }
+  }
+
+  private static void checkChildren(QueueConfig parent, List<QueueConfig> kids) {
+    String key = key(parent.path(), QUEUES);
+    long percents = kids.stream().filter(k -> k.capacity() instanceof Capacity.Percent).count();
+    if (percents != 0 && percents != kids.size()) {
+      throw new QueueConfigException(key, "children of " + parent.path()
+          + " mix percentage and absolute capacities; use one form for all siblings");
+    }
+    if (percents == kids.size()) {
+      double sum = kids.stream().mapToDouble(k -> ((Capacity.Percent) k.capacity()).percent()).sum();
+      boolean parentEmpty = parent.capacity() instanceof Capacity.Percent p && p.percent() == 0;
+      if (Math.abs(sum - 100) > 1e-3 && !(parentEmpty && sum == 0)) {
+        throw new QueueConfigException(key, "capacities of the children of " + parent.path() + " sum to "
+            + trim(sum) + ", not 100 (" + describe(kids) + ")");
+      }
+      return;
+    }
+    if (parent.capacity() instanceof Capacity.Absolute p) {
+      long[] sum = new long[3];
+      for (QueueConfig k : kids) {
+        Capacity.Absolute a = (Capacity.Absolute) k.capacity();
+        sum[0] += a.memoryMb() == null ? 0 : a.memoryMb();
+        sum[1] += a.vcores() == null ? 0 : a.vcores();
+        sum[2] += a.gpuUnits() == null ? 0 : a.gpuUnits();
+      }
+      Long[] limit = {p.memoryMb(), p.vcores(), p.gpuUnits()};
+      for (int i = 0; i < 3; i++) {
+        if (limit[i] != null && sum[i] > limit[i]) {
+          throw new QueueConfigException(key, "absolute capacities of the children of " + parent.path()
+              + " add up to more " + ResourceVector.dimensionName(i) + " than the parent's " + p);
+        }
+      }
+    }
+  }
+
+  private static String describe(List<QueueConfig> kids) {
+    StringBuilder s = new StringBuilder();
+    for (QueueConfig k : kids) {
+      s.append(s.length() == 0 ? "" : ", ").append(k.name()).append('=').append(k.capacity());
+    }
+    return s.toString();
+  }
+
+  private static String trim(double d) {
+    return d == Math.rint(d) ? Long.toString((long) d) : Double.toString(d);
+  }
+
+  static Capacity parseCapacity(String key, String raw) {
+    String v = raw.strip();
+    if (v.startsWith("[")) {
+      return parseAbsolute(key, v);
+    }
+    if (v.endsWith("w")) {
+      throw new QueueConfigException(key, "weight-mode capacity '" + raw
+          + "' is not supported; use a percentage or an absolute resource, and spindle.weight for borrowing");
+    }
+    double pct;
+    try {
+      pct = Double.parseDouble(v.endsWith("%") ? v.substring(0, v.length() - 1) : v);
+    } catch (NumberFormatException e) {
+      throw new QueueConfigException(key, "'" + raw + "' is neither a percentage nor [memory=…,vcores=…,yarn.io/gpu=…]");
+    }
+    if (!(pct >= 0 && pct <= 100)) {
+      throw new QueueConfigException(key, "must be between 0 and 100 percent; was " + raw);
+    }
+    return new Capacity.Percent(pct);
+  }
+
+  private static Capacity.Absolute parseAbsolute(String key, String v) {
+    if (!v.endsWith("]")) {
+      throw new QueueConfigException(key, "malformed absolute resource '" + v + "': missing ']'");
+    }
+    String body = v.substring(1, v.length() - 1).strip();
+    if (body.isEmpty()) {
+      throw new QueueConfigException(key, "malformed absolute resource '" + v + "': names no resource");
+    }
+    Long memory = null;
+    Long vcores = null;
+    Long gpuUnits = null;
+    Set<String> seen = new HashSet<>();
+    for (String part : body.split(",")) {
+      int eq = part.indexOf('=');
+      if (eq < 0) {
+        throw new QueueConfigException(key, "malformed absolute resource '" + v + "': '" + part.strip()
+            + "' is not name=value");
+      }
+      String name = part.substring(0, eq).strip().toLowerCase(Locale.ROOT);
+      String amount = part.substring(eq + 1).strip();
+      String canonical = name.equals("memory-mb") ? "memory" : name;
+      if (!seen.add(canonical)) {
+        throw new QueueConfigException(key, "malformed absolute resource '" + v + "': " + name + " given twice");
+      }
+      switch (canonical) {
+        case "memory" -> memory = parseMemoryMb(key, v, amount);
+        case "vcores" -> vcores = parseWhole(key, v, name, amount);
+        case "yarn.io/gpu" -> gpuUnits = Math.multiplyExact(parseWhole(key, v, name, amount), ResourceVector.GPU_UNITS);
+        default -> throw new QueueConfigException(key, "malformed absolute resource '" + v + "': unknown resource '"
+            + name + "' (known: memory, memory-mb, vcores, yarn.io/gpu)");
+      }
+    }
+    return new Capacity.Absolute(memory, vcores, gpuUnits);
+  }
+
+  private static long parseMemoryMb(String key, String v, String amount) {
+    long factor = 1;
+    String digits = amount;
+    for (String[] unit : new String[][] {{"Ti", "1048576"}, {"Gi", "1024"}, {"Mi", "1"}}) {
+      if (amount.endsWith(unit[0])) {
+        factor = Long.parseLong(unit[1]);
+        digits = amount.substring(0, amount.length() - 2);
+      }
+    }
+    return Math.multiplyExact(parseWhole(key, v, "memory", digits), factor);
+  }
+
+  private static long parseWhole(String key, String v, String name, String amount) {
+    try {
+      long n = Long.parseLong(amount.strip());
+      if (n < 0) {
+        throw new QueueConfigException(key, "malformed absolute resource '" + v + "': " + name + " is negative");
+      }
+      return n;
+    } catch (NumberFormatException e) {
+      throw new QueueConfigException(key, "malformed absolute resource '" + v + "': " + name + "='" + amount
+          + "' is not a whole number");
+    }
+  }
+
+  private static double parseNumber(Map<String, String> c, String key, double dflt) {
+    String raw = c.get(key);
+    if (raw == null) {
+      return dflt;
+    }
+    try {
+      double d = Double.parseDouble(raw.strip());
+      if (!Double.isFinite(d)) {
+        throw new NumberFormatException();
+      }
+      return d;
+    } catch (NumberFormatException e) {
+      throw new QueueConfigException(key, "'" + raw + "' is not a number");
+    }
+  }
+
+  public static String key(String queuePath, String suffix) {
+    return PREFIX + queuePath + "." + suffix;
+  }
+}
