@@ -11,10 +11,15 @@ import java.util.Set;
 final class AppState {
 
   /** Within a leaf: higher priority first, then older, then earlier submitted. */
-  static final Comparator<AppState> ORDER = Comparator
-      .comparingInt((AppState a) -> -a.priority)
-      .thenComparingLong(a -> a.submitTimeMillis)
-      .thenComparingLong(a -> a.seq);
+  static final Comparator<AppState> ORDER = (a, b) -> {
+    if (a.priority != b.priority) {
+      return a.priority > b.priority ? -1 : 1;
+    }
+    if (a.submitTimeMillis != b.submitTimeMillis) {
+      return Long.compare(a.submitTimeMillis, b.submitTimeMillis);
+    }
+    return Long.compare(a.seq, b.seq);
+  };
 
   final String id;
   final String user;

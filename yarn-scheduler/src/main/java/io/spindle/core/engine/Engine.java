@@ -55,6 +55,8 @@ public final class Engine {
   private final Set<String> rejectedApps = new LinkedHashSet<>();
   private final Map<Long, Allocation> allocations = new HashMap<>();
   private final Map<String, Set<Long>> allocationsByNode = new HashMap<>();
+  /** Queue limits resolved against the current cluster; dropped when nodes or queues change. */
+  private Map<String, FairShareCalculator.Limits> limits;
   private long nextAllocationId = 1;
   private long nextAppSeq;
   private long cycles;
@@ -103,6 +105,7 @@ public final class Engine {
       states.put(q.path(), state);
     }
     this.tree = newTree;
+    this.limits = null;
     this.queues = states;
     this.root = states.get(QueueTree.ROOT);
     for (AppState app : apps.values()) {
@@ -124,8 +127,10 @@ public final class Engine {
     if (event instanceof NodeAdded e) {
       topology.requireLocation(e.node());
       cluster.addNode(e.node());
+      limits = null;
     } else if (event instanceof NodeRemoved e) {
       cluster.removeNode(e.nodeId());
+      limits = null;
       for (long id : new ArrayList<>(allocationsByNode.getOrDefault(e.nodeId(), Set.of()))) {
         release(id);
       }
@@ -196,7 +201,7 @@ public final class Engine {
     if (why != null) {
       decisions.add(new Decision.Reject(app.id, e.requestKey(), why));
     } else if (e.count() > 0) {
-      DemandState d = new DemandState(e.requestKey(), e.shape(), unitCharge(e.shape()), e.count());
+      DemandState d = new DemandState(app, e.requestKey(), e.shape(), unitCharge(e.shape()), e.count());
       app.demands.put(e.requestKey(), d);
       app.leaf.addPending(d.pending());
     }
@@ -232,7 +237,10 @@ public final class Engine {
       return never;
     }
     if (cluster.nodeCount() > 0) {
-      ResourceVector max = FairShareCalculator.resolveLimits(tree, cluster.capacity()).get(app.leaf.path()).maximum();
+      if (limits == null) {
+        limits = FairShareCalculator.resolveLimits(tree, cluster.capacity());
+      }
+      ResourceVector max = limits.get(app.leaf.path()).maximum();
       ResourceVector unit = unitCharge(shape);
       if (!unit.fitsIn(max)) {
         return "one container " + unit + " is larger than the maximum-capacity " + max + " of queue "
@@ -279,7 +287,7 @@ public final class Engine {
   // ---------------------------------------------------------------- scheduling
 
   private void schedule(List<Decision> decisions) {
-    if (root.pending.isZero() && root.waitingApps.isEmpty() && noWaitingLeaves()) {
+    if (noWaitingLeaves()) {
       return;
     }
     Map<String, ResourceVector> leafDemand = new HashMap<>();
@@ -303,34 +311,31 @@ public final class Engine {
       }
     }
 
+    long cycle = cycles + 1;
     Map<Resources, String> noRoom = new HashMap<>();
-    Map<DemandState, String> waiting = new LinkedHashMap<>();
-    Map<DemandState, AppState> owners = new HashMap<>();
+    List<DemandState> waiting = new ArrayList<>();
     QueueState leaf;
     while ((leaf = pickLeaf()) != null) {
       LeafCursor cursor = cursors.get(leaf);
-      if (!cursor.advance(waiting)) {
+      if (!cursor.advance(cycle)) {
         for (QueueState p = leaf; p != null; p = p.parent) {
           p.activeLeaves--;
         }
         continue;
       }
-      AppState app = cursor.app();
       DemandState d = cursor.demand();
-      owners.put(d, app);
-      String why = tryPlace(app, d, noRoom, decisions);
+      String why = tryPlace(d, noRoom, decisions);
       if (why != null) {
-        waiting.put(d, why);
-      } else {
-        waiting.remove(d);
+        d.waitingInCycle = cycle;
+        d.waitingReason = why;
+        waiting.add(d);
       }
     }
 
-    for (Map.Entry<DemandState, String> w : waiting.entrySet()) {
-      DemandState d = w.getKey();
-      if (d.outstanding > 0 && !w.getValue().equals(d.reportedReason)) {
-        d.reportedReason = w.getValue();
-        decisions.add(new Decision.Wait(owners.get(d).id, d.key, w.getValue()));
+    for (DemandState d : waiting) {
+      if (d.outstanding > 0 && !d.waitingReason.equals(d.reportedReason)) {
+        d.reportedReason = d.waitingReason;
+        decisions.add(new Decision.Wait(d.app.id, d.key, d.waitingReason));
       }
     }
   }
@@ -374,7 +379,8 @@ public final class Engine {
   }
 
   /** Places one container of {@code d}, or says why it cannot now. */
-  private String tryPlace(AppState app, DemandState d, Map<Resources, String> noRoom, List<Decision> decisions) {
+  private String tryPlace(DemandState d, Map<Resources, String> noRoom, List<Decision> decisions) {
+    AppState app = d.app;
     String known = noRoom.get(d.shape);
     if (known != null) {
       return known;
@@ -451,8 +457,8 @@ public final class Engine {
       this.apps = apps;
     }
 
-    /** Moves to the next request that still has outstanding containers and has not been told to wait. */
-    boolean advance(Map<DemandState, String> waiting) {
+    /** Moves to the next request that still has outstanding containers and has not had to wait this cycle. */
+    boolean advance(long cycle) {
       while (appIndex < apps.size()) {
         if (demands == null) {
           demands = new ArrayList<>(apps.get(appIndex).demands.values());
@@ -460,7 +466,7 @@ public final class Engine {
         }
         while (demandIndex < demands.size()) {
           DemandState d = demands.get(demandIndex);
-          if (d.outstanding > 0 && !waiting.containsKey(d)) {
+          if (d.outstanding > 0 && d.waitingInCycle != cycle) {
             return true;
           }
           demandIndex++;
@@ -469,10 +475,6 @@ public final class Engine {
         demands = null;
       }
       return false;
-    }
-
-    AppState app() {
-      return apps.get(appIndex);
     }
 
     DemandState demand() {

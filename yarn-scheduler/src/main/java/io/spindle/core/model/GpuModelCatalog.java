@@ -67,7 +67,8 @@ public final class GpuModelCatalog {
 
   /** Parses the catalog format; errors name the line. */
   public static GpuModelCatalog parse(Reader source) throws IOException {
-    record Geometry(int memorySlices, int computeSlices, List<String[]> slots) {}
+    record Slot(int nvmlId, int compute, int memory, List<Integer> starts, int maxInstances) {}
+    record Geometry(int memorySlices, int computeSlices, List<Slot> slots) {}
     Map<String, Geometry> geometries = new LinkedHashMap<>();
     List<GpuModel> models = new ArrayList<>();
     BufferedReader reader = new BufferedReader(source);
@@ -96,7 +97,11 @@ public final class GpuModelCatalog {
             if (g == null) {
               throw new InvalidInputException(field, t[1], "unknown geometry");
             }
-            g.slots().add(Arrays.copyOfRange(t, 2, t.length));
+            if (t.length != 7) {
+              throw new InvalidInputException(field, line, "a slot has 6 fields after 'slot'");
+            }
+            g.slots().add(new Slot(Integer.parseInt(t[2]), Integer.parseInt(t[3]), Integer.parseInt(t[4]),
+                Arrays.stream(t[5].split(",")).map(Integer::valueOf).toList(), Integer.parseInt(t[6])));
           }
           case "model" -> {
             Geometry g = geometries.get(t[2]);
@@ -110,13 +115,9 @@ public final class GpuModelCatalog {
             }
             List<MigProfile> profiles = new ArrayList<>();
             for (int i = 0; i < names.length; i++) {
-              String[] s = g.slots().get(i);
-              int compute = Integer.parseInt(s[1]);
-              int memory = Integer.parseInt(s[2]);
-              List<Integer> starts = Arrays.stream(s[3].split(",")).map(Integer::valueOf).toList();
-              profiles.add(new MigProfile(names[i], Integer.parseInt(s[0]), compute, memory, starts,
-                  Integer.parseInt(s[4]),
-                  GpuModel.chargeUnits(compute, memory, g.computeSlices(), g.memorySlices())));
+              Slot s = g.slots().get(i);
+              profiles.add(new MigProfile(names[i], s.nvmlId(), s.compute(), s.memory(), s.starts(),
+                  s.maxInstances(), GpuModel.chargeUnits(s.compute(), s.memory(), g.computeSlices(), g.memorySlices())));
             }
             List<String> aliases = aliasPart.isEmpty()
                 ? List.of() : Arrays.stream(aliasPart.split(",")).map(String::strip).toList();

@@ -7,11 +7,9 @@ import io.spindle.core.model.MigProfile;
 import io.spindle.core.model.Node;
 import io.spindle.core.model.Resources;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 
 /**
  * What is free on one node right now. Mutable, owned by {@link ClusterState}, which re-indexes the node around
@@ -29,6 +27,9 @@ final class NodeState {
   /** Per GPU position: instances in use on a MIG-mode GPU, {@code null} for a non-MIG GPU. */
   private final MigLayout[] mig;
   int freeMigSlices;
+  /** Per GPU position: its NVLink island as a dense index 0..islandCount-1, in order of island id. */
+  private final int[] island;
+  private final int islandCount;
 
   /** A key-only instance for ceiling lookups in {@link ClusterState}'s ordered sets. */
   static NodeState probe(int freeWholeGpus, long freeMemoryMb) {
@@ -43,6 +44,8 @@ final class NodeState {
     this.freeVcores = Integer.MIN_VALUE;
     this.wholeTaken = new boolean[0];
     this.mig = new MigLayout[0];
+    this.island = new int[0];
+    this.islandCount = 0;
   }
 
   NodeState(Node node, int seq) {
@@ -53,6 +56,12 @@ final class NodeState {
     List<Gpu> gpus = node.gpus();
     this.wholeTaken = new boolean[gpus.size()];
     this.mig = new MigLayout[gpus.size()];
+    int[] islandIds = gpus.stream().mapToInt(Gpu::nvlinkIsland).distinct().sorted().toArray();
+    this.islandCount = islandIds.length;
+    this.island = new int[gpus.size()];
+    for (int i = 0; i < gpus.size(); i++) {
+      island[i] = java.util.Arrays.binarySearch(islandIds, gpus.get(i).nvlinkIsland());
+    }
     for (int i = 0; i < gpus.size(); i++) {
       Gpu g = gpus.get(i);
       if (g.migEnabled()) {
@@ -89,38 +98,46 @@ final class NodeState {
     if (count > freeWholeGpus) {
       return null;
     }
-    Map<Integer, List<Integer>> freeByIsland = new TreeMap<>();
-    List<Gpu> gpus = node.gpus();
-    for (int i = 0; i < gpus.size(); i++) {
+    int[] freePerIsland = new int[islandCount];
+    for (int i = 0; i < wholeTaken.length; i++) {
       if (mig[i] == null && !wholeTaken[i]) {
-        freeByIsland.computeIfAbsent(gpus.get(i).nvlinkIsland(), k -> new ArrayList<>()).add(i);
+        freePerIsland[island[i]]++;
       }
     }
-    List<Integer> best = null;
-    for (List<Integer> island : freeByIsland.values()) {
-      if (island.size() >= count && (best == null || island.size() < best.size())) {
-        best = island;
-      }
-    }
-    List<Integer> chosen = new ArrayList<>(count);
-    if (best != null) {
-      chosen.addAll(best.subList(0, count));
-    } else {
-      List<List<Integer>> islands = new ArrayList<>(freeByIsland.values());
-      islands.sort(Comparator.comparingInt((List<Integer> l) -> -l.size()));
-      for (List<Integer> island : islands) {
-        for (int position : island) {
-          if (chosen.size() < count) {
-            chosen.add(position);
-          }
-        }
+    int best = -1;
+    for (int k = 0; k < islandCount; k++) {
+      if (freePerIsland[k] >= count && (best < 0 || freePerIsland[k] < freePerIsland[best])) {
+        best = k;
       }
     }
     List<GpuSlot> slots = new ArrayList<>(count);
-    for (int position : chosen) {
-      slots.add(GpuSlot.whole(gpus.get(position).index()));
+    if (best >= 0) {
+      takeFromIsland(best, count, slots);
+      return slots;
+    }
+    // No island holds it: span as few islands as possible, largest first (ties: lower island first).
+    boolean[] used = new boolean[islandCount];
+    while (slots.size() < count) {
+      int largest = -1;
+      for (int k = 0; k < islandCount; k++) {
+        if (!used[k] && freePerIsland[k] > 0 && (largest < 0 || freePerIsland[k] > freePerIsland[largest])) {
+          largest = k;
+        }
+      }
+      used[largest] = true;
+      takeFromIsland(largest, count - slots.size(), slots);
     }
     return slots;
+  }
+
+  private void takeFromIsland(int islandIndex, int max, List<GpuSlot> into) {
+    int taken = 0;
+    for (int i = 0; i < wholeTaken.length && taken < max; i++) {
+      if (island[i] == islandIndex && mig[i] == null && !wholeTaken[i]) {
+        into.add(GpuSlot.whole(node.gpus().get(i).index()));
+        taken++;
+      }
+    }
   }
 
   /**

@@ -45,6 +45,7 @@ public final class QueueConfigParser {
   private static final Set<String> STANDARD_QUEUE_KEYS = Set.of(QUEUES, CAPACITY, MAXIMUM_CAPACITY, USER_LIMIT_FACTOR);
   private static final Pattern QUEUE_NAME = Pattern.compile("[A-Za-z0-9_-]+");
   private static final double PERCENT_TOLERANCE = 1e-6;
+  private static final Pattern DECIMAL = Pattern.compile("[+-]?(\\d+(\\.\\d*)?|\\.\\d+)");
 
   private final Set<String> extraSpindleKeys;
 
@@ -81,7 +82,7 @@ public final class QueueConfigParser {
     String raw = c.get(key);
     List<String> names = new ArrayList<>();
     if (raw != null) {
-      for (String part : raw.split(",")) {
+      for (String part : raw.split(",", -1)) {
         String name = part.strip();
         if (name.isEmpty()) {
           throw new QueueConfigException(key, "empty queue name in '" + raw + "'");
@@ -93,9 +94,6 @@ public final class QueueConfigParser {
           throw new QueueConfigException(key, "duplicate queue '" + name + "' under " + path);
         }
         names.add(name);
-      }
-      if (names.isEmpty()) {
-        throw new QueueConfigException(key, "lists no queues");
       }
     } else if (path.equals(QueueTree.ROOT)) {
       throw new QueueConfigException(key, "missing; root needs at least one child queue");
@@ -236,9 +234,10 @@ public final class QueueConfigParser {
       long[] sum = new long[3];
       for (QueueConfig k : kids) {
         Capacity.Absolute a = (Capacity.Absolute) k.capacity();
-        sum[0] += a.memoryMb() == null ? 0 : a.memoryMb();
-        sum[1] += a.vcores() == null ? 0 : a.vcores();
-        sum[2] += a.gpuUnits() == null ? 0 : a.gpuUnits();
+        // Saturate rather than wrap: an absurd child must still be caught as exceeding its parent.
+        sum[0] = saturatingAdd(sum[0], a.memoryMb());
+        sum[1] = saturatingAdd(sum[1], a.vcores());
+        sum[2] = saturatingAdd(sum[2], a.gpuUnits());
       }
       Long[] limit = {p.memoryMb(), p.vcores(), p.gpuUnits()};
       for (int i = 0; i < 3; i++) {
@@ -248,6 +247,14 @@ public final class QueueConfigParser {
         }
       }
     }
+  }
+
+  private static long saturatingAdd(long sum, Long amount) {
+    if (amount == null) {
+      return sum;
+    }
+    long r = sum + amount;
+    return ((sum ^ r) & (amount ^ r)) < 0 ? Long.MAX_VALUE : r;
   }
 
   private static String describe(List<QueueConfig> kids) {
@@ -273,7 +280,7 @@ public final class QueueConfigParser {
     }
     double pct;
     try {
-      pct = Double.parseDouble(v.endsWith("%") ? v.substring(0, v.length() - 1) : v);
+      pct = parseDecimal(v.endsWith("%") ? v.substring(0, v.length() - 1) : v);
     } catch (NumberFormatException e) {
       throw new QueueConfigException(key, "'" + raw + "' is neither a percentage nor [memory=…,vcores=…,yarn.io/gpu=…]");
     }
@@ -295,7 +302,7 @@ public final class QueueConfigParser {
     Long vcores = null;
     Long gpuUnits = null;
     Set<String> seen = new HashSet<>();
-    for (String part : body.split(",")) {
+    for (String part : body.split(",", -1)) {
       int eq = part.indexOf('=');
       if (eq < 0) {
         throw new QueueConfigException(key, "malformed absolute resource '" + v + "': '" + part.strip()
@@ -310,7 +317,7 @@ public final class QueueConfigParser {
       switch (canonical) {
         case "memory" -> memory = parseMemoryMb(key, v, amount);
         case "vcores" -> vcores = parseWhole(key, v, name, amount);
-        case "yarn.io/gpu" -> gpuUnits = Math.multiplyExact(parseWhole(key, v, name, amount), ResourceVector.GPU_UNITS);
+        case "yarn.io/gpu" -> gpuUnits = scaled(key, v, name, parseWhole(key, v, name, amount), ResourceVector.GPU_UNITS);
         default -> throw new QueueConfigException(key, "malformed absolute resource '" + v + "': unknown resource '"
             + name + "' (known: memory, memory-mb, vcores, yarn.io/gpu)");
       }
@@ -327,7 +334,15 @@ public final class QueueConfigParser {
         digits = amount.substring(0, amount.length() - 2);
       }
     }
-    return Math.multiplyExact(parseWhole(key, v, "memory", digits), factor);
+    return scaled(key, v, "memory", parseWhole(key, v, "memory", digits), factor);
+  }
+
+  private static long scaled(String key, String v, String name, long amount, long factor) {
+    try {
+      return Math.multiplyExact(amount, factor);
+    } catch (ArithmeticException e) {
+      throw new QueueConfigException(key, "malformed absolute resource '" + v + "': " + name + " is too large");
+    }
   }
 
   private static long parseWhole(String key, String v, String name, String amount) {
@@ -349,14 +364,18 @@ public final class QueueConfigParser {
       return dflt;
     }
     try {
-      double d = Double.parseDouble(raw.strip());
-      if (!Double.isFinite(d)) {
-        throw new NumberFormatException();
-      }
-      return d;
+      return parseDecimal(raw.strip());
     } catch (NumberFormatException e) {
       throw new QueueConfigException(key, "'" + raw + "' is not a number");
     }
+  }
+
+  /** Plain decimal numbers only: Java's own parser would also take "60d", "0x1p4" and "Infinity". */
+  private static double parseDecimal(String s) {
+    if (!DECIMAL.matcher(s).matches()) {
+      throw new NumberFormatException(s);
+    }
+    return Double.parseDouble(s);
   }
 
   public static String key(String queuePath, String suffix) {
