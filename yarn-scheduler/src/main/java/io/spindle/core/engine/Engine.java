@@ -23,6 +23,7 @@ import io.spindle.core.queue.QueueTree;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -312,27 +313,40 @@ public final class Engine {
     }
 
     long cycle = cycles + 1;
-    Map<Resources, String> noRoom = new HashMap<>();
+    // Capacity only shrinks within a cycle, so a shape that found no node stays unplaceable until the cycle ends.
+    Set<Resources> noRoom = new HashSet<>();
     List<DemandState> waiting = new ArrayList<>();
     QueueState leaf;
     while ((leaf = pickLeaf()) != null) {
+      // Stay in this leaf until one container is placed: a failure changes no usage, so the walk down the tree
+      // would pick the same leaf again.
       LeafCursor cursor = cursors.get(leaf);
-      if (!cursor.advance(cycle)) {
+      boolean placed = false;
+      while (!placed && cursor.advance(cycle)) {
+        DemandState d = cursor.demand();
+        String why = tryPlace(d, noRoom, decisions);
+        if (why == null) {
+          placed = true;
+        } else {
+          d.waitingInCycle = cycle;
+          d.waitingReason = why;
+          waiting.add(d);
+        }
+      }
+      if (!placed) {
         for (QueueState p = leaf; p != null; p = p.parent) {
           p.activeLeaves--;
         }
-        continue;
-      }
-      DemandState d = cursor.demand();
-      String why = tryPlace(d, noRoom, decisions);
-      if (why != null) {
-        d.waitingInCycle = cycle;
-        d.waitingReason = why;
-        waiting.add(d);
       }
     }
 
+    // "No room" is explained against the cluster as the cycle leaves it, so the reason is the same from one
+    // cycle to the next while the situation is, and a Wait is re-announced only when something really changed.
+    Map<Resources, String> noRoomReasons = new HashMap<>();
     for (DemandState d : waiting) {
+      if (d.waitingReason == NO_ROOM) {
+        d.waitingReason = noRoomReasons.computeIfAbsent(d.shape, cluster::whyNotNow);
+      }
       if (d.outstanding > 0 && !d.waitingReason.equals(d.reportedReason)) {
         d.reportedReason = d.waitingReason;
         decisions.add(new Decision.Wait(d.app.id, d.key, d.waitingReason));
@@ -378,18 +392,19 @@ public final class Engine {
     return q;
   }
 
-  /** Places one container of {@code d}, or says why it cannot now. */
-  private String tryPlace(DemandState d, Map<Resources, String> noRoom, List<Decision> decisions) {
+  /** Marks a request that found no node with room; replaced by a reason at the end of the cycle. */
+  private static final String NO_ROOM = new String("no room");
+
+  /** Places one container of {@code d}, or says why it cannot now ({@link #NO_ROOM} when no node has room). */
+  private String tryPlace(DemandState d, Set<Resources> noRoom, List<Decision> decisions) {
     AppState app = d.app;
-    String known = noRoom.get(d.shape);
-    if (known != null) {
-      return known;
+    if (noRoom.contains(d.shape)) {
+      return NO_ROOM;
     }
     Placement placement = cluster.find(d.shape);
     if (placement == null) {
-      String why = cluster.whyNotNow(d.shape);
-      noRoom.put(d.shape, why);
-      return why;
+      noRoom.add(d.shape);
+      return NO_ROOM;
     }
     ResourceVector charge = placement.charge();
     for (QueueState q = app.leaf; q != null; q = q.parent) {
@@ -528,6 +543,17 @@ public final class Engine {
 
   public QueueTree queueTree() {
     return tree;
+  }
+
+  /** Containers asked for and not yet placed, over all applications. */
+  public long pendingContainers() {
+    long n = 0;
+    for (AppState app : apps.values()) {
+      for (DemandState d : app.demands.values()) {
+        n += d.outstanding;
+      }
+    }
+    return n;
   }
 
   public int runningContainers() {
