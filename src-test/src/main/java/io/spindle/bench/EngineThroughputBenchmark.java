@@ -41,7 +41,7 @@ public final class EngineThroughputBenchmark {
 
   private static final int DEMANDS = 100_000;
   private static final int APPS = 2_000;
-  private static final int CHURN_CYCLES = 100;
+  private static final int CHURN_CYCLES = Integer.getInteger("churn.cycles", 100);
   private static final int CHURN_PER_CYCLE = 1_000;
 
   public static void main(String[] args) {
