@@ -1,5 +1,6 @@
 package io.spindle.core.engine;
 
+import io.spindle.core.model.MigLayout;
 import io.spindle.core.model.Resources;
 import io.spindle.core.placement.GpuSlot;
 import io.spindle.core.model.ResourceVector;
@@ -7,8 +8,6 @@ import java.util.List;
 
 /** What the engine decided. Drivers apply decisions; the engine never acts on the outside world itself. */
 public sealed interface Decision {
-
-  String appId();
 
   /** Start one container of {@code shape} for the application's request {@code requestKey} on {@code nodeId}. */
   record Allocate(long allocationId, String appId, String requestKey, String nodeId, Resources shape,
@@ -26,4 +25,11 @@ public sealed interface Decision {
 
   /** A request still waits, and why. Emitted when the reason changes, not every cycle. */
   record Wait(String appId, String requestKey, String reason) implements Decision {}
+
+  /**
+   * Re-partition an idle MIG GPU to {@code layout}. The node applies it and reports the result
+   * ({@link EngineEvent.MigLayoutReported}); the new instances count from then, and not before
+   * {@code availableAtMillis}.
+   */
+  record ReconfigureMig(String nodeId, int gpuIndex, MigLayout layout, long availableAtMillis) implements Decision {}
 }

@@ -4,6 +4,7 @@ import io.spindle.core.engine.EngineEvent.AppFinished;
 import io.spindle.core.engine.EngineEvent.AppSubmitted;
 import io.spindle.core.engine.EngineEvent.ContainerFinished;
 import io.spindle.core.engine.EngineEvent.Demand;
+import io.spindle.core.engine.EngineEvent.MigLayoutReported;
 import io.spindle.core.engine.EngineEvent.NodeAdded;
 import io.spindle.core.engine.EngineEvent.NodeRemoved;
 import io.spindle.core.model.GpuModel;
@@ -14,6 +15,7 @@ import io.spindle.core.model.ResourceVector;
 import io.spindle.core.model.Resources;
 import io.spindle.core.model.Topology;
 import io.spindle.core.placement.ClusterState;
+import io.spindle.core.placement.MigRepartitionPlanner;
 import io.spindle.core.placement.Placement;
 import io.spindle.core.queue.FairShareCalculator;
 import io.spindle.core.queue.QueueConfig;
@@ -48,6 +50,8 @@ public final class Engine {
   private final GpuModelCatalog catalog;
   private final Topology topology;
   private final Clock clock;
+  private final EngineSettings settings;
+  private final MigRepartitionPlanner migPlanner;
   private final ClusterState cluster = new ClusterState();
   private QueueTree tree;
   private Map<String, QueueState> queues;
@@ -63,7 +67,13 @@ public final class Engine {
   private long cycles;
 
   public Engine(GpuModelCatalog catalog, QueueTree tree, Topology topology, Clock clock) {
+    this(catalog, tree, topology, clock, EngineSettings.defaults());
+  }
+
+  public Engine(GpuModelCatalog catalog, QueueTree tree, Topology topology, Clock clock, EngineSettings settings) {
     this.catalog = catalog;
+    this.settings = settings;
+    this.migPlanner = new MigRepartitionPlanner(settings.migSlotPolicy());
     this.topology = topology;
     this.clock = clock;
     installQueues(tree);
@@ -75,6 +85,7 @@ public final class Engine {
     for (EngineEvent e : events) {
       apply(e, decisions);
     }
+    cluster.activateReconfiguredGpus(clock.nowMillis());
     schedule(decisions);
     return new CycleResult(++cycles, clock.nowMillis(), decisions);
   }
@@ -144,6 +155,8 @@ public final class Engine {
       demand(e, decisions);
     } else if (event instanceof ContainerFinished e) {
       release(e.allocationId());
+    } else if (event instanceof MigLayoutReported e) {
+      cluster.reportMigLayout(e.nodeId(), e.gpuIndex(), e.layout());
     } else {
       throw new IllegalArgumentException("unknown event " + event);
     }
@@ -340,6 +353,8 @@ public final class Engine {
       }
     }
 
+    planMigRepartitions(waiting, decisions);
+
     // "No room" is explained against the cluster as the cycle leaves it, so the reason is the same from one
     // cycle to the next while the situation is, and a Wait is re-announced only when something really changed.
     Map<Resources, String> noRoomReasons = new HashMap<>();
@@ -351,6 +366,39 @@ public final class Engine {
         d.reportedReason = d.waitingReason;
         decisions.add(new Decision.Wait(d.app.id, d.key, d.waitingReason));
       }
+    }
+  }
+
+  /**
+   * Requests that wait for a MIG profile no free instance serves get idle GPUs re-partitioned for them, counting
+   * instances already on their way so a request is planned for once.
+   */
+  private void planMigRepartitions(List<DemandState> waiting, List<Decision> decisions) {
+    Map<String, Integer> wanted = new LinkedHashMap<>();
+    Map<String, Resources> shapeOf = new LinkedHashMap<>();
+    for (DemandState d : waiting) {
+      if (d.waitingReason == NO_ROOM && d.shape.wantsMig()) {
+        String key = d.shape.migProfile() + "|" + d.shape.gpuModel();
+        wanted.merge(key, d.outstanding * d.shape.migInstances(), Integer::sum);
+        shapeOf.putIfAbsent(key, d.shape);
+      }
+    }
+    if (wanted.isEmpty() || settings.maxMigReconfigurationsPerCycle() == 0) {
+      return;
+    }
+    List<MigRepartitionPlanner.Need> needs = new ArrayList<>();
+    for (Map.Entry<String, Integer> w : wanted.entrySet()) {
+      Resources shape = shapeOf.get(w.getKey());
+      int missing = w.getValue() - cluster.migInstancesInFlight(shape.migProfile())
+          - cluster.freeMigInstances(shape.migProfile());
+      if (missing > 0) {
+        needs.add(new MigRepartitionPlanner.Need(shape, missing));
+      }
+    }
+    long availableAt = clock.nowMillis() + settings.migReconfigureMillis();
+    for (MigRepartitionPlanner.Plan p : migPlanner.plan(cluster, needs, settings.maxMigReconfigurationsPerCycle())) {
+      cluster.beginReconfigure(p.nodeId(), p.gpuIndex(), p.layout(), availableAt);
+      decisions.add(new Decision.ReconfigureMig(p.nodeId(), p.gpuIndex(), p.layout(), availableAt));
     }
   }
 

@@ -1,5 +1,6 @@
 package io.spindle.core.engine;
 
+import io.spindle.core.model.MigLayout;
 import io.spindle.core.model.Node;
 import io.spindle.core.model.Resources;
 
@@ -25,6 +26,9 @@ public sealed interface EngineEvent {
    * event for the same key replaces the outstanding count (YARN's resource requests work that way); 0 cancels.
    */
   record Demand(String appId, String requestKey, Resources shape, int count) implements EngineEvent {}
+
+  /** What exists on a MIG-mode GPU, as its node reports it (after a re-partition, or on its own). */
+  record MigLayoutReported(String nodeId, int gpuIndex, MigLayout layout) implements EngineEvent {}
 
   /** A container ended (completed, released, expired or killed); its resources return. */
   record ContainerFinished(long allocationId) implements EngineEvent {}

@@ -7,8 +7,11 @@ package io.spindle.core.model;
  * @param nvlinkIsland GPUs with the same island id are joined by NVLink (an NVSwitch board is one island of 8;
  *     a PCIe server with bridged pairs has one island per pair)
  * @param migEnabled MIG mode: such a GPU serves only MIG instances, never whole-GPU requests
+ * @param migLayout the MIG instances that exist on the GPU, as its NodeManager reported them; {@code null} unless
+ *     {@code migEnabled}. Only instances that exist can be handed to containers; the scheduler changes a layout
+ *     by asking the node to re-partition an idle GPU.
  */
-public record Gpu(int index, GpuModel model, int nvlinkIsland, boolean migEnabled) {
+public record Gpu(int index, GpuModel model, int nvlinkIsland, boolean migEnabled, MigLayout migLayout) {
 
   public Gpu {
     InvalidInputException.requireNonNegative("gpu.index", index);
@@ -19,5 +22,24 @@ public record Gpu(int index, GpuModel model, int nvlinkIsland, boolean migEnable
     if (migEnabled && !model.migCapable()) {
       throw new InvalidInputException("gpu.migEnabled", model.name(), "GPU model does not support MIG");
     }
+    if (migEnabled && migLayout == null) {
+      migLayout = MigLayout.empty(model);
+    }
+    if (!migEnabled && migLayout != null) {
+      throw new InvalidInputException("gpu.migLayout", migLayout, "a GPU without MIG mode has no MIG layout");
+    }
+    if (migLayout != null && !migLayout.model().equals(model)) {
+      throw new InvalidInputException("gpu.migLayout", migLayout, "layout is for another model than " + model.name());
+    }
+  }
+
+  /** A GPU without MIG instances: whole, or in MIG mode with nothing created yet. */
+  public Gpu(int index, GpuModel model, int nvlinkIsland, boolean migEnabled) {
+    this(index, model, nvlinkIsland, migEnabled, null);
+  }
+
+  /** A MIG-mode GPU with these instances. */
+  public static Gpu mig(int index, GpuModel model, int nvlinkIsland, MigLayout layout) {
+    return new Gpu(index, model, nvlinkIsland, true, layout);
   }
 }

@@ -125,17 +125,37 @@ public final class MigLayout {
     return -1;
   }
 
-  /** How many more instances of {@code profile} could be added, placing greedily at the lowest legal starts. */
+  /**
+   * How many more instances of {@code profile} could be added, placing greedily at the lowest legal starts (optimal
+   * for one profile: its placements are aligned runs of equal length). Cached, since layouts are immutable and
+   * packing asks the same question many times.
+   */
   public int placeable(MigProfile profile) {
-    MigLayout layout = this;
-    int n = 0;
-    int start;
-    while ((start = layout.firstFreeStart(profile)) >= 0) {
-      layout = layout.with(new MigPlacement(profile, start));
-      n++;
+    int i = model.profiles().indexOf(profile);
+    if (i < 0) {
+      return 0;
     }
-    return n;
+    int[] room = this.room;
+    if (room == null) {
+      room = new int[model.profiles().size()];
+      java.util.Arrays.fill(room, -1);
+      this.room = room;
+    }
+    if (room[i] < 0) {
+      MigLayout layout = this;
+      int n = 0;
+      int start;
+      while ((start = layout.firstFreeStart(profile)) >= 0) {
+        layout = layout.with(new MigPlacement(profile, start));
+        n++;
+      }
+      room[i] = n;
+    }
+    return room[i];
   }
+
+  /** Per profile (catalog order) how many more fit; -1 until asked. Immutable layout, so a benign cache. */
+  private int[] room;
 
   @Override
   public boolean equals(Object o) {

@@ -8,6 +8,7 @@ import io.spindle.core.model.Node;
 import io.spindle.core.model.ResourceVector;
 import io.spindle.core.model.Resources;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -54,6 +55,7 @@ public final class ClusterState {
   private final Map<String, TreeSet<NodeState>> byMigProfile = new HashMap<>();
   private final Map<NodeState, Set<String>> migIndexed = new HashMap<>();
   private final Map<NodeShape, Integer> shapes = new LinkedHashMap<>();
+  private final Set<NodeState> migNodes = new LinkedHashSet<>();
   private ResourceVector capacity = ResourceVector.ZERO;
   private long freeWholeGpus;
   private int nextSeq;
@@ -64,6 +66,9 @@ public final class ClusterState {
     }
     NodeState state = new NodeState(node, nextSeq++);
     nodes.put(node.id(), state);
+    if (state.hasMigGpus()) {
+      migNodes.add(state);
+    }
     index(state);
     shapes.merge(shapeOf(node), 1, Integer::sum);
     capacity = capacity.plus(node.capacity());
@@ -77,6 +82,7 @@ public final class ClusterState {
       throw new InvalidInputException("node.id", nodeId, "unknown node");
     }
     unindex(state);
+    migNodes.remove(state);
     shapes.computeIfPresent(shapeOf(state.node), (k, v) -> v == 1 ? null : v - 1);
     capacity = capacity.minus(state.node.capacity());
     freeWholeGpus -= state.freeWholeGpus;
@@ -94,7 +100,7 @@ public final class ClusterState {
     return capacity;
   }
 
-  /** The MIG instances in use on a node, by GPU index. */
+  /** The MIG instances that exist on a node's MIG GPUs, by GPU index. */
   public Map<Integer, MigLayout> migLayouts(String nodeId) {
     NodeState state = nodes.get(nodeId);
     return state == null ? Map.of() : state.migLayouts();
@@ -149,6 +155,78 @@ public final class ClusterState {
       }
     }
     return null;
+  }
+
+  /**
+   * A node's report of the MIG instances that exist on one of its GPUs. Until reported, a re-partitioned GPU's new
+   * instances do not count.
+   */
+  public void reportMigLayout(String nodeId, int gpuIndex, MigLayout layout) {
+    NodeState state = requireNode(nodeId);
+    MigGpuState gpu = state.migGpu(gpuIndex);
+    if (!layout.model().equals(gpu.gpu.model())) {
+      throw new InvalidInputException("gpu.migLayout", layout, "node " + nodeId + " GPU " + gpuIndex + " is a "
+          + gpu.gpu.model().name());
+    }
+    unindex(state);
+    gpu.report(layout);
+    index(state);
+  }
+
+  /** Marks an idle MIG GPU as being re-partitioned: unavailable until reported and {@code availableAtMillis}. */
+  public void beginReconfigure(String nodeId, int gpuIndex, MigLayout desired, long availableAtMillis) {
+    NodeState state = requireNode(nodeId);
+    unindex(state);
+    state.migGpu(gpuIndex).beginReconfigure(desired, availableAtMillis);
+    index(state);
+  }
+
+  /** Puts re-partitioned GPUs whose report has arrived and whose time has come back into service. */
+  public void activateReconfiguredGpus(long nowMillis) {
+    for (NodeState state : migNodes()) {
+      boolean changed = false;
+      for (MigGpuState gpu : state.migGpus()) {
+        if (gpu.pending() != null) {
+          if (!changed) {
+            unindex(state);
+            changed = true;
+          }
+          gpu.activateIfDue(nowMillis);
+        }
+      }
+      if (changed) {
+        index(state);
+      }
+    }
+  }
+
+  /** Nodes with at least one MIG-mode GPU, in registration order. */
+  Collection<NodeState> migNodes() {
+    return migNodes;
+  }
+
+  /** Free instances of the profile over the cluster, and instances of it in re-partitions not yet in force. */
+  public int freeMigInstances(String profileName) {
+    TreeSet<NodeState> set = byMigProfile.get(profileName);
+    int n = 0;
+    if (set != null) {
+      for (NodeState state : set) {
+        n += state.freeInstances(profileName);
+      }
+    }
+    return n;
+  }
+
+  public int migInstancesInFlight(String profileName) {
+    int n = 0;
+    for (NodeState state : migNodes()) {
+      for (MigGpuState gpu : state.migGpus()) {
+        if (gpu.pending() != null) {
+          n += (int) gpu.pending().placements().stream().filter(p -> p.profile().name().equals(profileName)).count();
+        }
+      }
+    }
+    return n;
   }
 
   public void commit(Resources shape, Placement placement) {
@@ -224,6 +302,12 @@ public final class ClusterState {
   /** Why the container does not fit now, for the pending reason users read. */
   public String whyNotNow(Resources shape) {
     // The text stays the same while the situation does: drivers re-announce a request only when its reason changes.
+    if (shape.wantsMig()) {
+      return migInstancesInFlight(shape.migProfile()) > 0
+          ? "waiting for a MIG instance of " + shape.migProfile() + ": idle GPUs are being re-partitioned for it"
+          : "waiting for a MIG instance of " + shape.migProfile() + ": none is free and no idle MIG GPU can be "
+              + "re-partitioned for it now (GPUs with running work are never re-partitioned)";
+    }
     if (shape.gpus() > 0 && freeWholeGpus >= shape.gpus()) {
       return "waiting for capacity: enough GPUs are free in the cluster, but no node has " + shape.gpus()
           + " free together with " + shape.memoryMb() + " MB and " + shape.vcores() + " vcores (fragmentation)";
@@ -247,7 +331,7 @@ public final class ClusterState {
       if (state.hasMigGpus()) {
         Set<String> placeable = new LinkedHashSet<>();
         for (MigProfile p : model.profiles()) {
-          if (state.canPlaceMig(p)) {
+          if (state.hasFreeInstance(p.name())) {
             byMigProfile.computeIfAbsent(p.name(), k -> new TreeSet<>(BY_FREE_MIG)).add(state);
             placeable.add(p.name());
           }

@@ -3,7 +3,7 @@ package io.spindle.core.placement;
 import io.spindle.core.model.Gpu;
 import io.spindle.core.model.MigLayout;
 import io.spindle.core.model.MigPlacement;
-import io.spindle.core.model.MigProfile;
+import io.spindle.core.model.InvalidInputException;
 import io.spindle.core.model.Node;
 import io.spindle.core.model.Resources;
 import java.util.ArrayList;
@@ -24,8 +24,9 @@ final class NodeState {
   /** Per GPU position in {@code node.gpus()}: taken by a whole-GPU container (non-MIG GPUs only). */
   private final boolean[] wholeTaken;
   int freeWholeGpus;
-  /** Per GPU position: instances in use on a MIG-mode GPU, {@code null} for a non-MIG GPU. */
-  private final MigLayout[] mig;
+  /** Per GPU position: state of a MIG-mode GPU, {@code null} for a whole GPU. */
+  private final MigGpuState[] mig;
+  /** Memory slices of MIG-mode GPUs that no container holds; orders nodes fullest first for MIG placement. */
   int freeMigSlices;
   /** Per GPU position: its NVLink island as a dense index 0..islandCount-1, in order of island id. */
   private final int[] island;
@@ -43,7 +44,7 @@ final class NodeState {
     this.freeMemoryMb = freeMemoryMb;
     this.freeVcores = Integer.MIN_VALUE;
     this.wholeTaken = new boolean[0];
-    this.mig = new MigLayout[0];
+    this.mig = new MigGpuState[0];
     this.island = new int[0];
     this.islandCount = 0;
   }
@@ -55,7 +56,7 @@ final class NodeState {
     this.freeVcores = node.vcores();
     List<Gpu> gpus = node.gpus();
     this.wholeTaken = new boolean[gpus.size()];
-    this.mig = new MigLayout[gpus.size()];
+    this.mig = new MigGpuState[gpus.size()];
     int[] islandIds = gpus.stream().mapToInt(Gpu::nvlinkIsland).distinct().sorted().toArray();
     this.islandCount = islandIds.length;
     this.island = new int[gpus.size()];
@@ -65,7 +66,7 @@ final class NodeState {
     for (int i = 0; i < gpus.size(); i++) {
       Gpu g = gpus.get(i);
       if (g.migEnabled()) {
-        mig[i] = MigLayout.empty(g.model());
+        mig[i] = new MigGpuState(g);
         freeMigSlices += g.model().memorySlices();
       } else {
         freeWholeGpus++;
@@ -78,8 +79,8 @@ final class NodeState {
   }
 
   boolean hasMigGpus() {
-    for (MigLayout m : mig) {
-      if (m != null) {
+    for (MigGpuState g : mig) {
+      if (g != null) {
         return true;
       }
     }
@@ -141,48 +142,65 @@ final class NodeState {
   }
 
   /**
-   * Chooses {@code count} instances of {@code profileName}: each on the MIG GPU with the fewest free memory slices
-   * that can still hold it (fill partly used GPUs first), at its first free legal start. {@code null} if they do
-   * not all fit.
+   * Chooses {@code count} free instances of {@code profileName}: each from the GPU whose containers hold the most
+   * memory slices (fill busy GPUs first, so idle ones stay free to re-partition), lowest start first. {@code null}
+   * if they are not all free.
    */
   List<GpuSlot> chooseMigInstances(String profileName, int count) {
-    MigLayout[] trial = mig.clone();
     List<GpuSlot> slots = new ArrayList<>(count);
+    List<MigPlacement> chosen = new ArrayList<>(count);
     for (int n = 0; n < count; n++) {
-      int bestGpu = -1;
-      int bestStart = -1;
-      for (int i = 0; i < trial.length; i++) {
-        if (trial[i] == null) {
+      int best = -1;
+      MigPlacement bestInstance = null;
+      for (int i = 0; i < mig.length; i++) {
+        if (mig[i] == null) {
           continue;
         }
-        MigProfile profile = trial[i].model().profile(profileName).orElse(null);
-        if (profile == null) {
-          continue;
-        }
-        int start = trial[i].firstFreeStart(profile);
-        if (start >= 0 && (bestGpu < 0 || trial[i].freeMemorySlices() < trial[bestGpu].freeMemorySlices())) {
-          bestGpu = i;
-          bestStart = start;
+        MigPlacement free = freeInstanceExcluding(mig[i], profileName, chosen);
+        if (free != null && (best < 0 || mig[i].usedSlices() > mig[best].usedSlices())) {
+          best = i;
+          bestInstance = free;
         }
       }
-      if (bestGpu < 0) {
+      if (best < 0) {
         return null;
       }
-      MigPlacement p = new MigPlacement(trial[bestGpu].model().profile(profileName).orElseThrow(), bestStart);
-      trial[bestGpu] = trial[bestGpu].with(p);
-      slots.add(new GpuSlot(node.gpus().get(bestGpu).index(), p));
+      chosen.add(bestInstance);
+      slots.add(new GpuSlot(node.gpus().get(best).index(), bestInstance));
     }
     return slots;
   }
 
-  /** Whether at least one instance of the profile fits now. */
-  boolean canPlaceMig(MigProfile profile) {
-    for (MigLayout m : mig) {
-      if (m != null && m.model().profile(profile.name()).isPresent() && m.firstFreeStart(profile) >= 0) {
+  private static MigPlacement freeInstanceExcluding(MigGpuState gpu, String profileName, List<MigPlacement> taken) {
+    if (!gpu.available()) {
+      return null;
+    }
+    for (MigPlacement p : gpu.configured().placements()) {
+      if (p.profile().name().equals(profileName) && !gpu.inUse().placements().contains(p) && !taken.contains(p)) {
+        return p;
+      }
+    }
+    return null;
+  }
+
+  /** Whether at least one free instance of the profile exists now. */
+  boolean hasFreeInstance(String profileName) {
+    for (MigGpuState g : mig) {
+      if (g != null && g.freeInstance(profileName) != null) {
         return true;
       }
     }
     return false;
+  }
+
+  int freeInstances(String profileName) {
+    int n = 0;
+    for (MigGpuState g : mig) {
+      if (g != null) {
+        n += g.freeInstances(profileName);
+      }
+    }
+    return n;
   }
 
   void take(Resources shape, List<GpuSlot> slots) {
@@ -194,7 +212,7 @@ final class NodeState {
         wholeTaken[position] = true;
         freeWholeGpus--;
       } else {
-        mig[position] = mig[position].with(s.mig());
+        mig[position].take(s.mig());
         freeMigSlices -= s.mig().profile().memorySlices();
       }
     }
@@ -209,18 +227,37 @@ final class NodeState {
         wholeTaken[position] = false;
         freeWholeGpus++;
       } else {
-        mig[position] = mig[position].without(s.mig());
+        mig[position].give(s.mig());
         freeMigSlices += s.mig().profile().memorySlices();
       }
     }
   }
 
-  /** The MIG instances in use, by GPU index (for snapshots and tests). */
+  /** The MIG-mode GPUs of this node, in GPU order. */
+  List<MigGpuState> migGpus() {
+    List<MigGpuState> out = new ArrayList<>();
+    for (MigGpuState g : mig) {
+      if (g != null) {
+        out.add(g);
+      }
+    }
+    return out;
+  }
+
+  MigGpuState migGpu(int gpuIndex) {
+    MigGpuState g = mig[position(gpuIndex)];
+    if (g == null) {
+      throw new InvalidInputException("gpu.index", node.id() + "/gpu" + gpuIndex, "GPU is not in MIG mode");
+    }
+    return g;
+  }
+
+  /** The instances that exist on each MIG GPU, by GPU index (for snapshots and tests). */
   Map<Integer, MigLayout> migLayouts() {
     Map<Integer, MigLayout> out = new LinkedHashMap<>();
     for (int i = 0; i < mig.length; i++) {
       if (mig[i] != null) {
-        out.put(node.gpus().get(i).index(), mig[i]);
+        out.put(node.gpus().get(i).index(), mig[i].configured());
       }
     }
     return out;
@@ -233,6 +270,6 @@ final class NodeState {
         return i;
       }
     }
-    throw new IllegalStateException("node " + node.id() + " has no GPU " + gpuIndex);
+    throw new InvalidInputException("gpu.index", node.id() + "/gpu" + gpuIndex, "node has no such GPU");
   }
 }

@@ -49,8 +49,8 @@ class EngineTest {
   }
 
   private static Map<String, Long> containersByApp(List<Decision> decisions) {
-    return decisions.stream().filter(Allocate.class::isInstance)
-        .collect(Collectors.groupingBy(Decision::appId, Collectors.counting()));
+    return decisions.stream().filter(Allocate.class::isInstance).map(Allocate.class::cast)
+        .collect(Collectors.groupingBy(Allocate::appId, Collectors.counting()));
   }
 
   @Test
@@ -225,22 +225,64 @@ class EngineTest {
   }
 
   @Test
-  void migRequestsLandAtLegalSlotsAndAreChargedBySliceSize() {
+  void migRequestsWaitForARepartitionThenLandOnReportedInstancesChargedBySliceSize() {
     Engine e = engine(twoQueues());
     e.cycle(List.of(new NodeAdded(node("m1", "/r1", 512_000, 64, Fixtures.H100, 1, 1, true))));
     CycleResult r = e.cycle(List.of(new AppSubmitted("app", "a", "u", 0),
         new Demand("app", "big", Resources.of(1024, 1).withMig("3g.40gb", 1), 2),
         new Demand("app", "small", Resources.of(1024, 1).withMig("1g.10gb", 1), 1)));
-    List<Allocate> allocs = r.allocations();
+    // No instance exists yet: the idle GPU is re-partitioned for the largest need first; the two 3g fill it.
+    assertThat(r.allocations()).isEmpty();
+    Decision.ReconfigureMig plan = r.decisions().stream().filter(Decision.ReconfigureMig.class::isInstance)
+        .map(Decision.ReconfigureMig.class::cast).findFirst().orElseThrow();
+    assertThat(plan.layout().placements()).extracting(Object::toString).containsExactly("3g.40gb@0", "3g.40gb@4");
+    assertThat(plan.availableAtMillis()).isEqualTo(clock.nowMillis() + EngineSettings.DEFAULT_MIG_RECONFIGURE_MILLIS);
+    assertThat(e.pendingReasons("app").get("big")).contains("being re-partitioned");
+
+    // Reported, but the reconfiguration time has not passed: the new instances do not count yet.
+    clock.advance(1_000);
+    assertThat(e.cycle(List.of(new EngineEvent.MigLayoutReported("m1", 0, plan.layout()))).allocations()).isEmpty();
+    clock.advance(EngineSettings.DEFAULT_MIG_RECONFIGURE_MILLIS);
+    List<Allocate> allocs = e.cycle(List.of()).allocations();
     assertThat(allocs).hasSize(2);
     assertThat(allocs.get(0).gpus()).extracting(GpuSlot::toString).containsExactly("gpu0:3g.40gb@0");
     assertThat(allocs.get(1).gpus()).extracting(GpuSlot::toString).containsExactly("gpu0:3g.40gb@4");
     // 3g.40gb = max(3/7, 4/8) of a GPU = 420 units.
     assertThat(allocs.get(0).charge().gpuUnits()).isEqualTo(G / 2);
-    // Memory slices 0..7 are used: the 1g waits, with a reason.
-    assertThat(e.pendingReasons("app").get("small")).contains("waiting for capacity");
+    // The GPU is busy now, so it is never re-partitioned for the 1g: that request waits, and says why.
+    assertThat(e.pendingReasons("app").get("small")).contains("GPUs with running work are never re-partitioned");
     assertThat(e.queueSnapshots().stream().filter(q -> q.path().equals("root.a")).findFirst().orElseThrow().usage())
         .isEqualTo(new ResourceVector(2048, 2, G));
+  }
+
+  @Test
+  void repartitionPacksSeveralSmallNeedsOntoOneGpu() {
+    Engine e = engine(twoQueues());
+    e.cycle(List.of(new NodeAdded(node("m1", "/r1", 512_000, 64, Fixtures.H100, 2, 2, true))));
+    CycleResult r = e.cycle(List.of(new AppSubmitted("app", "a", "u", 0),
+        new Demand("app", "3g", Resources.of(1024, 1).withMig("3g.40gb", 1), 1),
+        new Demand("app", "2g", Resources.of(1024, 1).withMig("2g.20gb", 1), 1),
+        new Demand("app", "1g", Resources.of(1024, 1).withMig("1g.10gb", 1), 2)));
+    List<Decision.ReconfigureMig> plans = r.decisions().stream().filter(Decision.ReconfigureMig.class::isInstance)
+        .map(Decision.ReconfigureMig.class::cast).toList();
+    // One GPU holds all four; the other stays idle for whatever comes next.
+    assertThat(plans).singleElement().satisfies(p -> assertThat(p.layout().placements())
+        .extracting(Object::toString).containsExactly("1g.10gb@0", "1g.10gb@1", "2g.20gb@2", "3g.40gb@4"));
+  }
+
+  @Test
+  void aReportThatDropsAnInstanceInUseIsRefused() {
+    Engine e = engine(twoQueues());
+    io.spindle.core.model.MigLayout layout = io.spindle.core.model.MigLayout.of(Fixtures.H100, List.of(
+        new io.spindle.core.model.MigPlacement(Fixtures.H100.profile("7g.80gb").orElseThrow(), 0)));
+    e.cycle(List.of(new NodeAdded(new io.spindle.core.model.Node("m1", "/r1", 512_000, 64,
+        List.of(io.spindle.core.model.Gpu.mig(0, Fixtures.H100, 0, layout))))));
+    CycleResult r = e.cycle(List.of(new AppSubmitted("app", "a", "u", 0),
+        new Demand("app", "7g", Resources.of(1024, 1).withMig("7g.80gb", 1), 1)));
+    assertThat(r.allocations()).hasSize(1);
+    assertThatThrownBy(() -> e.cycle(List.of(new EngineEvent.MigLayoutReported("m1", 0,
+        io.spindle.core.model.MigLayout.empty(Fixtures.H100)))))
+        .isInstanceOf(InvalidInputException.class).hasMessageContaining("drops instance 7g.80gb@0");
   }
 
   @Test

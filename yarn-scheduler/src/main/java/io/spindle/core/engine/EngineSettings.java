@@ -1,0 +1,44 @@
+package io.spindle.core.engine;
+
+import io.spindle.core.placement.FragmentationAwareSlots;
+import io.spindle.core.placement.MigSlotPolicy;
+
+/**
+ * Engine knobs. Each has one default here and one configuration key, documented in the admin guide.
+ *
+ * @param migReconfigureMillis how long a re-partitioned GPU stays out of service at least (drain, reset, creating
+ *     instances): its new instances count only after this and after its node reported them
+ *     ({@code yarn.scheduler.spindle.mig.reconfigure-seconds})
+ * @param maxMigReconfigurationsPerCycle at most this many GPUs are re-partitioned in one cycle
+ *     ({@code yarn.scheduler.spindle.mig.max-reconfigurations-per-cycle})
+ * @param migSlotPolicy where new MIG instances go when GPUs are re-partitioned (not configurable; baselines are
+ *     for benchmarks)
+ */
+public record EngineSettings(long migReconfigureMillis, int maxMigReconfigurationsPerCycle, MigSlotPolicy migSlotPolicy) {
+
+  public static final long DEFAULT_MIG_RECONFIGURE_MILLIS = 30_000;
+  public static final int DEFAULT_MAX_MIG_RECONFIGURATIONS_PER_CYCLE = 16;
+
+  public EngineSettings {
+    if (migReconfigureMillis < 0) {
+      throw new IllegalArgumentException("migReconfigureMillis must not be negative: " + migReconfigureMillis);
+    }
+    if (maxMigReconfigurationsPerCycle < 0) {
+      throw new IllegalArgumentException(
+          "maxMigReconfigurationsPerCycle must not be negative: " + maxMigReconfigurationsPerCycle);
+    }
+  }
+
+  public static EngineSettings defaults() {
+    return new EngineSettings(DEFAULT_MIG_RECONFIGURE_MILLIS, DEFAULT_MAX_MIG_RECONFIGURATIONS_PER_CYCLE,
+        new FragmentationAwareSlots());
+  }
+
+  public EngineSettings withMigSlotPolicy(MigSlotPolicy policy) {
+    return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle, policy);
+  }
+
+  public EngineSettings withMigReconfigureMillis(long millis) {
+    return new EngineSettings(millis, maxMigReconfigurationsPerCycle, migSlotPolicy);
+  }
+}
