@@ -17,8 +17,8 @@ import java.util.Map;
  * <p>Only GPUs with no instance in use and no re-partition in flight are considered: running work is never
  * touched. Needs are served largest profile first (big instances are the hardest to fit), one instance at a time,
  * each where the {@link MigSlotPolicy} puts it among the layouts planned so far plus one fresh idle GPU, so several
- * small needs share a GPU instead of each taking one. A planned GPU's new layout holds exactly the planned
- * instances; what it had before was idle, so nothing is lost.
+ * small needs share a GPU instead of each taking one. Space left on a planned GPU is then filled with more
+ * instances of the profiles asked for. What a planned GPU had before was idle, so nothing is lost.
  */
 public final class MigRepartitionPlanner {
 
@@ -64,6 +64,7 @@ public final class MigRepartitionPlanner {
         }
       }
     }
+    fillRemainingSpace(planned.values(), ordered);
     List<Plan> out = new ArrayList<>();
     for (Candidate c : planned.values()) {
       out.add(new Plan(c.node.id(), c.gpu.gpu.index(), c.layout));
@@ -120,6 +121,32 @@ public final class MigRepartitionPlanner {
       return true;
     }
     return false;
+  }
+
+  /**
+   * A re-partition takes a GPU out of service and, once containers run on it, it is not re-partitioned again
+   * until they all end; so the space the needs left is filled now, with more instances of the profiles asked for
+   * (largest first, where the slot policy puts them) — requests for the same profiles tend to keep coming.
+   */
+  private void fillRemainingSpace(Iterable<Candidate> planned, List<Need> needs) {
+    for (Candidate c : planned) {
+      boolean added = true;
+      while (added) {
+        added = false;
+        for (Need need : needs) {
+          MigProfile profile = c.gpu.gpu.model().profile(need.shape().migProfile()).orElse(null);
+          if (profile == null || !c.node.fitsCpuAndMemory(need.shape())) {
+            continue;
+          }
+          MigSlotPolicy.Choice choice = policy.choose(profile, List.of(c.layout));
+          if (choice != null) {
+            c.layout = c.layout.with(new MigPlacement(profile, choice.start()));
+            added = true;
+            break;
+          }
+        }
+      }
+    }
   }
 
   private static List<Candidate> idleGpus(ClusterState cluster) {
