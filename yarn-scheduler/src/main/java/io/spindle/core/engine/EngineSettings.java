@@ -1,6 +1,7 @@
 package io.spindle.core.engine;
 
 import io.spindle.core.placement.FragmentationAwareSlots;
+import java.util.Map;
 import io.spindle.core.placement.MigSlotPolicy;
 
 /**
@@ -16,6 +17,9 @@ import io.spindle.core.placement.MigSlotPolicy;
  */
 public record EngineSettings(long migReconfigureMillis, int maxMigReconfigurationsPerCycle, MigSlotPolicy migSlotPolicy) {
 
+  public static final String MIG_RECONFIGURE_SECONDS = "yarn.scheduler.spindle.mig.reconfigure-seconds";
+  public static final String MAX_MIG_RECONFIGURATIONS_PER_CYCLE =
+      "yarn.scheduler.spindle.mig.max-reconfigurations-per-cycle";
   public static final long DEFAULT_MIG_RECONFIGURE_MILLIS = 30_000;
   public static final int DEFAULT_MAX_MIG_RECONFIGURATIONS_PER_CYCLE = 16;
 
@@ -32,6 +36,34 @@ public record EngineSettings(long migReconfigureMillis, int maxMigReconfiguratio
   public static EngineSettings defaults() {
     return new EngineSettings(DEFAULT_MIG_RECONFIGURE_MILLIS, DEFAULT_MAX_MIG_RECONFIGURATIONS_PER_CYCLE,
         new FragmentationAwareSlots());
+  }
+
+  /**
+   * Reads the settings from configuration entries (a Hadoop {@code Configuration} handed over as a map); absent keys
+   * keep their defaults. A bad value is an {@link IllegalArgumentException} naming the key.
+   */
+  public static EngineSettings fromConfiguration(Map<String, String> conf) {
+    EngineSettings d = defaults();
+    long seconds = readLong(conf, MIG_RECONFIGURE_SECONDS, d.migReconfigureMillis() / 1000, 0, 86_400);
+    long perCycle = readLong(conf, MAX_MIG_RECONFIGURATIONS_PER_CYCLE, d.maxMigReconfigurationsPerCycle(), 0, 100_000);
+    return new EngineSettings(seconds * 1000, (int) perCycle, d.migSlotPolicy());
+  }
+
+  private static long readLong(Map<String, String> conf, String key, long dflt, long min, long max) {
+    String raw = conf.get(key);
+    if (raw == null || raw.isBlank()) {
+      return dflt;
+    }
+    long v;
+    try {
+      v = Long.parseLong(raw.strip());
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(key + ": '" + raw + "' is not a whole number");
+    }
+    if (v < min || v > max) {
+      throw new IllegalArgumentException(key + ": " + v + " is outside " + min + ".." + max);
+    }
+    return v;
   }
 
   public EngineSettings withMigSlotPolicy(MigSlotPolicy policy) {

@@ -1,0 +1,173 @@
+package io.spindle.core.engine;
+
+import static io.spindle.core.Fixtures.CATALOG;
+import static io.spindle.core.Fixtures.H100;
+import static io.spindle.core.Fixtures.node;
+import static io.spindle.core.Fixtures.queues;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.spindle.core.engine.Decision.Allocate;
+import io.spindle.core.engine.Decision.ReconfigureMig;
+import io.spindle.core.model.GpuModel;
+import io.spindle.core.model.MigLayout;
+import io.spindle.core.model.MigPlacement;
+import io.spindle.core.model.ResourceVector;
+import io.spindle.core.model.Resources;
+import io.spindle.core.model.Topology;
+import io.spindle.core.placement.FirstFitSlots;
+import io.spindle.core.placement.FragmentationAwareSlots;
+import io.spindle.core.placement.GpuSlot;
+import io.spindle.core.placement.MigSlotPolicy;
+import io.spindle.core.placement.RandomSlots;
+import io.spindle.core.queue.QueueTree;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Thousands of random allocate / release / re-partition sequences on a mixed cluster (MIG H100s, MIG A30s, whole
+ * H100s). After every cycle: every layout is legal and every instance is held at most once, containers hold only
+ * instances that exist, whole-GPU and MIG work never share a GPU, a busy GPU is never re-partitioned, and queue
+ * usage equals the sum of what running containers are charged — ending at exactly zero.
+ */
+class MigPropertyTest {
+
+  private static final Topology TOPO = Topology.builder("rack").location("/r1").build();
+  private static final GpuModel A30 = CATALOG.require("model", "A30-24GB");
+  private static final String[] H100_PROFILES = {"1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"};
+  private static final String[] A30_PROFILES = {"1g.6gb", "2g.12gb", "4g.24gb"};
+  private static final int SEQUENCES = 1_500;
+
+  @Test
+  void randomSequencesKeepLayoutsLegalAndAccountingBalanced() {
+    int[] seen = new int[3];
+    for (int seed = 0; seed < SEQUENCES; seed++) {
+      MigSlotPolicy policy = switch (seed % 3) {
+        case 0 -> new FragmentationAwareSlots();
+        case 1 -> new FirstFitSlots();
+        default -> new RandomSlots(seed);
+      };
+      runSequence(new Random(seed), policy, seen);
+    }
+    // The sequences really exercise what they check: MIG and whole-GPU allocations, and re-partitions.
+    assertThat(seen[0]).as("MIG allocations").isGreaterThan(5_000);
+    assertThat(seen[1]).as("whole-GPU allocations").isGreaterThan(5_000);
+    assertThat(seen[2]).as("re-partitions").isGreaterThan(2_000);
+  }
+
+  private void runSequence(Random rnd, MigSlotPolicy policy, int[] seen) {
+    ManualClock clock = new ManualClock(0);
+    QueueTree tree = queues("root.queues", "a,b", "root.a.capacity", "50", "root.b.capacity", "50",
+        "root.a.user-limit-factor", "-1", "root.b.user-limit-factor", "-1");
+    Engine e = new Engine(CATALOG, tree, TOPO, clock,
+        EngineSettings.defaults().withMigSlotPolicy(policy).withMigReconfigureMillis(rnd.nextInt(3) * 1000L));
+    e.cycle(List.of(
+        new EngineEvent.NodeAdded(node("h", "/r1", 1 << 20, 256, H100, 2, 2, true)),
+        new EngineEvent.NodeAdded(node("a", "/r1", 1 << 20, 256, A30, 2, 2, true)),
+        new EngineEvent.NodeAdded(node("w", "/r1", 1 << 20, 256, H100, 2, 2, false))));
+
+    Map<Long, Allocate> running = new LinkedHashMap<>();
+    Map<Long, String> queueOf = new HashMap<>();
+    Map<String, String> appQueue = new HashMap<>();
+    List<ReconfigureMig> inFlight = new ArrayList<>();
+    int apps = 0;
+    for (int step = 0; step < 25; step++) {
+      List<EngineEvent> events = new ArrayList<>();
+      int op = rnd.nextInt(10);
+      if (op < 4) {
+        String app = "app" + apps++;
+        String queue = rnd.nextBoolean() ? "a" : "b";
+        appQueue.put(app, queue);
+        events.add(new EngineEvent.AppSubmitted(app, queue, "u", rnd.nextInt(2)));
+        Resources shape = switch (rnd.nextInt(3)) {
+          case 0 -> Resources.of(1024, 1).withMig(H100_PROFILES[rnd.nextInt(H100_PROFILES.length)], 1);
+          case 1 -> Resources.of(1024, 1).withMig(A30_PROFILES[rnd.nextInt(A30_PROFILES.length)], 1);
+          default -> Resources.of(1024, 1).withGpus(1 + rnd.nextInt(2));
+        };
+        events.add(new EngineEvent.Demand(app, "r", shape, 1 + rnd.nextInt(4)));
+      } else if (op < 7 && !running.isEmpty()) {
+        List<Long> ids = new ArrayList<>(running.keySet());
+        for (int k = rnd.nextInt(3); k >= 0 && !ids.isEmpty(); k--) {
+          long id = ids.remove(rnd.nextInt(ids.size()));
+          events.add(new EngineEvent.ContainerFinished(id));
+          running.remove(id);
+        }
+      } else if (!inFlight.isEmpty()) {
+        ReconfigureMig r = inFlight.remove(rnd.nextInt(inFlight.size()));
+        events.add(new EngineEvent.MigLayoutReported(r.nodeId(), r.gpuIndex(), r.layout()));
+      }
+      clock.advance(rnd.nextInt(2_000));
+      CycleResult result = e.cycle(events);
+
+      for (Decision d : result.decisions()) {
+        if (d instanceof Allocate a) {
+          seen[a.shape().wantsMig() ? 0 : 1]++;
+          running.put(a.allocationId(), a);
+          queueOf.put(a.allocationId(), "root." + appQueue.get(a.appId()));
+        } else if (d instanceof ReconfigureMig r) {
+          for (Allocate a : running.values()) {
+            assertThat(a.nodeId().equals(r.nodeId()) && a.gpus().stream().anyMatch(g -> g.gpuIndex() == r.gpuIndex()))
+                .as("re-partition of busy GPU %s/%d", r.nodeId(), r.gpuIndex()).isFalse();
+          }
+          inFlight.add(r);
+          seen[2]++;
+        }
+      }
+      checkInvariants(e, running, queueOf);
+    }
+    // Everything ends: usage returns to exactly zero.
+    List<EngineEvent> finishAll = new ArrayList<>();
+    for (int a = 0; a < apps; a++) {
+      finishAll.add(new EngineEvent.AppFinished("app" + a));
+    }
+    e.cycle(finishAll);
+    assertThat(e.runningContainers()).isZero();
+    assertThat(e.queueSnapshots()).allSatisfy(q -> {
+      assertThat(q.usage()).isEqualTo(ResourceVector.ZERO);
+      assertThat(q.pending()).isEqualTo(ResourceVector.ZERO);
+    });
+  }
+
+  private static void checkInvariants(Engine e, Map<Long, Allocate> running, Map<Long, String> queueOf) {
+    Set<String> heldInstances = new HashSet<>();
+    Map<String, ResourceVector> usage = new HashMap<>();
+    for (Allocate a : running.values()) {
+      Map<Integer, MigLayout> layouts = e.cluster().migLayouts(a.nodeId());
+      for (GpuSlot slot : a.gpus()) {
+        boolean migGpu = layouts.containsKey(slot.gpuIndex());
+        assertThat(migGpu).as("MIG work only on MIG GPUs, whole work only on whole GPUs")
+            .isEqualTo(slot.mig() != null);
+        if (slot.mig() != null) {
+          MigPlacement p = slot.mig();
+          assertThat(layouts.get(slot.gpuIndex()).placements()).as("held instance exists").contains(p);
+          assertThat(heldInstances.add(a.nodeId() + "/" + slot.gpuIndex() + "/" + p)).as("held once").isTrue();
+        } else {
+          assertThat(heldInstances.add(a.nodeId() + "/" + slot.gpuIndex())).as("whole GPU held once").isTrue();
+        }
+      }
+      long units = a.gpus().stream().mapToLong(s -> s.mig() == null ? ResourceVector.GPU_UNITS
+          : s.mig().profile().gpuUnits()).sum();
+      assertThat(a.charge()).isEqualTo(new ResourceVector(a.shape().memoryMb(), a.shape().vcores(), units));
+      usage.merge(queueOf.get(a.allocationId()), a.charge(), ResourceVector::plus);
+    }
+    for (String node : e.cluster().nodeIds()) {
+      // Rebuilding each layout re-checks legality: legal starts, no overlap, compute budget, instance limits.
+      e.cluster().migLayouts(node).forEach((gpu, layout) ->
+          assertThat(MigLayout.of(layout.model(), layout.placements())).isEqualTo(layout));
+    }
+    ResourceVector total = ResourceVector.ZERO;
+    for (QueueSnapshot q : e.queueSnapshots()) {
+      if (q.path().equals("root.a") || q.path().equals("root.b")) {
+        assertThat(q.usage()).as("usage of %s", q.path()).isEqualTo(usage.getOrDefault(q.path(), ResourceVector.ZERO));
+        total = total.plus(q.usage());
+      }
+    }
+    assertThat(e.queueSnapshots().get(0).usage()).isEqualTo(total);
+  }
+}
