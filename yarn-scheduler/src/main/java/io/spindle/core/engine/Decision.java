@@ -23,6 +23,17 @@ public sealed interface Decision {
    */
   record Reject(String appId, String requestKey, String reason) implements Decision {}
 
+  /**
+   * Nodes are held for a gang that does not fit yet: nothing else starts there (but backfill that ends before
+   * {@code projectedStartMillis}) until the gang does, or the reservation times out.
+   */
+  record Reserve(String appId, String requestKey, String subtree, List<String> nodeIds, long projectedStartMillis)
+      implements Decision {
+    public Reserve {
+      nodeIds = List.copyOf(nodeIds);
+    }
+  }
+
   /** A request still waits, and why. Emitted when the reason changes, not every cycle. */
   record Wait(String appId, String requestKey, String reason) implements Decision {}
 

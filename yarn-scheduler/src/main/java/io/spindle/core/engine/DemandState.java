@@ -2,6 +2,7 @@ package io.spindle.core.engine;
 
 import io.spindle.core.model.ResourceVector;
 import io.spindle.core.model.Resources;
+import io.spindle.core.placement.Reservation;
 
 /** Outstanding containers of one shape for one application request. */
 final class DemandState {
@@ -11,6 +12,13 @@ final class DemandState {
   final Resources shape;
   /** Charge of one container as counted in pending demand (a MIG instance at its cheapest model's charge). */
   final ResourceVector unitCharge;
+  final PlacementSpec spec;
+  /** For gangs: the highest topology level the gang may span (see ClusterState.depthOf). */
+  final int requiredDepth;
+  /** For gangs: nodes held while the gang waits, or {@code null}. */
+  Reservation reservation;
+  /** For gangs: after a reservation timed out, none is made again before this time, so others get a turn. */
+  long noReservationBeforeMillis;
   int outstanding;
   /** The last reason told to drivers, so a Wait decision is emitted only when the reason changes. */
   String reportedReason;
@@ -18,12 +26,24 @@ final class DemandState {
   long waitingInCycle = -1;
   String waitingReason;
 
-  DemandState(AppState app, String key, Resources shape, ResourceVector unitCharge, int outstanding) {
+  DemandState(AppState app, String key, Resources shape, ResourceVector unitCharge, int outstanding,
+      PlacementSpec spec, int requiredDepth) {
     this.app = app;
+    this.spec = spec;
+    this.requiredDepth = requiredDepth;
     this.key = key;
     this.shape = shape;
     this.unitCharge = unitCharge;
     this.outstanding = outstanding;
+  }
+
+  boolean isGang() {
+    return spec.gang();
+  }
+
+  /** The reservation's owner key: unique per application request. */
+  String owner() {
+    return app.id + "/" + key;
   }
 
   ResourceVector pending() {

@@ -15,6 +15,8 @@ import io.spindle.core.model.ResourceVector;
 import io.spindle.core.model.Resources;
 import io.spindle.core.model.Topology;
 import io.spindle.core.placement.ClusterState;
+import io.spindle.core.placement.GangPlacer;
+import io.spindle.core.placement.Reservation;
 import io.spindle.core.placement.MigRepartitionPlanner;
 import io.spindle.core.placement.Placement;
 import io.spindle.core.queue.FairShareCalculator;
@@ -40,7 +42,8 @@ import java.util.Set;
  * time, each time serving the queue furthest below its fair share (walking down the tree: at each level the child
  * with the lowest usage-to-fair-share ratio), and inside a leaf the application with the highest priority, then the
  * oldest. A request that cannot be placed this cycle is skipped with a reason, so it never blocks the requests
- * behind it; the cycle ends when nothing more can be placed.
+ * behind it; the cycle ends when nothing more can be placed. A gang is placed whole or not at all; one that does not
+ * fit has nodes reserved for it, which then only drain.
  *
  * <p>Single-threaded and deterministic: the same events in the same order, on the same clock, give the same
  * decisions. Drivers serialise calls.
@@ -52,7 +55,8 @@ public final class Engine {
   private final Clock clock;
   private final EngineSettings settings;
   private final MigRepartitionPlanner migPlanner;
-  private final ClusterState cluster = new ClusterState();
+  private final ClusterState cluster;
+  private final GangPlacer gangPlacer;
   private QueueTree tree;
   private Map<String, QueueState> queues;
   private QueueState root;
@@ -76,6 +80,8 @@ public final class Engine {
     this.migPlanner = new MigRepartitionPlanner(settings.migSlotPolicy());
     this.topology = topology;
     this.clock = clock;
+    this.cluster = new ClusterState(topology);
+    this.gangPlacer = new GangPlacer(cluster);
     installQueues(tree);
   }
 
@@ -86,6 +92,7 @@ public final class Engine {
       apply(e, decisions);
     }
     cluster.activateReconfiguredGpus(clock.nowMillis());
+    expireReservations(decisions);
     schedule(decisions);
     return new CycleResult(++cycles, clock.nowMillis(), decisions);
   }
@@ -137,11 +144,18 @@ public final class Engine {
 
   private void apply(EngineEvent event, List<Decision> decisions) {
     if (event instanceof NodeAdded e) {
-      topology.requireLocation(e.node());
       cluster.addNode(e.node());
       limits = null;
     } else if (event instanceof NodeRemoved e) {
-      cluster.removeNode(e.nodeId());
+      Reservation broken = cluster.removeNode(e.nodeId());
+      if (broken != null) {
+        DemandState d = demandOwning(broken);
+        if (d != null) {
+          d.reservation = null;
+          d.reportedReason = "re-queued: node " + e.nodeId() + " of its reservation on " + broken.subtree() + " left";
+          decisions.add(new Decision.Wait(d.app.id, d.key, d.reportedReason));
+        }
+      }
       limits = null;
       for (long id : new ArrayList<>(allocationsByNode.getOrDefault(e.nodeId(), Set.of()))) {
         release(id);
@@ -193,6 +207,7 @@ public final class Engine {
     apps.remove(appId);
     for (DemandState d : app.demands.values()) {
       app.leaf.addPending(d.pending().times(-1));
+      dropReservation(d);
     }
     app.demands.clear();
     app.leaf.waitingApps.remove(app);
@@ -211,11 +226,13 @@ public final class Engine {
     if (old != null) {
       app.leaf.addPending(old.pending().times(-1));
       app.demands.remove(e.requestKey());
+      dropReservation(old);
     }
     if (why != null) {
       decisions.add(new Decision.Reject(app.id, e.requestKey(), why));
     } else if (e.count() > 0) {
-      DemandState d = new DemandState(app, e.requestKey(), e.shape(), unitCharge(e.shape()), e.count());
+      DemandState d = new DemandState(app, e.requestKey(), e.shape(), unitCharge(e.shape()), e.count(), e.spec(),
+          e.spec().gang() ? cluster.depthOf(e.spec().required() ? e.spec().topologyLevel() : null) : -1);
       app.demands.put(e.requestKey(), d);
       app.leaf.addPending(d.pending());
     }
@@ -250,6 +267,21 @@ public final class Engine {
     if (never != null) {
       return never;
     }
+    PlacementSpec spec = e.spec();
+    int requiredDepth = -1;
+    if (spec.topologyLevel() != null) {
+      try {
+        requiredDepth = cluster.depthOf(spec.topologyLevel());
+      } catch (InvalidInputException bad) {
+        return bad.getMessage();
+      }
+    }
+    if (spec.gang() && e.count() > 0) {
+      String gangNever = gangPlacer.whyNever(shape, e.count(), spec.required() ? requiredDepth : -1);
+      if (gangNever != null) {
+        return gangNever;
+      }
+    }
     if (cluster.nodeCount() > 0) {
       if (limits == null) {
         limits = FairShareCalculator.resolveLimits(tree, cluster.capacity());
@@ -259,6 +291,10 @@ public final class Engine {
       if (!unit.fitsIn(max)) {
         return "one container " + unit + " is larger than the maximum-capacity " + max + " of queue "
             + app.leaf.path();
+      }
+      if (spec.gang() && !unit.times(e.count()).fitsIn(max)) {
+        return "gang of " + e.count() + " x " + unit + " is larger than the maximum-capacity " + max
+            + " of queue " + app.leaf.path() + "; it could never start whole";
       }
     }
     return null;
@@ -445,31 +481,144 @@ public final class Engine {
 
   /** Places one container of {@code d}, or says why it cannot now ({@link #NO_ROOM} when no node has room). */
   private String tryPlace(DemandState d, Set<Resources> noRoom, List<Decision> decisions) {
-    AppState app = d.app;
+    if (d.isGang()) {
+      return tryPlaceGang(d, decisions);
+    }
     if (noRoom.contains(d.shape)) {
       return NO_ROOM;
     }
     Placement placement = cluster.find(d.shape);
+    if (placement == null && d.spec.maxRuntimeMillis() > 0) {
+      placement = cluster.findBackfill(d.shape, clock.nowMillis() + d.spec.maxRuntimeMillis());
+    }
     if (placement == null) {
       noRoom.add(d.shape);
       return NO_ROOM;
     }
-    ResourceVector charge = placement.charge();
+    String over = overLimits(d.app, placement.charge());
+    if (over != null) {
+      return over;
+    }
+    start(d, placement, decisions);
+    return null;
+  }
+
+  /**
+   * All members of a gang in this cycle, or none. A gang that does not fit gets nodes reserved for it (while fewer
+   * than the configured number of gangs hold reservations), so later, smaller requests cannot keep it waiting.
+   */
+  private String tryPlaceGang(DemandState d, List<Decision> decisions) {
+    List<Placement> members = gangPlacer.place(d.shape, d.outstanding, d.requiredDepth, d.reservation);
+    if (members == null) {
+      if (d.shape.wantsMig()
+          && cluster.freeMigInstances(d.shape.migProfile()) < d.outstanding * d.shape.migInstances()) {
+        return NO_ROOM; // Instances are missing, not nodes: the MIG planner re-partitions idle GPUs for the gang.
+      }
+      return reserveFor(d, decisions);
+    }
+    ResourceVector total = ResourceVector.ZERO;
+    for (Placement p : members) {
+      total = total.plus(p.charge());
+    }
+    String over = overLimits(d.app, total);
+    if (over != null) {
+      return over;
+    }
+    dropReservation(d);
+    for (Placement p : members) {
+      start(d, p, decisions);
+    }
+    return null;
+  }
+
+  private String reserveFor(DemandState d, List<Decision> decisions) {
+    String level = d.spec.required() ? "one " + d.spec.topologyLevel() : "the cluster";
+    if (d.reservation != null) {
+      return "gang of " + d.outstanding + " waits for its reservation on " + d.reservation.subtree() + " to drain"
+          + projected(d.reservation);
+    }
+    long now = clock.nowMillis();
+    if (cluster.reservations().size() >= settings.maxReservations() || now < d.noReservationBeforeMillis) {
+      return "gang of " + d.outstanding + " does not fit in " + level + " now; waiting for a reservation slot";
+    }
+    Reservation r = gangPlacer.reserve(d.owner(), d.shape, d.outstanding, d.requiredDepth, now);
+    if (r == null) {
+      return "gang of " + d.outstanding + " does not fit in " + level + " now, and its nodes are held for other gangs";
+    }
+    d.reservation = r;
+    r.projectedStartMillis(projectedStart(r));
+    decisions.add(new Decision.Reserve(d.app.id, d.key, r.subtree(), r.nodeIds(), r.projectedStartMillis()));
+    return "gang of " + d.outstanding + " waits for its reservation on " + r.subtree() + " to drain" + projected(r);
+  }
+
+  private static String projected(Reservation r) {
+    return r.projectedStartMillis() == Long.MAX_VALUE ? " (containers there declared no run time)"
+        : " (projected start at " + r.projectedStartMillis() + " ms)";
+  }
+
+  /** The last declared end of what runs on the reserved nodes: when the gang is due to fit at the latest. */
+  private long projectedStart(Reservation r) {
+    long latest = clock.nowMillis();
+    for (String node : r.nodeIds()) {
+      for (long id : allocationsByNode.getOrDefault(node, Set.of())) {
+        latest = Math.max(latest, allocations.get(id).endsAtMillis());
+      }
+    }
+    return latest;
+  }
+
+  /** Drops reservations held longer than the timeout; their gangs re-queue and may not reserve again for as long. */
+  private void expireReservations(List<Decision> decisions) {
+    long now = clock.nowMillis();
+    for (Reservation r : new ArrayList<>(cluster.reservations())) {
+      DemandState d = demandOwning(r);
+      if (d == null) {
+        cluster.releaseReservation(r);
+      } else if (now - r.createdMillis() >= settings.reservationTimeoutMillis()) {
+        dropReservation(d);
+        d.noReservationBeforeMillis = now + settings.reservationTimeoutMillis();
+        d.reportedReason = "re-queued: reservation on " + r.subtree() + " timed out after "
+            + settings.reservationTimeoutMillis() / 1000 + " s";
+        decisions.add(new Decision.Wait(d.app.id, d.key, d.reportedReason));
+      } else {
+        r.projectedStartMillis(projectedStart(r));
+      }
+    }
+  }
+
+  private DemandState demandOwning(Reservation r) {
+    int slash = r.owner().indexOf('/');
+    AppState app = apps.get(r.owner().substring(0, slash));
+    return app == null ? null : app.demands.get(r.owner().substring(slash + 1));
+  }
+
+  private void dropReservation(DemandState d) {
+    if (d.reservation != null) {
+      cluster.releaseReservation(d.reservation);
+      d.reservation = null;
+    }
+  }
+
+  /** Why charging {@code charge} to the application would break a queue maximum or its user limit, or null. */
+  private String overLimits(AppState app, ResourceVector charge) {
     for (QueueState q = app.leaf; q != null; q = q.parent) {
       ResourceVector after = q.usage.plus(charge);
       if (!after.fitsIn(q.share.maximum())) {
         return "queue " + q.path() + " is at its maximum-capacity: it uses " + q.usage + " of at most "
-            + q.share.maximum() + ", and one more container needs " + charge;
+            + q.share.maximum() + ", and this request needs " + charge + " more";
       }
     }
-    String overUserLimit = userLimitExceeded(app, charge);
-    if (overUserLimit != null) {
-      return overUserLimit;
-    }
+    return userLimitExceeded(app, charge);
+  }
 
+  /** Commits one container of {@code d} at {@code placement} and announces it. */
+  private void start(DemandState d, Placement placement, List<Decision> decisions) {
+    AppState app = d.app;
+    ResourceVector charge = placement.charge();
     cluster.commit(d.shape, placement);
     long id = nextAllocationId++;
-    allocations.put(id, new Allocation(id, app.id, d.key, d.shape, placement));
+    long endsAt = d.spec.maxRuntimeMillis() > 0 ? clock.nowMillis() + d.spec.maxRuntimeMillis() : Long.MAX_VALUE;
+    allocations.put(id, new Allocation(id, app.id, d.key, d.shape, placement, endsAt));
     allocationsByNode.computeIfAbsent(placement.nodeId(), k -> new LinkedHashSet<>()).add(id);
     app.allocations.add(id);
     app.usage = app.usage.plus(charge);
@@ -485,7 +634,6 @@ public final class Engine {
       }
     }
     decisions.add(new Decision.Allocate(id, app.id, d.key, placement.nodeId(), d.shape, placement.gpus(), charge));
-    return null;
   }
 
   /**

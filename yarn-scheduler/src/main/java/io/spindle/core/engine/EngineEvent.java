@@ -24,8 +24,18 @@ public sealed interface EngineEvent {
   /**
    * The application now wants {@code count} more containers of {@code shape} under {@code requestKey}. A new
    * event for the same key replaces the outstanding count (YARN's resource requests work that way); 0 cancels.
+   * With a gang {@link PlacementSpec}, the {@code count} containers are one gang.
    */
-  record Demand(String appId, String requestKey, Resources shape, int count) implements EngineEvent {}
+  record Demand(String appId, String requestKey, Resources shape, int count, PlacementSpec spec)
+      implements EngineEvent {
+    public Demand {
+      spec = spec == null ? PlacementSpec.SINGLE : spec;
+    }
+
+    public Demand(String appId, String requestKey, Resources shape, int count) {
+      this(appId, requestKey, shape, count, PlacementSpec.SINGLE);
+    }
+  }
 
   /** What exists on a MIG-mode GPU, as its node reports it (after a re-partition, or on its own). */
   record MigLayoutReported(String nodeId, int gpuIndex, MigLayout layout) implements EngineEvent {}

@@ -14,18 +14,29 @@ import io.spindle.core.placement.MigSlotPolicy;
  *     ({@code yarn.scheduler.spindle.mig.max-reconfigurations-per-cycle})
  * @param migSlotPolicy where new MIG instances go when GPUs are re-partitioned (not configurable; baselines are
  *     for benchmarks)
+ * @param reservationTimeoutMillis how long nodes stay held for a waiting gang before the reservation is dropped and
+ *     the gang re-queued ({@code yarn.scheduler.spindle.gang.reservation-timeout-seconds})
+ * @param maxReservations how many gangs may hold reservations at once ({@code yarn.scheduler.spindle.gang.max-reservations})
  */
-public record EngineSettings(long migReconfigureMillis, int maxMigReconfigurationsPerCycle, MigSlotPolicy migSlotPolicy) {
+public record EngineSettings(long migReconfigureMillis, int maxMigReconfigurationsPerCycle, MigSlotPolicy migSlotPolicy,
+    long reservationTimeoutMillis, int maxReservations) {
 
   public static final String MIG_RECONFIGURE_SECONDS = "yarn.scheduler.spindle.mig.reconfigure-seconds";
   public static final String MAX_MIG_RECONFIGURATIONS_PER_CYCLE =
       "yarn.scheduler.spindle.mig.max-reconfigurations-per-cycle";
+  public static final String RESERVATION_TIMEOUT_SECONDS = "yarn.scheduler.spindle.gang.reservation-timeout-seconds";
+  public static final String MAX_RESERVATIONS = "yarn.scheduler.spindle.gang.max-reservations";
+  public static final long DEFAULT_RESERVATION_TIMEOUT_MILLIS = 900_000;
+  public static final int DEFAULT_MAX_RESERVATIONS = 4;
   public static final long DEFAULT_MIG_RECONFIGURE_MILLIS = 30_000;
   public static final int DEFAULT_MAX_MIG_RECONFIGURATIONS_PER_CYCLE = 16;
 
   public EngineSettings {
     if (migReconfigureMillis < 0) {
       throw new IllegalArgumentException("migReconfigureMillis must not be negative: " + migReconfigureMillis);
+    }
+    if (reservationTimeoutMillis < 0 || maxReservations < 0) {
+      throw new IllegalArgumentException("reservation settings must not be negative");
     }
     if (maxMigReconfigurationsPerCycle < 0) {
       throw new IllegalArgumentException(
@@ -35,7 +46,7 @@ public record EngineSettings(long migReconfigureMillis, int maxMigReconfiguratio
 
   public static EngineSettings defaults() {
     return new EngineSettings(DEFAULT_MIG_RECONFIGURE_MILLIS, DEFAULT_MAX_MIG_RECONFIGURATIONS_PER_CYCLE,
-        new FragmentationAwareSlots());
+        new FragmentationAwareSlots(), DEFAULT_RESERVATION_TIMEOUT_MILLIS, DEFAULT_MAX_RESERVATIONS);
   }
 
   /**
@@ -46,7 +57,9 @@ public record EngineSettings(long migReconfigureMillis, int maxMigReconfiguratio
     EngineSettings d = defaults();
     long seconds = readLong(conf, MIG_RECONFIGURE_SECONDS, d.migReconfigureMillis() / 1000, 0, 86_400);
     long perCycle = readLong(conf, MAX_MIG_RECONFIGURATIONS_PER_CYCLE, d.maxMigReconfigurationsPerCycle(), 0, 100_000);
-    return new EngineSettings(seconds * 1000, (int) perCycle, d.migSlotPolicy());
+    long timeout = readLong(conf, RESERVATION_TIMEOUT_SECONDS, d.reservationTimeoutMillis() / 1000, 1, 604_800);
+    long reservations = readLong(conf, MAX_RESERVATIONS, d.maxReservations(), 0, 10_000);
+    return new EngineSettings(seconds * 1000, (int) perCycle, d.migSlotPolicy(), timeout * 1000, (int) reservations);
   }
 
   private static long readLong(Map<String, String> conf, String key, long dflt, long min, long max) {
@@ -67,10 +80,16 @@ public record EngineSettings(long migReconfigureMillis, int maxMigReconfiguratio
   }
 
   public EngineSettings withMigSlotPolicy(MigSlotPolicy policy) {
-    return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle, policy);
+    return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle, policy, reservationTimeoutMillis,
+        maxReservations);
   }
 
   public EngineSettings withMigReconfigureMillis(long millis) {
-    return new EngineSettings(millis, maxMigReconfigurationsPerCycle, migSlotPolicy);
+    return new EngineSettings(millis, maxMigReconfigurationsPerCycle, migSlotPolicy, reservationTimeoutMillis,
+        maxReservations);
+  }
+
+  public EngineSettings withReservations(long timeoutMillis, int max) {
+    return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle, migSlotPolicy, timeoutMillis, max);
   }
 }

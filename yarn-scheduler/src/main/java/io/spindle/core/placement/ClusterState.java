@@ -7,6 +7,7 @@ import io.spindle.core.model.MigProfile;
 import io.spindle.core.model.Node;
 import io.spindle.core.model.ResourceVector;
 import io.spindle.core.model.Resources;
+import io.spindle.core.model.Topology;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
@@ -49,7 +50,11 @@ public final class ClusterState {
   /** Distinct node capacities, to tell at once whether a container could ever fit. */
   private record NodeShape(long memoryMb, int vcores, GpuModel model, int wholeGpus, int migGpus) {}
 
+  private final Topology topology;
   private final Map<String, NodeState> nodes = new LinkedHashMap<>();
+  /** Subtrees by path, each level's in first-seen order. */
+  private final Map<String, Subtree> subtrees = new LinkedHashMap<>();
+  private final Map<String, Reservation> reservations = new LinkedHashMap<>();
   private final TreeSet<NodeState> all = new TreeSet<>(BY_FREE_CAPACITY);
   private final Map<String, TreeSet<NodeState>> byModel = new HashMap<>();
   private final Map<String, TreeSet<NodeState>> byMigProfile = new HashMap<>();
@@ -60,11 +65,30 @@ public final class ClusterState {
   private long freeWholeGpus;
   private int nextSeq;
 
+  public ClusterState(Topology topology) {
+    this.topology = topology;
+  }
+
+  public Topology topology() {
+    return topology;
+  }
+
   public void addNode(Node node) {
     if (nodes.containsKey(node.id())) {
       throw new InvalidInputException("node.id", node.id(), "duplicate node: already registered");
     }
+    topology.requireLocation(node);
     NodeState state = new NodeState(node, nextSeq++);
+    List<Subtree> ancestors = new ArrayList<>();
+    List<String> paths = Topology.ancestry(node.location());
+    for (int depth = 0; depth < paths.size(); depth++) {
+      int d = depth;
+      Subtree sub = subtrees.computeIfAbsent(paths.get(depth), p -> new Subtree(p, d));
+      sub.nodes.add(state);
+      sub.add(state, 1);
+      ancestors.add(sub);
+    }
+    state.ancestors = List.copyOf(ancestors);
     nodes.put(node.id(), state);
     if (state.hasMigGpus()) {
       migNodes.add(state);
@@ -75,17 +99,29 @@ public final class ClusterState {
     freeWholeGpus += state.freeWholeGpus;
   }
 
-  /** Removes a node; the caller owns the allocations that were on it. */
-  public void removeNode(String nodeId) {
-    NodeState state = nodes.remove(nodeId);
+  /**
+   * Removes a node; the caller owns the allocations that were on it. A reservation that held the node is released
+   * whole (its gang can no longer count on it) and returned, else {@code null}.
+   */
+  public Reservation removeNode(String nodeId) {
+    NodeState state = nodes.get(nodeId);
     if (state == null) {
       throw new InvalidInputException("node.id", nodeId, "unknown node");
     }
-    unindex(state);
+    Reservation broken = state.reservation;
+    if (broken != null) {
+      releaseReservation(broken);
+    }
+    nodes.remove(nodeId);
+    detach(state);
+    for (Subtree sub : state.ancestors) {
+      sub.nodes.remove(state);
+    }
     migNodes.remove(state);
     shapes.computeIfPresent(shapeOf(state.node), (k, v) -> v == 1 ? null : v - 1);
     capacity = capacity.minus(state.node.capacity());
     freeWholeGpus -= state.freeWholeGpus;
+    return broken;
   }
 
   public boolean hasNode(String nodeId) {
@@ -168,17 +204,17 @@ public final class ClusterState {
       throw new InvalidInputException("gpu.migLayout", layout, "node " + nodeId + " GPU " + gpuIndex + " is a "
           + gpu.gpu.model().name());
     }
-    unindex(state);
+    detach(state);
     gpu.report(layout);
-    index(state);
+    attach(state);
   }
 
   /** Marks an idle MIG GPU as being re-partitioned: unavailable until reported and {@code availableAtMillis}. */
   public void beginReconfigure(String nodeId, int gpuIndex, MigLayout desired, long availableAtMillis) {
     NodeState state = requireNode(nodeId);
-    unindex(state);
+    detach(state);
     state.migGpu(gpuIndex).beginReconfigure(desired, availableAtMillis);
-    index(state);
+    attach(state);
   }
 
   /** Puts re-partitioned GPUs whose report has arrived and whose time has come back into service. */
@@ -188,14 +224,14 @@ public final class ClusterState {
       for (MigGpuState gpu : state.migGpus()) {
         if (gpu.pending() != null) {
           if (!changed) {
-            unindex(state);
+            detach(state);
             changed = true;
           }
           gpu.activateIfDue(nowMillis);
         }
       }
       if (changed) {
-        index(state);
+        attach(state);
       }
     }
   }
@@ -231,11 +267,11 @@ public final class ClusterState {
 
   public void commit(Resources shape, Placement placement) {
     NodeState state = requireNode(placement.nodeId());
-    unindex(state);
+    detach(state);
     long before = state.freeWholeGpus;
     state.take(shape, placement.gpus());
     freeWholeGpus += state.freeWholeGpus - before;
-    index(state);
+    attach(state);
   }
 
   public void release(Resources shape, Placement placement) {
@@ -243,11 +279,11 @@ public final class ClusterState {
     if (state == null) {
       return; // The node left; its capacity left with it.
     }
-    unindex(state);
+    detach(state);
     long before = state.freeWholeGpus;
     state.give(shape, placement.gpus());
     freeWholeGpus += state.freeWholeGpus - before;
-    index(state);
+    attach(state);
   }
 
   /**
@@ -315,6 +351,10 @@ public final class ClusterState {
     return "waiting for capacity: no node has room for " + shape + " now";
   }
 
+  NodeState node(String nodeId) {
+    return nodes.get(nodeId);
+  }
+
   private NodeState requireNode(String nodeId) {
     NodeState state = nodes.get(nodeId);
     if (state == null) {
@@ -323,7 +363,26 @@ public final class ClusterState {
     return state;
   }
 
+  /** Takes a node out of the indexes and its subtrees' sums before it changes. */
+  private void detach(NodeState state) {
+    unindex(state);
+    for (Subtree sub : state.ancestors) {
+      sub.add(state, -1);
+    }
+  }
+
+  /** Puts a changed node back into its subtrees' sums and (unless reserved) the indexes. */
+  private void attach(NodeState state) {
+    for (Subtree sub : state.ancestors) {
+      sub.add(state, 1);
+    }
+    index(state);
+  }
+
   private void index(NodeState state) {
+    if (state.reservation != null) {
+      return; // Reserved nodes are out of the general search; their gang and backfill look them up directly.
+    }
     all.add(state);
     GpuModel model = state.node.gpuModel();
     if (model != null) {
@@ -362,6 +421,94 @@ public final class ClusterState {
 
   private static NodeState probe(int freeWholeGpus, long freeMemoryMb) {
     return NodeState.probe(freeWholeGpus, freeMemoryMb);
+  }
+
+  /** Every node's state, in registration order (gang placement walks them when subtree sums allow). */
+  Collection<NodeState> nodeStates() {
+    return nodes.values();
+  }
+
+  /** Subtrees of one topology level, in first-seen order. */
+  List<Subtree> subtreesAt(int depth) {
+    List<Subtree> out = new ArrayList<>();
+    for (Subtree sub : subtrees.values()) {
+      if (sub.depth == depth) {
+        out.add(sub);
+      }
+    }
+    return out;
+  }
+
+  /**
+   * The depth a gang may span up to: -1 for the whole cluster (no limit), 0.. for the topology's levels from the top,
+   * {@code levels.size()} for a single node.
+   */
+  public int depthOf(String level) {
+    if (level == null || level.isBlank() || level.equals("cluster")) {
+      return -1;
+    }
+    if (level.equals("node")) {
+      return topology.levels().size();
+    }
+    int i = topology.levels().indexOf(level);
+    if (i < 0) {
+      List<String> known = new ArrayList<>(topology.levels());
+      known.add("node");
+      throw new InvalidInputException("topology level", level, "unknown; levels are " + known + " (or cluster)");
+    }
+    return i;
+  }
+
+  /** Holds nodes for a gang: they leave the general search until {@link #releaseReservation}. */
+  void reserve(Reservation r) {
+    for (NodeState state : r.nodes()) {
+      unindex(state);
+      state.reservation = r;
+    }
+    reservations.put(r.owner(), r);
+  }
+
+  public void releaseReservation(Reservation r) {
+    if (reservations.remove(r.owner()) == null) {
+      return;
+    }
+    for (NodeState state : r.nodes()) {
+      if (state.reservation == r) {
+        state.reservation = null;
+        if (nodes.containsKey(state.id())) {
+          index(state);
+        }
+      }
+    }
+  }
+
+  public Reservation reservation(String owner) {
+    return reservations.get(owner);
+  }
+
+  public Collection<Reservation> reservations() {
+    return reservations.values();
+  }
+
+  /**
+   * Places one container on nodes reserved for gangs, if it declares that it ends ({@code endsAtMillis}) before the
+   * reservation's projected start, so backfill never delays the gang. {@code null} when none has room.
+   */
+  public Placement findBackfill(Resources shape, long endsAtMillis) {
+    for (Reservation r : reservations.values()) {
+      if (endsAtMillis > r.projectedStartMillis()) {
+        continue;
+      }
+      for (NodeState state : r.nodes()) {
+        if (state.capacityFor(shape, 1) >= 1) {
+          List<Placement> p = GangPlacer.placeOnNode(state, shape, 1);
+          if (p != null) {
+            return p.get(0);
+          }
+        }
+      }
+    }
+    return null;
   }
 
   /** Free whole GPUs per node, for tests and snapshots. */

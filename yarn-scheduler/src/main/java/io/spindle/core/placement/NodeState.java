@@ -28,6 +28,10 @@ final class NodeState {
   private final MigGpuState[] mig;
   /** Memory slices of MIG-mode GPUs that no container holds; orders nodes fullest first for MIG placement. */
   int freeMigSlices;
+  /** Topology subtrees holding this node, top level first; set by {@link ClusterState}. */
+  List<Subtree> ancestors = List.of();
+  /** The gang reservation holding this node, or {@code null}. */
+  Reservation reservation;
   /** Per GPU position: its NVLink island as a dense index 0..islandCount-1, in order of island id. */
   private final int[] island;
   private final int islandCount;
@@ -85,6 +89,52 @@ final class NodeState {
       }
     }
     return false;
+  }
+
+  /** How many containers of the shape fit here now, at most {@code limit}. */
+  int capacityFor(Resources shape, int limit) {
+    long c = limit;
+    if (shape.memoryMb() > 0) {
+      c = Math.min(c, freeMemoryMb / shape.memoryMb());
+    }
+    if (shape.vcores() > 0) {
+      c = Math.min(c, freeVcores / shape.vcores());
+    }
+    if (shape.gpus() > 0 || shape.wantsMig()) {
+      if (node.gpuModel() == null || (shape.gpuModel() != null && !shape.gpuModel().equals(node.gpuModel().name()))) {
+        return 0;
+      }
+      c = shape.gpus() > 0 ? Math.min(c, freeWholeGpus / shape.gpus())
+          : Math.min(c, freeInstances(shape.migProfile()) / shape.migInstances());
+    }
+    return (int) Math.max(0, c);
+  }
+
+  /** How many containers of the shape would fit on this node if it were empty, at most {@code limit}. */
+  int emptyCapacityFor(Resources shape, int limit) {
+    long c = limit;
+    if (shape.memoryMb() > 0) {
+      c = Math.min(c, node.memoryMb() / shape.memoryMb());
+    }
+    if (shape.vcores() > 0) {
+      c = Math.min(c, node.vcores() / shape.vcores());
+    }
+    if (shape.gpus() > 0 || shape.wantsMig()) {
+      if (node.gpuModel() == null || (shape.gpuModel() != null && !shape.gpuModel().equals(node.gpuModel().name()))) {
+        return 0;
+      }
+      if (shape.gpus() > 0) {
+        c = Math.min(c, (wholeTaken.length - migGpus().size()) / shape.gpus());
+      } else {
+        int room = 0;
+        for (MigGpuState g : migGpus()) {
+          room += g.gpu.model().profile(shape.migProfile())
+              .map(p -> MigLayout.empty(g.gpu.model()).placeable(p)).orElse(0);
+        }
+        c = Math.min(c, room / shape.migInstances());
+      }
+    }
+    return (int) Math.max(0, c);
   }
 
   boolean fitsCpuAndMemory(Resources shape) {

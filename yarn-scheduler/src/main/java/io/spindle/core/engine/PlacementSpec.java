@@ -1,0 +1,35 @@
+package io.spindle.core.engine;
+
+/**
+ * How a request's containers are placed.
+ *
+ * @param gang all {@code count} containers start together, in one cycle, or none does
+ * @param topologyLevel the level the gang should stay within ({@code rack}, {@code node}, a topology level name),
+ *     or {@code null} for none
+ * @param required {@code true}: never span above {@code topologyLevel} (wait instead); {@code false}: prefer the
+ *     lowest level that holds the gang and fall back up the tree
+ * @param maxRuntimeMillis the run time the application declares for each container, or 0 if it declares none; a
+ *     container that declares one may run on nodes held for a gang if it ends before the gang is due to start
+ */
+public record PlacementSpec(boolean gang, String topologyLevel, boolean required, long maxRuntimeMillis) {
+
+  /** Independent containers, no topology wish, no declared run time. */
+  public static final PlacementSpec SINGLE = new PlacementSpec(false, null, false, 0);
+
+  public PlacementSpec {
+    if (maxRuntimeMillis < 0) {
+      throw new IllegalArgumentException("maxRuntimeMillis must not be negative: " + maxRuntimeMillis);
+    }
+    if (required && (topologyLevel == null || topologyLevel.isBlank())) {
+      throw new IllegalArgumentException("a required topology constraint needs a level");
+    }
+  }
+
+  public static PlacementSpec gang(String level, boolean required) {
+    return new PlacementSpec(true, level, required, 0);
+  }
+
+  public PlacementSpec withMaxRuntimeMillis(long millis) {
+    return new PlacementSpec(gang, topologyLevel, required, millis);
+  }
+}

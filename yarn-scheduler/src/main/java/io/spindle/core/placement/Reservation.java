@@ -1,0 +1,53 @@
+package io.spindle.core.placement;
+
+import java.util.List;
+
+/**
+ * Nodes held for one gang that does not fit yet. Nothing else is placed on them (except backfill that declared it
+ * ends before {@link #projectedStartMillis()}), so they only drain, and the gang fits once they have.
+ */
+public final class Reservation {
+
+  private final String owner;
+  private final String subtree;
+  private final List<NodeState> nodes;
+  private final long createdMillis;
+  private long projectedStartMillis = Long.MAX_VALUE;
+
+  Reservation(String owner, String subtree, List<NodeState> nodes, long createdMillis) {
+    this.owner = owner;
+    this.subtree = subtree;
+    this.nodes = List.copyOf(nodes);
+    this.createdMillis = createdMillis;
+  }
+
+  public String owner() {
+    return owner;
+  }
+
+  /** The topology path (or node id) the reserved nodes share. */
+  public String subtree() {
+    return subtree;
+  }
+
+  public List<String> nodeIds() {
+    return nodes.stream().map(NodeState::id).toList();
+  }
+
+  List<NodeState> nodes() {
+    return nodes;
+  }
+
+  public long createdMillis() {
+    return createdMillis;
+  }
+
+  /** When the gang is expected to fit: the last declared end of what runs on the nodes; MAX_VALUE if unknown. */
+  public long projectedStartMillis() {
+    return projectedStartMillis;
+  }
+
+  public void projectedStartMillis(long millis) {
+    this.projectedStartMillis = millis;
+  }
+}
