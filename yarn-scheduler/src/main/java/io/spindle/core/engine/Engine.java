@@ -484,15 +484,14 @@ public final class Engine {
     if (d.isGang()) {
       return tryPlaceGang(d, decisions);
     }
-    if (noRoom.contains(d.shape)) {
-      return NO_ROOM;
-    }
-    Placement placement = cluster.find(d.shape);
-    if (placement == null && d.spec.maxRuntimeMillis() > 0) {
-      placement = cluster.findBackfill(d.shape, clock.nowMillis() + d.spec.maxRuntimeMillis());
-    }
+    Placement placement = noRoom.contains(d.shape) ? null : cluster.find(d.shape);
     if (placement == null) {
       noRoom.add(d.shape);
+      if (d.spec.maxRuntimeMillis() > 0) {
+        placement = cluster.findBackfill(d.shape, clock.nowMillis() + d.spec.maxRuntimeMillis());
+      }
+    }
+    if (placement == null) {
       return NO_ROOM;
     }
     String over = overLimits(d.app, placement.charge());
