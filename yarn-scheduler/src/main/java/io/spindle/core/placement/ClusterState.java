@@ -64,6 +64,8 @@ public final class ClusterState {
   private ResourceVector capacity = ResourceVector.ZERO;
   private long freeWholeGpus;
   private int nextSeq;
+  /** Changes whenever a node joins or leaves: answers about empty capacity stay valid while it does not. */
+  private long nodeSetVersion;
 
   public ClusterState(Topology topology) {
     this.topology = topology;
@@ -90,6 +92,7 @@ public final class ClusterState {
     }
     state.ancestors = List.copyOf(ancestors);
     nodes.put(node.id(), state);
+    nodeSetVersion++;
     if (state.hasMigGpus()) {
       migNodes.add(state);
     }
@@ -113,6 +116,7 @@ public final class ClusterState {
       releaseReservation(broken);
     }
     nodes.remove(nodeId);
+    nodeSetVersion++;
     detach(state);
     for (Subtree sub : state.ancestors) {
       sub.nodes.remove(state);
@@ -126,6 +130,10 @@ public final class ClusterState {
 
   public boolean hasNode(String nodeId) {
     return nodes.containsKey(nodeId);
+  }
+
+  long nodeSetVersion() {
+    return nodeSetVersion;
   }
 
   public int nodeCount() {

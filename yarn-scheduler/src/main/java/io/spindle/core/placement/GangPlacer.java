@@ -5,7 +5,9 @@ import io.spindle.core.model.Resources;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * Places a gang — {@code members} containers of one shape that start together or not at all — in the lowest
@@ -22,6 +24,11 @@ import java.util.List;
 public final class GangPlacer {
 
   private final ClusterState cluster;
+  /** {@link #whyNever} answers depend only on which nodes exist; kept until a node joins or leaves. */
+  private final Map<NeverKey, String> neverCache = new HashMap<>();
+  private long neverCacheVersion = -1;
+
+  private record NeverKey(Resources shape, int members, int requiredDepth) {}
 
   public GangPlacer(ClusterState cluster) {
     this.cluster = cluster;
@@ -167,6 +174,20 @@ public final class GangPlacer {
     if (cluster.nodeCount() == 0) {
       return null;
     }
+    if (neverCacheVersion != cluster.nodeSetVersion()) {
+      neverCache.clear();
+      neverCacheVersion = cluster.nodeSetVersion();
+    }
+    NeverKey key = new NeverKey(shape, members, requiredDepth);
+    if (neverCache.containsKey(key)) {
+      return neverCache.get(key);
+    }
+    String why = computeWhyNever(shape, members, requiredDepth);
+    neverCache.put(key, why);
+    return why;
+  }
+
+  private String computeWhyNever(Resources shape, int members, int requiredDepth) {
     int nodeDepth = cluster.topology().levels().size();
     long whole = 0;
     for (NodeState n : cluster.nodeStates()) {
@@ -236,26 +257,26 @@ public final class GangPlacer {
 
   /** Spreads the members over as few of the nodes as possible; {@code null} if they do not hold them all. */
   private static List<Placement> distribute(List<NodeState> nodes, Resources shape, int members) {
-    List<NodeState> withRoom = new ArrayList<>();
-    for (NodeState n : nodes) {
-      if (n.capacityFor(shape, members) > 0) {
-        withRoom.add(n);
+    // Capacities are computed once: sorting calls the comparator O(n log n) times.
+    List<long[]> withRoom = new ArrayList<>();
+    for (int i = 0; i < nodes.size(); i++) {
+      int cap = nodes.get(i).capacityFor(shape, members);
+      if (cap > 0) {
+        withRoom.add(new long[] {cap, nodes.get(i).seq, i});
       }
     }
-    withRoom.sort(Comparator.comparingInt((NodeState n) -> -n.capacityFor(shape, members)).thenComparingInt(n -> n.seq));
+    withRoom.sort((a, b) -> a[0] != b[0] ? Long.compare(b[0], a[0]) : Long.compare(a[1], b[1]));
     List<Placement> out = new ArrayList<>(members);
     int remaining = members;
     for (int i = 0; i < withRoom.size() && remaining > 0; i++) {
       // The last members go to the smallest remaining node that holds them all (best fit).
       int fit = -1;
-      for (int j = i; j < withRoom.size(); j++) {
-        if (withRoom.get(j).capacityFor(shape, members) >= remaining) {
-          fit = j;
-        }
+      for (int j = i; j < withRoom.size() && withRoom.get(j)[0] >= remaining; j++) {
+        fit = j;
       }
-      NodeState node = fit >= 0 ? withRoom.get(fit) : withRoom.get(i);
-      int here = Math.min(remaining, node.capacityFor(shape, members));
-      List<Placement> placed = placeOnNode(node, shape, here);
+      long[] chosen = withRoom.get(fit >= 0 ? fit : i);
+      int here = (int) Math.min(remaining, chosen[0]);
+      List<Placement> placed = placeOnNode(nodes.get((int) chosen[2]), shape, here);
       if (placed == null) {
         return null;
       }

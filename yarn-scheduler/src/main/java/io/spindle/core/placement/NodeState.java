@@ -24,6 +24,8 @@ final class NodeState {
   /** Per GPU position in {@code node.gpus()}: taken by a whole-GPU container (non-MIG GPUs only). */
   private final boolean[] wholeTaken;
   int freeWholeGpus;
+  /** GPUs not in MIG mode, free or not. */
+  private final int wholeGpuCount;
   /** Per GPU position: state of a MIG-mode GPU, {@code null} for a whole GPU. */
   private final MigGpuState[] mig;
   /** Memory slices of MIG-mode GPUs that no container holds; orders nodes fullest first for MIG placement. */
@@ -51,6 +53,7 @@ final class NodeState {
     this.mig = new MigGpuState[0];
     this.island = new int[0];
     this.islandCount = 0;
+    this.wholeGpuCount = 0;
   }
 
   NodeState(Node node, int seq) {
@@ -76,6 +79,7 @@ final class NodeState {
         freeWholeGpus++;
       }
     }
+    this.wholeGpuCount = freeWholeGpus;
   }
 
   String id() {
@@ -124,12 +128,14 @@ final class NodeState {
         return 0;
       }
       if (shape.gpus() > 0) {
-        c = Math.min(c, (wholeTaken.length - migGpus().size()) / shape.gpus());
+        c = Math.min(c, wholeGpuCount / shape.gpus());
       } else {
         int room = 0;
-        for (MigGpuState g : migGpus()) {
-          room += g.gpu.model().profile(shape.migProfile())
-              .map(p -> MigLayout.empty(g.gpu.model()).placeable(p)).orElse(0);
+        for (MigGpuState g : mig) {
+          if (g != null) {
+            room += g.gpu.model().profile(shape.migProfile())
+                .map(p -> MigLayout.empty(g.gpu.model()).placeable(p)).orElse(0);
+          }
         }
         c = Math.min(c, room / shape.migInstances());
       }
