@@ -174,7 +174,7 @@ public final class GangPlacer {
     if (cluster.nodeCount() == 0) {
       return null;
     }
-    if (neverCacheVersion != cluster.nodeSetVersion()) {
+    if (neverCacheVersion != cluster.nodeSetVersion() || neverCache.size() > 4_096) {
       neverCache.clear();
       neverCacheVersion = cluster.nodeSetVersion();
     }
