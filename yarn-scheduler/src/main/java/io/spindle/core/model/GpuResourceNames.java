@@ -1,13 +1,16 @@
 package io.spindle.core.model;
 
 /**
- * YARN resource-type names for GPUs: {@code yarn.io/gpu} for whole GPUs, and one type per MIG profile in NVIDIA's
- * naming, {@code nvidia.com/mig-<profile>} (the Kubernetes device plugin's "mixed" strategy names, which operators
- * already know). The YARN adapter turns a request's resource map into {@link Resources} with these.
+ * YARN resource-type names for GPUs. Whole GPUs: {@code nvidia.com/gpu} when NodeManagers run Spindle's device
+ * plugin, {@code yarn.io/gpu} when they run YARN's built-in GPU plugin (Hadoop reserves that name for it, so a
+ * device plugin cannot use it); both mean the same to the scheduler. MIG: one type per profile in NVIDIA's naming,
+ * {@code nvidia.com/mig-<profile>} (the Kubernetes device plugin's "mixed" strategy names, which operators already
+ * know). The YARN adapter turns a request's resource map into {@link Resources} with these.
  */
 public final class GpuResourceNames {
 
   public static final String WHOLE_GPU = "yarn.io/gpu";
+  public static final String NVIDIA_GPU = "nvidia.com/gpu";
   public static final String MIG_PREFIX = "nvidia.com/mig-";
 
   private GpuResourceNames() {}
@@ -16,8 +19,12 @@ public final class GpuResourceNames {
     return MIG_PREFIX + profileName;
   }
 
+  public static boolean isWholeGpu(String resourceName) {
+    return WHOLE_GPU.equals(resourceName) || NVIDIA_GPU.equals(resourceName);
+  }
+
   public static boolean isGpuResource(String resourceName) {
-    return WHOLE_GPU.equals(resourceName) || resourceName.startsWith(MIG_PREFIX);
+    return isWholeGpu(resourceName) || resourceName.startsWith(MIG_PREFIX);
   }
 
   /**

@@ -34,9 +34,8 @@ final class NodeState {
   List<Subtree> ancestors = List.of();
   /** The gang reservation holding this node, or {@code null}. */
   Reservation reservation;
-  /** Per GPU position: its NVLink island as a dense index 0..islandCount-1, in order of island id. */
-  private final int[] island;
-  private final int islandCount;
+  /** Per GPU position: its NVLink island id. */
+  private final int[] islandIds;
 
   /** A key-only instance for ceiling lookups in {@link ClusterState}'s ordered sets. */
   static NodeState probe(int freeWholeGpus, long freeMemoryMb) {
@@ -51,8 +50,7 @@ final class NodeState {
     this.freeVcores = Integer.MIN_VALUE;
     this.wholeTaken = new boolean[0];
     this.mig = new MigGpuState[0];
-    this.island = new int[0];
-    this.islandCount = 0;
+    this.islandIds = new int[0];
     this.wholeGpuCount = 0;
   }
 
@@ -64,12 +62,7 @@ final class NodeState {
     List<Gpu> gpus = node.gpus();
     this.wholeTaken = new boolean[gpus.size()];
     this.mig = new MigGpuState[gpus.size()];
-    int[] islandIds = gpus.stream().mapToInt(Gpu::nvlinkIsland).distinct().sorted().toArray();
-    this.islandCount = islandIds.length;
-    this.island = new int[gpus.size()];
-    for (int i = 0; i < gpus.size(); i++) {
-      island[i] = java.util.Arrays.binarySearch(islandIds, gpus.get(i).nvlinkIsland());
-    }
+    this.islandIds = gpus.stream().mapToInt(Gpu::nvlinkIsland).toArray();
     for (int i = 0; i < gpus.size(); i++) {
       Gpu g = gpus.get(i);
       if (g.migEnabled()) {
@@ -147,54 +140,21 @@ final class NodeState {
     return freeMemoryMb >= shape.memoryMb() && freeVcores >= shape.vcores();
   }
 
-  /**
-   * Chooses whole GPUs keeping NVLink islands whole: the island with the fewest free GPUs that still holds the
-   * request (best fit), else the fewest islands, largest first. Returns {@code null} if not enough are free.
-   */
+  /** Chooses whole GPUs by {@link NvlinkIslands}' rule; {@code null} if not enough are free. */
   List<GpuSlot> chooseWholeGpus(int count) {
     if (count > freeWholeGpus) {
       return null;
     }
-    int[] freePerIsland = new int[islandCount];
-    for (int i = 0; i < wholeTaken.length; i++) {
-      if (mig[i] == null && !wholeTaken[i]) {
-        freePerIsland[island[i]]++;
-      }
+    boolean[] free = new boolean[wholeTaken.length];
+    for (int i = 0; i < free.length; i++) {
+      free[i] = mig[i] == null && !wholeTaken[i];
     }
-    int best = -1;
-    for (int k = 0; k < islandCount; k++) {
-      if (freePerIsland[k] >= count && (best < 0 || freePerIsland[k] < freePerIsland[best])) {
-        best = k;
-      }
-    }
+    int[] positions = NvlinkIslands.choose(islandIds, free, count);
     List<GpuSlot> slots = new ArrayList<>(count);
-    if (best >= 0) {
-      takeFromIsland(best, count, slots);
-      return slots;
-    }
-    // No island holds it: span as few islands as possible, largest first (ties: lower island first).
-    boolean[] used = new boolean[islandCount];
-    while (slots.size() < count) {
-      int largest = -1;
-      for (int k = 0; k < islandCount; k++) {
-        if (!used[k] && freePerIsland[k] > 0 && (largest < 0 || freePerIsland[k] > freePerIsland[largest])) {
-          largest = k;
-        }
-      }
-      used[largest] = true;
-      takeFromIsland(largest, count - slots.size(), slots);
+    for (int position : positions) {
+      slots.add(GpuSlot.whole(node.gpus().get(position).index()));
     }
     return slots;
-  }
-
-  private void takeFromIsland(int islandIndex, int max, List<GpuSlot> into) {
-    int taken = 0;
-    for (int i = 0; i < wholeTaken.length && taken < max; i++) {
-      if (island[i] == islandIndex && mig[i] == null && !wholeTaken[i]) {
-        into.add(GpuSlot.whole(node.gpus().get(i).index()));
-        taken++;
-      }
-    }
   }
 
   /**

@@ -17,6 +17,8 @@ class GpuResourceNamesTest {
         .isEqualTo(GpuResourceNames.mig("3g.40gb"));
     assertThat(GpuResourceNames.migProfile("nvidia.com/mig-1g.5gb", catalog)).isEqualTo("1g.5gb");
     assertThat(GpuResourceNames.isGpuResource("yarn.io/gpu")).isTrue();
+    assertThat(GpuResourceNames.isWholeGpu("nvidia.com/gpu")).isTrue();
+    assertThat(GpuResourceNames.isWholeGpu("nvidia.com/mig-1g.10gb")).isFalse();
     assertThat(GpuResourceNames.isGpuResource("memory-mb")).isFalse();
   }
 

@@ -1,0 +1,349 @@
+package io.spindle.nm;
+
+import java.io.IOException;
+import java.io.StringReader;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import javax.xml.XMLConstants;
+import javax.xml.parsers.DocumentBuilder;
+import javax.xml.parsers.DocumentBuilderFactory;
+import javax.xml.parsers.ParserConfigurationException;
+import org.w3c.dom.Document;
+import org.w3c.dom.Element;
+import org.w3c.dom.Node;
+import org.w3c.dom.NodeList;
+import org.xml.sax.ErrorHandler;
+import org.xml.sax.InputSource;
+import org.xml.sax.SAXException;
+import org.xml.sax.SAXParseException;
+
+/**
+ * Reads the four nvidia-smi outputs discovery needs into plain records: {@code -q -x} (the GPUs, their MIG mode,
+ * MIG devices and processes), {@code -L} (indices and MIG device UUIDs, which the XML does not carry),
+ * {@code mig -lgi} (each GPU instance's profile and placement) and {@code topo -m} (NVLink islands). Every method
+ * throws {@link NvidiaSmiFormatException} naming the command and the problem instead of guessing.
+ */
+public final class NvidiaSmiParser {
+
+  /** One {@code <gpu>} of {@code nvidia-smi -q -x}. {@code minorNumber} is -1 when the tool prints N/A. */
+  public record SmiGpu(String productName, String uuid, int minorNumber, String busId, boolean migEnabled,
+      boolean migPending, List<SmiMigDevice> migDevices, List<SmiProcess> processes) {
+
+    public SmiGpu {
+      migDevices = List.copyOf(migDevices);
+      processes = List.copyOf(processes);
+    }
+  }
+
+  /** One {@code <mig_device>}: its device index on the GPU and the GPU/compute instance it is. */
+  public record SmiMigDevice(int index, int gpuInstanceId, int computeInstanceId) {}
+
+  /** One {@code <process_info>}; {@code gpuInstanceId} is -1 for a process on a GPU without MIG. */
+  public record SmiProcess(int gpuInstanceId, long pid) {}
+
+  /** One {@code GPU n: name (UUID: ...)} line of {@code nvidia-smi -L} with the MIG device lines under it. */
+  public record ListedGpu(int index, String name, String uuid, List<ListedMig> migDevices) {
+
+    public ListedGpu {
+      migDevices = List.copyOf(migDevices);
+    }
+  }
+
+  /** One {@code MIG 3g.20gb Device 0: (UUID: MIG-...)} line. */
+  public record ListedMig(String profileName, int deviceIndex, String uuid) {}
+
+  /** One row of {@code nvidia-smi mig -lgi}: a GPU instance, its profile and its placement {@code start:size}. */
+  public record GpuInstance(int gpuIndex, String profileName, int profileId, int instanceId, int start, int size) {}
+
+  private static final Pattern LIST_GPU = Pattern.compile("^GPU (\\d+): (.+?) \\(UUID: ([^)\\s]+)\\)\\s*$");
+  private static final Pattern LIST_MIG =
+      Pattern.compile("^\\s+MIG (\\S+)\\s+Device\\s+(\\d+): \\(UUID: ([^)\\s]+)\\)\\s*$");
+  private static final Pattern LGI_ROW =
+      Pattern.compile("^\\|\\s*(\\d+)\\s+MIG\\s+(\\S+)\\s+(\\d+)\\s+(\\d+)\\s+(\\d+):(\\d+)\\s*\\|\\s*$");
+  private static final Pattern ANSI = Pattern.compile("\u001B\\[[0-9;]*m");
+  private static final Pattern TOPO_GPU = Pattern.compile("GPU(\\d+)");
+  private static final Pattern NVLINK = Pattern.compile("NV\\d+");
+
+  private NvidiaSmiParser() {}
+
+  /** Parses {@code nvidia-smi -q -x}. */
+  public static List<SmiGpu> parseQuery(String xml) throws NvidiaSmiFormatException {
+    if (xml == null || xml.isBlank()) {
+      throw new NvidiaSmiFormatException("empty output");
+    }
+    Element root = parseXml(xml).getDocumentElement();
+    if (!"nvidia_smi_log".equals(root.getTagName())) {
+      throw new NvidiaSmiFormatException("root element is <" + root.getTagName() + ">, expected <nvidia_smi_log>");
+    }
+    List<SmiGpu> gpus = new ArrayList<>();
+    for (Element gpu : children(root, "gpu")) {
+      String where = "<gpu> #" + gpus.size();
+      String uuid = requiredText(gpu, "uuid", where);
+      where = "<gpu> " + uuid;
+      Element migMode = child(gpu, "mig_mode");
+      boolean migEnabled = migMode != null && "Enabled".equalsIgnoreCase(text(migMode, "current_mig"));
+      boolean migPending = migMode != null && "Enabled".equalsIgnoreCase(text(migMode, "pending_mig"));
+      List<SmiMigDevice> migDevices = new ArrayList<>();
+      Element migBlock = child(gpu, "mig_devices");
+      if (migBlock != null) {
+        for (Element d : children(migBlock, "mig_device")) {
+          migDevices.add(new SmiMigDevice(requiredInt(d, "index", where + " <mig_device>"),
+              requiredInt(d, "gpu_instance_id", where + " <mig_device>"),
+              requiredInt(d, "compute_instance_id", where + " <mig_device>")));
+        }
+      }
+      List<SmiProcess> processes = new ArrayList<>();
+      Element processBlock = child(gpu, "processes");
+      if (processBlock != null) {
+        for (Element p : children(processBlock, "process_info")) {
+          processes.add(new SmiProcess(optionalInt(p, "gpu_instance_id", where + " <process_info>"),
+              requiredLong(p, "pid", where + " <process_info>")));
+        }
+      }
+      Element pci = child(gpu, "pci");
+      String busId = pci != null && text(pci, "pci_bus_id") != null ? text(pci, "pci_bus_id") : gpu.getAttribute("id");
+      gpus.add(new SmiGpu(requiredText(gpu, "product_name", where), uuid,
+          optionalInt(gpu, "minor_number", where), busId, migEnabled, migPending, migDevices, processes));
+    }
+    return gpus;
+  }
+
+  /** Parses {@code nvidia-smi -L}. */
+  public static List<ListedGpu> parseList(String output) throws NvidiaSmiFormatException {
+    if (output == null || output.isBlank()) {
+      throw new NvidiaSmiFormatException("empty output");
+    }
+    Map<Integer, ListedGpu> gpus = new LinkedHashMap<>();
+    List<ListedMig> migs = null;
+    ListedGpu current = null;
+    for (String line : output.lines().toList()) {
+      Matcher gpu = LIST_GPU.matcher(line);
+      Matcher mig = LIST_MIG.matcher(line);
+      if (gpu.matches()) {
+        if (current != null) {
+          gpus.put(current.index(), new ListedGpu(current.index(), current.name(), current.uuid(), migs));
+        }
+        current = new ListedGpu(Integer.parseInt(gpu.group(1)), gpu.group(2), gpu.group(3), List.of());
+        migs = new ArrayList<>();
+      } else if (mig.matches()) {
+        if (current == null) {
+          throw new NvidiaSmiFormatException("MIG device line before any GPU line: '" + line.strip() + "'");
+        }
+        migs.add(new ListedMig(mig.group(1), Integer.parseInt(mig.group(2)), mig.group(3)));
+      } else if (line.startsWith("GPU ") || line.strip().startsWith("MIG ")) {
+        throw new NvidiaSmiFormatException("unreadable line '" + line.strip() + "'");
+      }
+    }
+    if (current == null) {
+      throw new NvidiaSmiFormatException("no 'GPU n: ...' line");
+    }
+    gpus.put(current.index(), new ListedGpu(current.index(), current.name(), current.uuid(), migs));
+    return List.copyOf(gpus.values());
+  }
+
+  /** Parses {@code nvidia-smi mig -lgi}; "No GPU instances found" is an empty list, not an error. */
+  public static List<GpuInstance> parseGpuInstances(String output) throws NvidiaSmiFormatException {
+    if (output != null && output.contains("No GPU instances found")) {
+      return List.of();
+    }
+    if (output == null || !output.contains("GPU instances:")) {
+      throw new NvidiaSmiFormatException("no 'GPU instances:' table");
+    }
+    List<GpuInstance> instances = new ArrayList<>();
+    for (String line : output.lines().toList()) {
+      Matcher m = LGI_ROW.matcher(line);
+      if (m.matches()) {
+        instances.add(new GpuInstance(Integer.parseInt(m.group(1)), m.group(2), Integer.parseInt(m.group(3)),
+            Integer.parseInt(m.group(4)), Integer.parseInt(m.group(5)), Integer.parseInt(m.group(6))));
+      } else if (line.startsWith("|") && line.contains("MIG ")) {
+        throw new NvidiaSmiFormatException("unreadable GPU instance row '" + line.strip() + "'");
+      }
+    }
+    return instances;
+  }
+
+  /**
+   * Parses {@code nvidia-smi topo -m} into NVLink islands: GPUs joined by an {@code NV#} link, directly or through
+   * other GPUs, form one island; PCIe paths ({@code PIX}, {@code PXB}, {@code PHB}, {@code NODE}, {@code SYS}) do
+   * not. Islands are numbered 0, 1, ... in the order of their lowest GPU index.
+   *
+   * @return GPU index to island number, for every GPU the matrix lists
+   */
+  public static Map<Integer, Integer> parseTopology(String output) throws NvidiaSmiFormatException {
+    if (output == null || output.isBlank()) {
+      throw new NvidiaSmiFormatException("empty output");
+    }
+    List<String> lines = output.lines().map(l -> ANSI.matcher(l).replaceAll("")).toList();
+    List<Integer> columns = null;
+    Map<Integer, List<String>> rows = new TreeMap<>();
+    for (String line : lines) {
+      String[] tokens = line.strip().split("\\s+");
+      if (columns == null) {
+        if (tokens.length > 0 && TOPO_GPU.matcher(tokens[0]).matches() && !line.startsWith("GPU")) {
+          columns = new ArrayList<>();
+          for (String t : tokens) {
+            Matcher m = TOPO_GPU.matcher(t);
+            if (!m.matches()) {
+              break;
+            }
+            columns.add(Integer.parseInt(m.group(1)));
+          }
+        }
+        continue;
+      }
+      Matcher row = TOPO_GPU.matcher(tokens[0]);
+      if (line.startsWith("GPU") && row.matches()) {
+        if (tokens.length < columns.size() + 1) {
+          throw new NvidiaSmiFormatException("row " + tokens[0] + " has " + (tokens.length - 1) + " cells for "
+              + columns.size() + " GPU columns");
+        }
+        rows.put(Integer.parseInt(row.group(1)), List.of(tokens).subList(1, columns.size() + 1));
+      }
+    }
+    if (columns == null) {
+      throw new NvidiaSmiFormatException("no header row naming GPU0, GPU1, ...");
+    }
+    if (rows.size() != columns.size()) {
+      throw new NvidiaSmiFormatException(columns.size() + " GPU columns but " + rows.size() + " GPU rows");
+    }
+    int[] parent = new int[columns.stream().mapToInt(Integer::intValue).max().orElse(0) + 1];
+    for (int i = 0; i < parent.length; i++) {
+      parent[i] = i;
+    }
+    for (Map.Entry<Integer, List<String>> row : rows.entrySet()) {
+      for (int c = 0; c < columns.size(); c++) {
+        String cell = row.getValue().get(c).toUpperCase(Locale.ROOT);
+        if (NVLINK.matcher(cell).matches()) {
+          union(parent, row.getKey(), columns.get(c));
+        }
+      }
+    }
+    Map<Integer, Integer> islandOfRoot = new TreeMap<>();
+    Map<Integer, Integer> islands = new TreeMap<>();
+    for (int gpu : rows.keySet()) {
+      int root = find(parent, gpu);
+      islands.put(gpu, islandOfRoot.computeIfAbsent(root, r -> islandOfRoot.size()));
+    }
+    return islands;
+  }
+
+  private static int find(int[] parent, int i) {
+    while (parent[i] != i) {
+      parent[i] = parent[parent[i]];
+      i = parent[i];
+    }
+    return i;
+  }
+
+  private static void union(int[] parent, int a, int b) {
+    int ra = find(parent, a);
+    int rb = find(parent, b);
+    // The lower index becomes the root, so island numbering follows the lowest GPU index of each island.
+    if (ra < rb) {
+      parent[rb] = ra;
+    } else if (rb < ra) {
+      parent[ra] = rb;
+    }
+  }
+
+  private static Document parseXml(String xml) throws NvidiaSmiFormatException {
+    try {
+      DocumentBuilderFactory factory = DocumentBuilderFactory.newInstance();
+      // nvidia-smi names a DTD file that is not on every node; never fetch it, and never expand entities.
+      factory.setFeature("http://apache.org/xml/features/nonvalidating/load-external-dtd", false);
+      factory.setFeature("http://xml.org/sax/features/external-general-entities", false);
+      factory.setFeature("http://xml.org/sax/features/external-parameter-entities", false);
+      factory.setFeature(XMLConstants.FEATURE_SECURE_PROCESSING, true);
+      factory.setXIncludeAware(false);
+      factory.setExpandEntityReferences(false);
+      DocumentBuilder builder = factory.newDocumentBuilder();
+      builder.setErrorHandler(THROWING);
+      return builder.parse(new InputSource(new StringReader(xml)));
+    } catch (SAXParseException e) {
+      throw new NvidiaSmiFormatException(
+          "malformed XML at line " + e.getLineNumber() + ", column " + e.getColumnNumber() + ": " + e.getMessage(), e);
+    } catch (SAXException | IOException | ParserConfigurationException e) {
+      throw new NvidiaSmiFormatException("unreadable XML: " + e.getMessage(), e);
+    }
+  }
+
+  /** The JDK parser prints "[Fatal Error]" to stderr by default; errors here become exceptions and nothing else. */
+  private static final ErrorHandler THROWING = new ErrorHandler() {
+    @Override
+    public void warning(SAXParseException e) {
+      // Warnings (such as an unresolved DTD) do not make the document unreadable.
+    }
+
+    @Override
+    public void error(SAXParseException e) throws SAXException {
+      throw e;
+    }
+
+    @Override
+    public void fatalError(SAXParseException e) throws SAXException {
+      throw e;
+    }
+  };
+
+  private static List<Element> children(Element parent, String tag) {
+    List<Element> out = new ArrayList<>();
+    NodeList nodes = parent.getChildNodes();
+    for (int i = 0; i < nodes.getLength(); i++) {
+      Node n = nodes.item(i);
+      if (n instanceof Element e && e.getTagName().equals(tag)) {
+        out.add(e);
+      }
+    }
+    return out;
+  }
+
+  private static Element child(Element parent, String tag) {
+    List<Element> found = children(parent, tag);
+    return found.isEmpty() ? null : found.get(0);
+  }
+
+  private static String text(Element parent, String tag) {
+    Element e = child(parent, tag);
+    return e == null ? null : e.getTextContent().strip();
+  }
+
+  private static String requiredText(Element parent, String tag, String where) throws NvidiaSmiFormatException {
+    String value = text(parent, tag);
+    if (value == null || value.isEmpty()) {
+      throw new NvidiaSmiFormatException(where + " has no <" + tag + ">");
+    }
+    return value;
+  }
+
+  private static int requiredInt(Element parent, String tag, String where) throws NvidiaSmiFormatException {
+    return (int) requiredLong(parent, tag, where);
+  }
+
+  private static long requiredLong(Element parent, String tag, String where) throws NvidiaSmiFormatException {
+    String value = requiredText(parent, tag, where);
+    try {
+      return Long.parseLong(value);
+    } catch (NumberFormatException e) {
+      throw new NvidiaSmiFormatException(where + " <" + tag + "> is '" + value + "', not a number");
+    }
+  }
+
+  /** An integer element that nvidia-smi prints as N/A when it does not apply; -1 then. */
+  private static int optionalInt(Element parent, String tag, String where) throws NvidiaSmiFormatException {
+    String value = text(parent, tag);
+    if (value == null || value.isEmpty() || "N/A".equalsIgnoreCase(value)) {
+      return -1;
+    }
+    try {
+      return Integer.parseInt(value);
+    } catch (NumberFormatException e) {
+      throw new NvidiaSmiFormatException(where + " <" + tag + "> is '" + value + "', not a number or N/A");
+    }
+  }
+}

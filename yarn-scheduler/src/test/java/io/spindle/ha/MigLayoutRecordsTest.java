@@ -1,0 +1,83 @@
+package io.spindle.ha;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.spindle.core.model.GpuModel;
+import io.spindle.core.model.GpuModelCatalog;
+import io.spindle.core.model.InvalidInputException;
+import io.spindle.core.model.MigLayout;
+import io.spindle.core.model.MigPlacement;
+import io.spindle.ha.avro.MigInstanceRecord;
+import io.spindle.ha.avro.MigLayoutRecord;
+import java.io.IOException;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class MigLayoutRecordsTest {
+
+  private static final GpuModel H100 = GpuModelCatalog.builtIn().find("H100-80GB").orElseThrow();
+
+  @Test
+  void binaryRoundTripKeepsEveryField() throws IOException {
+    MigLayoutRecord reported = MigLayoutRecord.newBuilder()
+        .setNode("gpu-node-7.example.com").setGpuIndex(3).setMigEnabled(true)
+        .setInstances(List.of(new MigInstanceRecord("3g.40gb", 4), new MigInstanceRecord("4g.40gb", 0)))
+        .setVersion(42).setUpdatedMillis(1_741_082_400_000L)
+        .setGpuModel("H100-80GB").setGpuUuid("GPU-0b1c2d3e-4444-4a5b-8c9d-0e1f2a3b4c04").setNvlinkIsland(1)
+        .setError("GPU 3 runs work")
+        .build();
+
+    byte[] bytes = MigLayoutRecords.encode(reported);
+
+    assertThat(MigLayoutRecords.decode(bytes)).isEqualTo(reported);
+  }
+
+  @Test
+  void optionalFieldsDefaultForADesiredLayout() throws IOException {
+    MigLayoutRecord desired = MigLayoutRecord.newBuilder()
+        .setNode("n1").setGpuIndex(0).setMigEnabled(true).setInstances(List.of()).setVersion(1).setUpdatedMillis(5)
+        .build();
+
+    MigLayoutRecord back = MigLayoutRecords.decode(MigLayoutRecords.encode(desired));
+
+    assertThat(back.getGpuModel()).isNull();
+    assertThat(back.getError()).isNull();
+    assertThat(back.getNvlinkIsland()).isEqualTo(-1);
+  }
+
+  @Test
+  void garbageIsAnErrorNotARecord() {
+    assertThatThrownBy(() -> MigLayoutRecords.decode(new byte[] {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}))
+        .isInstanceOf(IOException.class).hasMessageStartingWith("not a MIG layout record");
+    assertThatThrownBy(() -> MigLayoutRecords.decode(new byte[0])).hasMessage("empty MIG layout record");
+  }
+
+  @Test
+  void layoutRoundTripThroughTheCoreModel() {
+    MigLayout layout = MigLayout.of(H100, List.of(new MigPlacement(H100.profile("4g.40gb").orElseThrow(), 0),
+        new MigPlacement(H100.profile("2g.20gb").orElseThrow(), 4),
+        new MigPlacement(H100.profile("1g.10gb").orElseThrow(), 6)));
+    MigLayoutRecord record = MigLayoutRecord.newBuilder()
+        .setNode("n1").setGpuIndex(0).setMigEnabled(true).setInstances(MigLayoutRecords.instances(layout))
+        .setVersion(1).setUpdatedMillis(0).build();
+
+    assertThat(record.getInstances()).containsExactly(new MigInstanceRecord("4g.40gb", 0),
+        new MigInstanceRecord("2g.20gb", 4), new MigInstanceRecord("1g.10gb", 6));
+    assertThat(MigLayoutRecords.layout(record, H100)).isEqualTo(layout);
+  }
+
+  @Test
+  void unknownProfileOrIllegalLayoutNamesTheReason() {
+    MigLayoutRecord foreign = MigLayoutRecord.newBuilder()
+        .setNode("n1").setGpuIndex(0).setMigEnabled(true).setInstances(List.of(new MigInstanceRecord("3g.20gb", 0)))
+        .setVersion(1).setUpdatedMillis(0).build();
+    MigLayoutRecord overlapping = MigLayoutRecord.newBuilder(foreign)
+        .setInstances(List.of(new MigInstanceRecord("3g.40gb", 0), new MigInstanceRecord("4g.40gb", 0))).build();
+
+    assertThatThrownBy(() -> MigLayoutRecords.layout(foreign, H100)).isInstanceOf(InvalidInputException.class)
+        .hasMessageContaining("H100-80GB offers no such MIG profile");
+    assertThatThrownBy(() -> MigLayoutRecords.layout(overlapping, H100)).isInstanceOf(InvalidInputException.class)
+        .hasMessageContaining("overlaps");
+  }
+}
