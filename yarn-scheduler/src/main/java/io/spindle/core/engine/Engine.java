@@ -85,11 +85,33 @@ public final class Engine {
     installQueues(tree);
   }
 
-  /** Applies the events in order, then schedules. */
+  /** Applies the events in order, then schedules. An invalid event throws. */
   public CycleResult cycle(List<? extends EngineEvent> events) {
+    return cycle(events, null);
+  }
+
+  /** Receives an event the engine could not apply, and why; the event changed nothing. */
+  @FunctionalInterface
+  public interface BadEventHandler {
+    void rejected(EngineEvent event, IllegalArgumentException problem);
+  }
+
+  /**
+   * Applies the events in order, then schedules. An event that cannot be applied (a duplicate node, a demand for an
+   * unknown application, …) goes to {@code onBadEvent} and the rest of the batch still applies — what a driver that
+   * must not lose other events wants.
+   */
+  public CycleResult cycle(List<? extends EngineEvent> events, BadEventHandler onBadEvent) {
     List<Decision> decisions = new ArrayList<>();
     for (EngineEvent e : events) {
-      apply(e, decisions);
+      try {
+        apply(e, decisions);
+      } catch (IllegalArgumentException problem) {
+        if (onBadEvent == null) {
+          throw problem;
+        }
+        onBadEvent.rejected(e, problem);
+      }
     }
     cluster.activateReconfiguredGpus(clock.nowMillis());
     expireReservations(decisions);

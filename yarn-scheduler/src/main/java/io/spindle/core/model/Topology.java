@@ -11,7 +11,7 @@ import java.util.Set;
  * paths with one segment per level ({@code /spine1/rack3}), as {@code net.topology.script.file.name} prints them.
  * Below the last level sit nodes, and inside a node its NVLink islands.
  */
-public record Topology(List<String> levels, Set<String> locations) {
+public record Topology(List<String> levels, Set<String> locations, boolean open) {
 
   /** Hadoop's rack for nodes no script has placed. */
   public static final String DEFAULT_RACK = "/default-rack";
@@ -40,6 +40,19 @@ public record Topology(List<String> levels, Set<String> locations) {
     locations = Collections.unmodifiableSet(checked);
   }
 
+  /** A closed topology: only these locations exist. */
+  public Topology(List<String> levels, Set<String> locations) {
+    this(levels, locations, false);
+  }
+
+  /**
+   * An open topology: any location with one segment per level is accepted as nodes register — the YARN adapter's
+   * case, where racks come from Hadoop's rack resolution one node at a time.
+   */
+  public static Topology open(String... levels) {
+    return new Topology(List.of(levels), Set.of(), true);
+  }
+
   /** One level, {@code rack}, holding only Hadoop's default rack. */
   public static Topology singleRack() {
     return new Topology(List.of("rack"), Set.of(DEFAULT_RACK));
@@ -50,14 +63,22 @@ public record Topology(List<String> levels, Set<String> locations) {
   }
 
   public boolean contains(String location) {
+    if (open) {
+      try {
+        return segments(location).size() == levels.size();
+      } catch (InvalidInputException e) {
+        return false;
+      }
+    }
     return locations.contains(location);
   }
 
   /** Throws unless {@code node}'s location is one of this topology's. */
   public void requireLocation(Node node) {
     if (!contains(node.location())) {
-      throw new InvalidInputException("node.location", node.id() + "@" + node.location(),
-          "node is outside the topology; known locations: " + locations);
+      throw new InvalidInputException("node.location", node.id() + "@" + node.location(), open
+          ? "location needs one segment per topology level " + levels
+          : "node is outside the topology; known locations: " + locations);
     }
   }
 

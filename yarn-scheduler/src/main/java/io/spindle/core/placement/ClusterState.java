@@ -213,8 +213,11 @@ public final class ClusterState {
           + gpu.gpu.model().name());
     }
     detach(state);
-    gpu.report(layout);
-    attach(state);
+    try {
+      gpu.report(layout);
+    } finally {
+      attach(state);
+    }
   }
 
   /** Marks an idle MIG GPU as being re-partitioned: unavailable until reported and {@code availableAtMillis}. */

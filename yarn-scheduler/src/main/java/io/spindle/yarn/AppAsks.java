@@ -1,0 +1,111 @@
+package io.spindle.yarn;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.hadoop.yarn.api.records.Resource;
+import org.apache.hadoop.yarn.server.scheduler.SchedulerRequestKey;
+
+/**
+ * What one application has asked for, as last told to the engine: lets {@code allocate()} forward only changes,
+ * tells the AM container's ask apart from worker asks (the AM never joins a gang), and marks which worker request
+ * forms the gang the application's tags declare.
+ */
+final class AppAsks {
+
+  /** One request key's ask as forwarded: YARN's key, the per-container resource and the outstanding count. */
+  record Ask(SchedulerRequestKey key, Resource capability, int count) {}
+
+  private final SpindleTags tags;
+  private final boolean unmanagedAm;
+  private final Map<String, Ask> forwarded = new HashMap<>();
+  private final Set<String> amKeys = new HashSet<>();
+  private boolean attemptAsked;
+  private String gangKey;
+  private boolean gangStarted;
+
+  AppAsks(SpindleTags tags, boolean unmanagedAm) {
+    this.tags = tags;
+    this.unmanagedAm = unmanagedAm;
+  }
+
+  static String keyName(SchedulerRequestKey key) {
+    return "p" + key.getPriority().getPriority() + "-a" + key.getAllocationRequestId();
+  }
+
+  SpindleTags tags() {
+    return tags;
+  }
+
+  /**
+   * For a managed AM, the attempt's first {@code allocate()} comes from the ResourceManager itself and carries only
+   * the AM container's ask; every later one comes from the AM.
+   */
+  synchronized boolean expectsAmAsk(SpindleAppAttempt attempt) {
+    boolean first = !unmanagedAm && !attemptAsked;
+    attemptAsked = true;
+    return first;
+  }
+
+  synchronized void markAm(String key) {
+    amKeys.add(key);
+  }
+
+  synchronized boolean isAm(String key) {
+    return amKeys.contains(key);
+  }
+
+  /** Whether this worker request is the application's gang: the first worker request, until the gang has started. */
+  synchronized boolean takesGang(String key) {
+    if (tags.gangSize() == 0 || gangStarted) {
+      return false;
+    }
+    if (gangKey == null) {
+      gangKey = key;
+    }
+    return gangKey.equals(key);
+  }
+
+  /** Records the ask; true when it differs from what the engine was last told. */
+  synchronized boolean changed(String name, SchedulerRequestKey key, Resource capability, int count) {
+    Ask before = forwarded.get(name);
+    Ask now = new Ask(key, capability, count);
+    forwarded.put(name, now);
+    return before == null || before.count() != count || !before.capability().equals(capability);
+  }
+
+  synchronized Ask ask(String name) {
+    return forwarded.get(name);
+  }
+
+  /** One container of the request was handed out: YARN's outstanding count went down by one, so does ours. */
+  synchronized void allocated(String name) {
+    Ask a = forwarded.get(name);
+    if (a != null) {
+      forwarded.put(name, new Ask(a.key(), a.capability(), Math.max(0, a.count() - 1)));
+    }
+    if (name.equals(gangKey)) {
+      gangStarted = true;
+    }
+  }
+
+  /** The attempt ended: every outstanding request is withdrawn; returns the keys to cancel in the engine. */
+  synchronized List<String> cancelAll() {
+    List<String> keys = new ArrayList<>();
+    forwarded.forEach((name, ask) -> {
+      if (ask.count() > 0) {
+        keys.add(name);
+      }
+    });
+    forwarded.clear();
+    return keys;
+  }
+
+  synchronized void newAttempt() {
+    attemptAsked = false;
+    amKeys.clear();
+  }
+}

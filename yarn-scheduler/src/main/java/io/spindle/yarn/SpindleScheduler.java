@@ -1,0 +1,749 @@
+package io.spindle.yarn;
+
+import io.spindle.core.engine.Clock;
+import io.spindle.core.engine.CycleResult;
+import io.spindle.core.engine.Decision;
+import io.spindle.core.engine.Engine;
+import io.spindle.core.engine.EngineEvent;
+import io.spindle.core.engine.EngineSettings;
+import io.spindle.core.engine.PlacementSpec;
+import io.spindle.core.engine.QueueSnapshot;
+import io.spindle.core.model.GpuModelCatalog;
+import io.spindle.core.model.ResourceVector;
+import io.spindle.core.model.Resources;
+import io.spindle.core.model.Topology;
+import io.spindle.core.queue.QueueConfig;
+import io.spindle.core.queue.QueueConfigParser;
+import io.spindle.core.queue.QueueTree;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import org.apache.hadoop.conf.Configurable;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.security.UserGroupInformation;
+import org.apache.hadoop.security.authorize.AccessControlList;
+import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
+import org.apache.hadoop.yarn.api.records.ApplicationId;
+import org.apache.hadoop.yarn.api.records.Container;
+import org.apache.hadoop.yarn.api.records.ContainerId;
+import org.apache.hadoop.yarn.api.records.ContainerStatus;
+import org.apache.hadoop.yarn.api.records.NodeId;
+import org.apache.hadoop.yarn.api.records.QueueACL;
+import org.apache.hadoop.yarn.api.records.QueueInfo;
+import org.apache.hadoop.yarn.api.records.QueueUserACLInfo;
+import org.apache.hadoop.yarn.api.records.Resource;
+import org.apache.hadoop.yarn.api.records.ResourceRequest;
+import org.apache.hadoop.yarn.api.records.SchedulingRequest;
+import org.apache.hadoop.yarn.conf.YarnConfiguration;
+import org.apache.hadoop.yarn.proto.YarnServiceProtos.SchedulerResourceTypes;
+import org.apache.hadoop.yarn.server.resourcemanager.RMContext;
+import org.apache.hadoop.yarn.server.resourcemanager.recovery.RMStateStore.RMState;
+import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp;
+import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppEvent;
+import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppEventType;
+import org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttemptEvent;
+import org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttemptEventType;
+import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
+import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainerEventType;
+import org.apache.hadoop.yarn.server.resourcemanager.rmnode.RMNode;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.AbstractYarnScheduler;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.Allocation;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.ContainerUpdates;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.QueueMetrics;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplication;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerUtils;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.PendingAsk;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.fica.FiCaSchedulerNode;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.AppAddedSchedulerEvent;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.AppAttemptAddedSchedulerEvent;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.AppAttemptRemovedSchedulerEvent;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.AppRemovedSchedulerEvent;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.ContainerExpiredSchedulerEvent;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeAddedSchedulerEvent;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeRemovedSchedulerEvent;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeUpdateSchedulerEvent;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.ReleaseContainerEvent;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.SchedulerEvent;
+import org.apache.hadoop.yarn.server.scheduler.SchedulerRequestKey;
+import org.apache.hadoop.yarn.server.utils.BuilderUtils;
+import org.apache.hadoop.yarn.util.resource.DominantResourceCalculator;
+import org.apache.hadoop.yarn.util.resource.ResourceCalculator;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Spindle as a YARN ResourceManager scheduler ({@code yarn.resourcemanager.scheduler.class}).
+ *
+ * <p>Translates YARN's scheduler events and AM asks into core {@link EngineEvent}s and applies the engine's
+ * {@link Decision}s as RM containers. Threads: the RM's dispatcher calls {@link #handle}, IPC handlers call
+ * {@link #allocate}; both only record events in an inbox and return. A scheduling thread drains the inbox, runs one
+ * engine cycle and hands out the containers it decided, waking on every node heartbeat and at least every
+ * {@value #DEFAULT_CYCLE_INTERVAL_MS} ms. So {@code allocate()} never waits for a cycle: it returns what earlier
+ * cycles decided.
+ */
+public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, FiCaSchedulerNode>
+    implements Configurable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(SpindleScheduler.class);
+
+  public static final String CYCLE_INTERVAL_MS = "yarn.scheduler.spindle.cycle-interval-ms";
+  public static final long DEFAULT_CYCLE_INTERVAL_MS = 100;
+  public static final String TOPOLOGY_LEVELS = "yarn.scheduler.spindle.topology.levels";
+  public static final String DEFAULT_TOPOLOGY_LEVELS = "rack";
+  public static final String NODE_GPU_MODEL = "yarn.scheduler.spindle.node.gpu-model";
+  public static final String DEFAULT_NODE_GPU_MODEL = "H100-80GB";
+  public static final String NODE_NVLINK_ISLAND_SIZE = "yarn.scheduler.spindle.node.nvlink-island-size";
+  public static final int DEFAULT_NODE_NVLINK_ISLAND_SIZE = 8;
+  static final String ACL_SUBMIT = "acl_submit_applications";
+  static final String ACL_ADMINISTER = "acl_administer_queue";
+  private static final String CAPACITY_SCHEDULER_XML = "capacity-scheduler.xml";
+
+  private Configuration conf;
+  private final ResourceCalculator calculator = new DominantResourceCalculator();
+  private final GpuModelCatalog catalog = GpuModelCatalog.builtIn();
+  private final Object engineLock = new Object();
+  private final ConcurrentLinkedQueue<EngineEvent> inbox = new ConcurrentLinkedQueue<>();
+  private final Semaphore wake = new Semaphore(0);
+  private final Map<ContainerId, Long> allocationOf = new ConcurrentHashMap<>();
+  private final Map<ApplicationId, AppAsks> asks = new ConcurrentHashMap<>();
+  private final Map<ApplicationId, String> waitReasons = new ConcurrentHashMap<>();
+  private Engine engine;
+  private YarnResources translate;
+  private List<String> topologyLevels;
+  private volatile QueueTree tree;
+  private volatile Map<String, SpindleQueue> queues = Map.of();
+  private long cycleIntervalMs;
+  private boolean usePortForNodeName;
+  private Thread loop;
+  private volatile boolean running;
+
+  public SpindleScheduler() {
+    super(SpindleScheduler.class.getName());
+  }
+
+  // ---------------------------------------------------------------- lifecycle
+
+  @Override
+  public void serviceInit(Configuration conf) throws Exception {
+    this.conf = conf;
+    this.applications = new ConcurrentHashMap<>();
+    this.minimumAllocation = super.getMinimumAllocation();
+    initMaximumResourceCapability(super.getMaximumAllocation());
+    this.usePortForNodeName = conf.getBoolean(YarnConfiguration.RM_SCHEDULER_INCLUDE_PORT_IN_NODE_NAME,
+        YarnConfiguration.DEFAULT_RM_SCHEDULER_USE_PORT_FOR_NODE_NAME);
+    this.cycleIntervalMs = conf.getLong(CYCLE_INTERVAL_MS, DEFAULT_CYCLE_INTERVAL_MS);
+    Configuration schedulerConf = schedulerConfiguration(conf);
+    this.topologyLevels = List.of(schedulerConf.getTrimmedStrings(TOPOLOGY_LEVELS, DEFAULT_TOPOLOGY_LEVELS));
+    this.translate = new YarnResources(catalog,
+        catalog.require(NODE_GPU_MODEL, schedulerConf.get(NODE_GPU_MODEL, DEFAULT_NODE_GPU_MODEL)),
+        schedulerConf.getInt(NODE_NVLINK_ISLAND_SIZE, DEFAULT_NODE_NVLINK_ISLAND_SIZE));
+    Map<String, String> entries = entries(schedulerConf);
+    QueueTree initial = new QueueConfigParser().parse(entries);
+    this.engine = new Engine(catalog, initial, Topology.open(topologyLevels.toArray(String[]::new)), Clock.system(),
+        EngineSettings.fromConfiguration(entries));
+    installQueues(initial, schedulerConf);
+    super.serviceInit(conf);
+    LOG.info("Spindle scheduler initialised: {} queues, topology levels {}, cycle every {} ms", initial.size(),
+        topologyLevels, cycleIntervalMs);
+  }
+
+  @Override
+  public void serviceStart() throws Exception {
+    running = true;
+    loop = new Thread(this::schedulingLoop, "spindle-scheduling");
+    loop.setDaemon(true);
+    loop.start();
+    super.serviceStart();
+  }
+
+  @Override
+  public void serviceStop() throws Exception {
+    running = false;
+    if (loop != null) {
+      wake.release();
+      loop.join(10_000);
+    }
+    super.serviceStop();
+  }
+
+  @Override
+  public void reinitialize(Configuration newConf, RMContext context) throws IOException {
+    Configuration schedulerConf = schedulerConfiguration(newConf);
+    QueueTree next;
+    try {
+      next = new QueueConfigParser().parse(entries(schedulerConf));
+      synchronized (engineLock) {
+        engine.reconfigure(next);
+      }
+    } catch (IllegalArgumentException e) {
+      throw new IOException("Spindle refused the new queue configuration, the previous one stays in force: "
+          + e.getMessage(), e);
+    }
+    installQueues(next, schedulerConf);
+    super.reinitialize(newConf, context);
+    LOG.info("Spindle queue configuration reloaded: {} queues", next.size());
+  }
+
+  /** yarn-site.xml plus capacity-scheduler.xml, which is where admins keep the queue tree. */
+  private static Configuration schedulerConfiguration(Configuration base) {
+    Configuration c = new Configuration(base);
+    c.addResource(CAPACITY_SCHEDULER_XML);
+    return c;
+  }
+
+  private static Map<String, String> entries(Configuration c) {
+    Map<String, String> out = new HashMap<>();
+    for (Map.Entry<String, String> e : c) {
+      if (e.getKey().startsWith(QueueConfigParser.PREFIX) || e.getKey().startsWith("yarn.scheduler.spindle.")) {
+        out.put(e.getKey(), c.get(e.getKey()));
+      }
+    }
+    return out;
+  }
+
+  private void installQueues(QueueTree next, Configuration c) {
+    Map<String, SpindleQueue> byPath = new LinkedHashMap<>();
+    for (QueueConfig q : next.all()) {
+      SpindleQueue parent = q.parentPath() == null ? null : byPath.get(q.parentPath());
+      QueueMetrics metrics = QueueMetrics.forQueue(q.path(), parent, false, c);
+      Map<QueueACL, AccessControlList> acls = new HashMap<>();
+      boolean root = q.parentPath() == null;
+      acls.put(QueueACL.SUBMIT_APPLICATIONS, new AccessControlList(
+          c.get(QueueConfigParser.key(q.path(), ACL_SUBMIT), root ? "*" : " ")));
+      acls.put(QueueACL.ADMINISTER_QUEUE, new AccessControlList(
+          c.get(QueueConfigParser.key(q.path(), ACL_ADMINISTER), root ? "*" : " ")));
+      byPath.put(q.path(), new SpindleQueue(q, parent, metrics, acls, this::figures));
+    }
+    this.tree = next;
+    this.queues = Map.copyOf(byPath);
+  }
+
+  // ---------------------------------------------------------------- events
+
+  @Override
+  public void handle(SchedulerEvent event) {
+    switch (event.getType()) {
+      case NODE_ADDED -> {
+        NodeAddedSchedulerEvent e = (NodeAddedSchedulerEvent) event;
+        addNode(e.getAddedRMNode());
+        recoverContainersOnNode(e.getContainerReports(), e.getAddedRMNode());
+      }
+      case NODE_REMOVED -> removeNode(((NodeRemovedSchedulerEvent) event).getRemovedRMNode());
+      case NODE_UPDATE -> {
+        nodeUpdate(((NodeUpdateSchedulerEvent) event).getRMNode());
+        wake.release();
+      }
+      case APP_ADDED -> {
+        AppAddedSchedulerEvent e = (AppAddedSchedulerEvent) event;
+        addApplication(e.getApplicationId(), e.getQueue(), e.getUser(), e.getIsAppRecovering(), e.isUnmanagedAM());
+      }
+      case APP_REMOVED -> {
+        AppRemovedSchedulerEvent e = (AppRemovedSchedulerEvent) event;
+        removeApplication(e.getApplicationID(), e.getFinalState());
+      }
+      case APP_ATTEMPT_ADDED -> {
+        AppAttemptAddedSchedulerEvent e = (AppAttemptAddedSchedulerEvent) event;
+        addAttempt(e.getApplicationAttemptId(), e.getTransferStateFromPreviousAttempt(), e.getIsAttemptRecovering());
+      }
+      case APP_ATTEMPT_REMOVED -> {
+        AppAttemptRemovedSchedulerEvent e = (AppAttemptRemovedSchedulerEvent) event;
+        removeAttempt(e.getApplicationAttemptID(), e.getKeepContainersAcrossAppAttempts());
+      }
+      case CONTAINER_EXPIRED -> {
+        ContainerId id = ((ContainerExpiredSchedulerEvent) event).getContainerId();
+        completedContainer(getRMContainer(id),
+            SchedulerUtils.createAbnormalContainerStatus(id, SchedulerUtils.EXPIRED_CONTAINER),
+            RMContainerEventType.EXPIRE);
+      }
+      case RELEASE_CONTAINER -> {
+        RMContainer c = ((ReleaseContainerEvent) event).getContainer();
+        completedContainer(c, SchedulerUtils.createAbnormalContainerStatus(c.getContainerId(),
+            SchedulerUtils.RELEASED_CONTAINER), RMContainerEventType.RELEASED);
+      }
+      default -> LOG.debug("Spindle does not act on scheduler event {}", event.getType());
+    }
+  }
+
+  private void addNode(RMNode rmNode) {
+    FiCaSchedulerNode node = new FiCaSchedulerNode(rmNode, usePortForNodeName);
+    nodeTracker.addNode(node);
+    try {
+      inbox.add(new EngineEvent.NodeAdded(translate.node(engineNodeId(rmNode.getNodeID()),
+          location(rmNode.getRackName()), rmNode.getTotalCapability())));
+    } catch (IllegalArgumentException e) {
+      LOG.error("Node {} cannot be scheduled by Spindle: {}", rmNode.getNodeID(), e.getMessage());
+    }
+    LOG.info("Node {} added on {}: {}", rmNode.getNodeID(), rmNode.getRackName(), rmNode.getTotalCapability());
+  }
+
+  private void removeNode(RMNode rmNode) {
+    FiCaSchedulerNode node = nodeTracker.getNode(rmNode.getNodeID());
+    if (node == null) {
+      return;
+    }
+    for (RMContainer c : node.getCopiedListOfRunningContainers()) {
+      super.completedContainer(c, SchedulerUtils.createAbnormalContainerStatus(c.getContainerId(),
+          SchedulerUtils.LOST_CONTAINER), RMContainerEventType.KILL);
+    }
+    nodeTracker.removeNode(rmNode.getNodeID());
+    inbox.add(new EngineEvent.NodeRemoved(engineNodeId(rmNode.getNodeID())));
+    LOG.info("Node {} removed", rmNode.getNodeID());
+  }
+
+  /** Hadoop racks are paths like {@code /spine1/rack3}; padded or trimmed to one segment per topology level. */
+  private String location(String rack) {
+    List<String> segments = new ArrayList<>();
+    for (String s : (rack == null ? "" : rack).split("/")) {
+      if (!s.isBlank()) {
+        segments.add(s);
+      }
+    }
+    while (segments.size() < topologyLevels.size()) {
+      segments.add(0, "default-" + topologyLevels.get(topologyLevels.size() - 1 - segments.size()));
+    }
+    List<String> kept = segments.subList(segments.size() - topologyLevels.size(), segments.size());
+    return "/" + String.join("/", kept);
+  }
+
+  private static String engineNodeId(NodeId id) {
+    return id.toString();
+  }
+
+  private void addApplication(ApplicationId appId, String queueName, String user, boolean recovering,
+      boolean unmanagedAm) {
+    QueueTree current = tree;
+    Optional<QueueConfig> leaf = current.leaf(queueName);
+    String rejection = null;
+    SpindleTags tags = SpindleTags.NONE;
+    if (leaf.isEmpty()) {
+      rejection = current.get(queueName).isPresent()
+          ? "Spindle: queue '" + queueName + "' is a parent queue; submit to a leaf queue: " + leafNames(current)
+          : "Spindle: application " + appId + " submitted by user " + user + " to unknown queue '" + queueName
+              + "'; leaf queues: " + leafNames(current);
+    } else {
+      RMApp rmApp = rmContext.getRMApps().get(appId);
+      try {
+        tags = SpindleTags.parse(rmApp == null ? Set.of() : rmApp.getApplicationTags());
+      } catch (IllegalArgumentException e) {
+        rejection = "Spindle: " + e.getMessage();
+      }
+      if (rejection == null && YarnConfiguration.isAclEnabled(conf)) {
+        UserGroupInformation ugi = UserGroupInformation.createRemoteUser(user);
+        SpindleQueue q = queues.get(leaf.get().path());
+        if (!q.hasAccess(QueueACL.SUBMIT_APPLICATIONS, ugi) && !q.hasAccess(QueueACL.ADMINISTER_QUEUE, ugi)) {
+          rejection = "User " + user + " does not have permission to submit " + appId + " to queue "
+              + leaf.get().path();
+        }
+      }
+    }
+    if (rejection != null) {
+      LOG.info("Rejected application {}: {}", appId, rejection);
+      rmContext.getDispatcher().getEventHandler().handle(
+          new RMAppEvent(appId, RMAppEventType.APP_REJECTED, rejection));
+      return;
+    }
+    SpindleQueue queue = queues.get(leaf.get().path());
+    applications.put(appId, new SchedulerApplication<>(queue, user, unmanagedAm));
+    asks.put(appId, new AppAsks(tags, unmanagedAm));
+    queue.getMetrics().submitApp(user, unmanagedAm);
+    RMApp rmApp = rmContext.getRMApps().get(appId);
+    int priority = rmApp == null || rmApp.getApplicationPriority() == null ? 0
+        : rmApp.getApplicationPriority().getPriority();
+    inbox.add(new EngineEvent.AppSubmitted(appId.toString(), queue.path(), user, priority));
+    LOG.info("Accepted application {} from {} into {} (tags {})", appId, user, queue.path(), tags);
+    if (!recovering) {
+      rmContext.getDispatcher().getEventHandler().handle(new RMAppEvent(appId, RMAppEventType.APP_ACCEPTED));
+    }
+  }
+
+  private static List<String> leafNames(QueueTree t) {
+    return t.leaves().stream().map(QueueConfig::path).toList();
+  }
+
+  private void addAttempt(ApplicationAttemptId attemptId, boolean transferState, boolean recovering) {
+    SchedulerApplication<SpindleAppAttempt> app = applications.get(attemptId.getApplicationId());
+    if (app == null) {
+      LOG.warn("Attempt {} of an application Spindle does not know", attemptId);
+      return;
+    }
+    SpindleQueue queue = (SpindleQueue) app.getQueue();
+    SpindleAppAttempt attempt = new SpindleAppAttempt(attemptId, app.getUser(), queue,
+        queue.getAbstractUsersManager(), rmContext);
+    if (transferState) {
+      attempt.transferStateFromPreviousAttempt(app.getCurrentAppAttempt());
+    }
+    app.setCurrentAppAttempt(attempt);
+    queue.getMetrics().submitAppAttempt(app.getUser(), app.isUnmanagedAM());
+    AppAsks appAsks = asks.get(attemptId.getApplicationId());
+    if (appAsks != null) {
+      appAsks.newAttempt();
+    }
+    if (!recovering) {
+      rmContext.getDispatcher().getEventHandler().handle(
+          new RMAppAttemptEvent(attemptId, RMAppAttemptEventType.ATTEMPT_ADDED));
+    }
+  }
+
+  private void removeAttempt(ApplicationAttemptId attemptId, boolean keepContainers) {
+    SpindleAppAttempt attempt = getApplicationAttempt(attemptId);
+    if (attempt == null) {
+      return;
+    }
+    for (RMContainer c : attempt.getLiveContainers()) {
+      if (keepContainers && c.getState().equals(org.apache.hadoop.yarn.server.resourcemanager.rmcontainer
+          .RMContainerState.RUNNING)) {
+        continue;
+      }
+      super.completedContainer(c, SchedulerUtils.createAbnormalContainerStatus(c.getContainerId(),
+          SchedulerUtils.COMPLETED_APPLICATION), RMContainerEventType.KILL);
+    }
+    AppAsks appAsks = asks.get(attemptId.getApplicationId());
+    if (appAsks != null) {
+      for (String key : appAsks.cancelAll()) {
+        inbox.add(new EngineEvent.Demand(attemptId.getApplicationId().toString(), key, Resources.NONE, 0));
+      }
+    }
+    attempt.stop(org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttemptState.FINISHED);
+  }
+
+  private void removeApplication(ApplicationId appId,
+      org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppState finalState) {
+    SchedulerApplication<SpindleAppAttempt> app = applications.remove(appId);
+    if (app == null) {
+      return;
+    }
+    app.stop(finalState);
+    asks.remove(appId);
+    waitReasons.remove(appId);
+    inbox.add(new EngineEvent.AppFinished(appId.toString()));
+  }
+
+  @Override
+  protected void completedContainerInternal(RMContainer rmContainer, ContainerStatus status,
+      RMContainerEventType event) {
+    Container container = rmContainer.getContainer();
+    SpindleAppAttempt attempt = getCurrentAttemptForContainer(container.getId());
+    FiCaSchedulerNode node = (FiCaSchedulerNode) getNode(container.getNodeId());
+    Long allocation = allocationOf.remove(container.getId());
+    if (allocation != null) {
+      inbox.add(new EngineEvent.ContainerFinished(allocation));
+    }
+    if (attempt != null) {
+      attempt.containerCompleted(rmContainer, status, event, rmContainer.getNodeLabelExpression());
+    }
+    if (node != null) {
+      node.releaseContainer(container.getId(), false);
+    }
+    wake.release();
+  }
+
+  @Override
+  public void killContainer(RMContainer container) {
+    completedContainer(container, SchedulerUtils.createKilledContainerStatus(container.getContainerId(),
+        "Killed by the ResourceManager"), RMContainerEventType.KILL);
+  }
+
+  // ---------------------------------------------------------------- asks
+
+  @Override
+  public Allocation allocate(ApplicationAttemptId attemptId, List<ResourceRequest> ask,
+      List<SchedulingRequest> schedulingRequests, List<ContainerId> release, List<String> blacklistAdditions,
+      List<String> blacklistRemovals, ContainerUpdates updateRequests) {
+    SpindleAppAttempt attempt = getApplicationAttempt(attemptId);
+    if (attempt == null || !attempt.getApplicationAttemptId().equals(attemptId)) {
+      LOG.error("allocate for unknown or outdated attempt {}", attemptId);
+      return EMPTY_ALLOCATION;
+    }
+    normalizeResourceRequests(ask);
+    releaseContainers(release, attempt);
+    AppAsks appAsks = asks.get(attemptId.getApplicationId());
+    synchronized (attempt) {
+      if (attempt.isStopped()) {
+        return EMPTY_ALLOCATION;
+      }
+      if (!ask.isEmpty()) {
+        attempt.updateResourceRequests(ask);
+      }
+      if (appAsks != null) {
+        forwardAsks(attemptId.getApplicationId(), attempt, appAsks);
+      }
+      attempt.setHeadroom(org.apache.hadoop.yarn.util.resource.Resources.componentwiseMax(
+          org.apache.hadoop.yarn.util.resource.Resources.none(),
+          org.apache.hadoop.yarn.util.resource.Resources.subtract(getClusterResource(),
+              getRootQueueMetrics().getAllocatedResources())));
+      return new Allocation(attempt.pullNewlyAllocatedContainers(), attempt.getHeadroom(), null, null, null,
+          attempt.pullUpdatedNMTokens());
+    }
+  }
+
+  /** Turns YARN's outstanding asks into engine demands, only where they changed. */
+  private void forwardAsks(ApplicationId appId, SpindleAppAttempt attempt, AppAsks appAsks) {
+    boolean amAsk = appAsks.expectsAmAsk(attempt);
+    for (SchedulerRequestKey key : attempt.getSchedulerKeys()) {
+      PendingAsk pending = attempt.getPendingAsk(key, ResourceRequest.ANY);
+      Resource capability = pending.getPerAllocationResource();
+      String keyName = AppAsks.keyName(key);
+      if (amAsk) {
+        appAsks.markAm(keyName);
+      }
+      boolean gang = !appAsks.isAm(keyName) && appAsks.takesGang(keyName);
+      int count = pending.getCount();
+      if (!appAsks.changed(keyName, key, capability, count)) {
+        continue;
+      }
+      Resources shape;
+      try {
+        shape = translate.shape(capability);
+      } catch (IllegalArgumentException e) {
+        reject(appId, keyName, e.getMessage());
+        continue;
+      }
+      int gangSize = appAsks.tags().gangSize();
+      if (gang && count > 0 && count < gangSize) {
+        waitReasons.put(appId, "gang of " + gangSize + " waits for the application to ask for all members (it asks "
+            + count + ")");
+        continue;
+      }
+      PlacementSpec spec = appAsks.isAm(keyName) ? PlacementSpec.SINGLE : appAsks.tags().placement(gang);
+      inbox.add(new EngineEvent.Demand(appId.toString(), keyName, shape, count, spec));
+    }
+  }
+
+  // ---------------------------------------------------------------- scheduling thread
+
+  private void schedulingLoop() {
+    while (running) {
+      try {
+        wake.tryAcquire(cycleIntervalMs, TimeUnit.MILLISECONDS);
+        wake.drainPermits();
+        runCycle();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      } catch (RuntimeException e) {
+        LOG.error("Spindle scheduling cycle failed; the next cycle starts afresh", e);
+      }
+    }
+  }
+
+  /** Drains the inbox into one engine cycle and applies its decisions. Visible for tests that drive cycles. */
+  public void runCycle() {
+    if (rmContext != null && rmContext.isWorkPreservingRecoveryEnabled()
+        && !rmContext.isSchedulerReadyForAllocatingContainers()) {
+      return;
+    }
+    List<EngineEvent> batch = new ArrayList<>();
+    EngineEvent e;
+    while ((e = inbox.poll()) != null) {
+      batch.add(e);
+    }
+    CycleResult result;
+    synchronized (engineLock) {
+      result = engine.cycle(batch, (event, problem) ->
+          LOG.error("Spindle ignored an event it cannot apply ({}): {}", event, problem.getMessage()));
+    }
+    for (Decision d : result.decisions()) {
+      apply(d);
+    }
+  }
+
+  private void apply(Decision decision) {
+    if (decision instanceof Decision.Allocate a) {
+      startContainer(a);
+    } else if (decision instanceof Decision.Reject r) {
+      reject(ApplicationId.fromString(r.appId()), r.requestKey(), r.reason());
+    } else if (decision instanceof Decision.Wait w) {
+      waitReasons.put(ApplicationId.fromString(w.appId()), w.reason());
+      LOG.info("Application {} request {} waits: {}", w.appId(), w.requestKey(), w.reason());
+    } else if (decision instanceof Decision.Reserve r) {
+      LOG.info("Reserved {} nodes in {} for the gang of {} (projected start {})", r.nodeIds().size(), r.subtree(),
+          r.appId(), r.projectedStartMillis());
+    } else if (decision instanceof Decision.ReconfigureMig m) {
+      LOG.info("MIG re-partition of {} GPU {} to {} planned", m.nodeId(), m.gpuIndex(), m.layout());
+    }
+  }
+
+  private void startContainer(Decision.Allocate a) {
+    ApplicationId appId = ApplicationId.fromString(a.appId());
+    SchedulerApplication<SpindleAppAttempt> app = applications.get(appId);
+    SpindleAppAttempt attempt = app == null ? null : app.getCurrentAppAttempt();
+    AppAsks appAsks = asks.get(appId);
+    FiCaSchedulerNode node = (FiCaSchedulerNode) getNode(NodeId.fromString(a.nodeId()));
+    AppAsks.Ask ask = appAsks == null ? null : appAsks.ask(a.requestKey());
+    if (attempt == null || node == null || ask == null) {
+      inbox.add(new EngineEvent.ContainerFinished(a.allocationId()));
+      return;
+    }
+    ContainerId containerId = BuilderUtils.newContainerId(attempt.getApplicationAttemptId(),
+        attempt.getNewContainerId());
+    Container container = BuilderUtils.newContainer(containerId, node.getNodeID(), node.getHttpAddress(),
+        ask.capability(), ask.key().getPriority(), null, ask.key().getAllocationRequestId());
+    RMContainer rmContainer = attempt.assign(node, ask.key(), container);
+    if (rmContainer == null) {
+      inbox.add(new EngineEvent.ContainerFinished(a.allocationId()));
+      return;
+    }
+    allocationOf.put(containerId, a.allocationId());
+    appAsks.allocated(a.requestKey());
+    node.allocateContainer(rmContainer);
+    waitReasons.remove(appId);
+  }
+
+  /** A request that can never be served: the application is killed with the reason as its diagnostics. */
+  private void reject(ApplicationId appId, String requestKey, String reason) {
+    String message = "Spindle rejected " + (requestKey == null ? "the application" : "request " + requestKey)
+        + ": " + reason;
+    LOG.info("{}: {}", appId, message);
+    waitReasons.put(appId, message);
+    rmContext.getDispatcher().getEventHandler().handle(new RMAppEvent(appId, RMAppEventType.KILL, message));
+  }
+
+  // ---------------------------------------------------------------- queries
+
+  /** The last reason Spindle gave for an application waiting or being rejected, if any. */
+  public Optional<String> pendingReason(ApplicationId appId) {
+    return Optional.ofNullable(waitReasons.get(appId));
+  }
+
+  /** The engine's view of every queue, parents first. */
+  public List<QueueSnapshot> queueSnapshots() {
+    synchronized (engineLock) {
+      return engine.queueSnapshots();
+    }
+  }
+
+  private float[] figures(String path) {
+    Map<String, QueueSnapshot> byPath = new HashMap<>();
+    for (QueueSnapshot s : queueSnapshots()) {
+      byPath.put(s.path(), s);
+    }
+    QueueSnapshot s = byPath.get(path);
+    QueueSnapshot parent = byPath.get(path.contains(".") ? path.substring(0, path.lastIndexOf('.')) : path);
+    QueueSnapshot root = byPath.get(QueueTree.ROOT);
+    if (s == null || root == null) {
+      return new float[] {0, 0, 0};
+    }
+    ResourceVector cluster = root.guarantee();
+    double parentGuarantee = Math.max(1e-9, parent.guarantee().dominantShare(cluster));
+    double parentMax = Math.max(1e-9, parent.maximum().dominantShare(cluster));
+    double guarantee = s.guarantee().dominantShare(cluster);
+    return new float[] {
+        (float) (guarantee / parentGuarantee),
+        (float) (guarantee > 0 ? s.usage().dominantShare(cluster) / guarantee : 0),
+        (float) (s.maximum().dominantShare(cluster) / parentMax)};
+  }
+
+  private SpindleQueue queue(String nameOrPath) {
+    Map<String, SpindleQueue> q = queues;
+    SpindleQueue byPath = q.get(nameOrPath);
+    if (byPath != null) {
+      return byPath;
+    }
+    for (SpindleQueue candidate : q.values()) {
+      if (candidate.getQueueName().equals(nameOrPath)) {
+        return candidate;
+      }
+    }
+    return null;
+  }
+
+  @Override
+  public QueueInfo getQueueInfo(String queueName, boolean includeChildQueues, boolean recursive)
+      throws IOException {
+    SpindleQueue q = queue(queueName);
+    if (q == null) {
+      throw new IOException("Unknown queue: " + queueName);
+    }
+    return q.getQueueInfo(includeChildQueues, recursive);
+  }
+
+  @Override
+  public List<QueueUserACLInfo> getQueueUserAclInfo() {
+    UserGroupInformation user;
+    try {
+      user = UserGroupInformation.getCurrentUser();
+    } catch (IOException e) {
+      return List.of();
+    }
+    return queues.get(QueueTree.ROOT).getQueueUserAclInfo(user);
+  }
+
+  @Override
+  public boolean checkAccess(UserGroupInformation callerUGI, QueueACL acl, String queueName) {
+    SpindleQueue q = queue(queueName);
+    return q != null && q.hasAccess(acl, callerUGI);
+  }
+
+  @Override
+  public List<ApplicationAttemptId> getAppsInQueue(String queueName) {
+    SpindleQueue q = queue(queueName);
+    if (q == null) {
+      return null;
+    }
+    List<ApplicationAttemptId> out = new ArrayList<>();
+    for (SchedulerApplication<SpindleAppAttempt> app : applications.values()) {
+      String path = ((SpindleQueue) app.getQueue()).path();
+      if ((path.equals(q.path()) || path.startsWith(q.path() + ".")) && app.getCurrentAppAttempt() != null) {
+        out.add(app.getCurrentAppAttempt().getApplicationAttemptId());
+      }
+    }
+    return out;
+  }
+
+  @Override
+  public QueueMetrics getRootQueueMetrics() {
+    return queues.get(QueueTree.ROOT).getMetrics();
+  }
+
+  @Override
+  public ResourceCalculator getResourceCalculator() {
+    return calculator;
+  }
+
+  @Override
+  public EnumSet<SchedulerResourceTypes> getSchedulingResourceTypes() {
+    return EnumSet.of(SchedulerResourceTypes.MEMORY, SchedulerResourceTypes.CPU);
+  }
+
+  @Override
+  public int getNumClusterNodes() {
+    return nodeTracker.nodeCount();
+  }
+
+  @Override
+  public void setRMContext(RMContext rmContext) {
+    this.rmContext = rmContext;
+  }
+
+  @Override
+  public void recover(RMState state) {
+    // Applications come back through APP_ADDED / APP_ATTEMPT_ADDED with their recovering flags; running containers
+    // through NODE_ADDED container reports.
+  }
+
+  @Override
+  public RMContainer getRMContainer(ContainerId containerId) {
+    SpindleAppAttempt attempt = getCurrentAttemptForContainer(containerId);
+    return attempt == null ? null : attempt.getRMContainer(containerId);
+  }
+
+  @Override
+  public void setConf(Configuration conf) {
+    this.conf = conf;
+  }
+
+  @Override
+  public Configuration getConf() {
+    return conf;
+  }
+}

@@ -1,0 +1,103 @@
+package io.spindle.yarn;
+
+import io.spindle.core.engine.PlacementSpec;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.Locale;
+
+/**
+ * Gang and topology wishes an application states through YARN application tags (Spark sets them with
+ * {@code spark.yarn.tags}). Tags are {@code spindle.<name>=<value>}; YARN lower-cases them. An unknown
+ * {@code spindle.} tag or a bad value is an error with a reason, never silently ignored.
+ *
+ * <ul>
+ *   <li>{@code spindle.gang.size=N}: the application's worker containers (not its AM) start as one gang of N
+ *   <li>{@code spindle.topology.required=<level>} / {@code spindle.topology.preferred=<level>}: keep the gang within
+ *       one {@code node}, {@code rack} or other topology level
+ *   <li>{@code spindle.max-runtime=<duration>} ({@code 90s}, {@code 30m}, {@code 2h}, {@code 1d}): each container's
+ *       declared run time, which lets it backfill nodes reserved for a gang
+ * </ul>
+ */
+public record SpindleTags(int gangSize, String topologyLevel, boolean topologyRequired, long maxRuntimeMillis) {
+
+  public static final String PREFIX = "spindle.";
+  public static final String GANG_SIZE = "spindle.gang.size";
+  public static final String TOPOLOGY_REQUIRED = "spindle.topology.required";
+  public static final String TOPOLOGY_PREFERRED = "spindle.topology.preferred";
+  public static final String MAX_RUNTIME = "spindle.max-runtime";
+
+  public static final SpindleTags NONE = new SpindleTags(0, null, false, 0);
+
+  public static SpindleTags parse(Collection<String> tags) {
+    int gang = 0;
+    String level = null;
+    boolean required = false;
+    long runtime = 0;
+    for (String raw : tags) {
+      String tag = raw.strip().toLowerCase(Locale.ROOT);
+      if (!tag.startsWith(PREFIX)) {
+        continue;
+      }
+      int eq = tag.indexOf('=');
+      if (eq < 0) {
+        throw new IllegalArgumentException("application tag '" + raw + "' needs the form spindle.<name>=<value>");
+      }
+      String name = tag.substring(0, eq);
+      String value = tag.substring(eq + 1).strip();
+      switch (name) {
+        case GANG_SIZE -> gang = parsePositive(raw, value);
+        case TOPOLOGY_REQUIRED, TOPOLOGY_PREFERRED -> {
+          if (value.isEmpty()) {
+            throw new IllegalArgumentException("application tag '" + raw + "' names no topology level");
+          }
+          level = value;
+          required = name.equals(TOPOLOGY_REQUIRED);
+        }
+        case MAX_RUNTIME -> runtime = parseDuration(raw, value);
+        default -> throw new IllegalArgumentException("unknown Spindle application tag '" + raw + "'; known: "
+            + GANG_SIZE + ", " + TOPOLOGY_REQUIRED + ", " + TOPOLOGY_PREFERRED + ", " + MAX_RUNTIME);
+      }
+    }
+    return new SpindleTags(gang, level, required, runtime);
+  }
+
+  /** How one worker request of this application is placed. */
+  public PlacementSpec placement(boolean gang) {
+    return new PlacementSpec(gang, topologyLevel, gang && topologyRequired, maxRuntimeMillis);
+  }
+
+  private static int parsePositive(String raw, String value) {
+    try {
+      int n = Integer.parseInt(value);
+      if (n > 0) {
+        return n;
+      }
+    } catch (NumberFormatException e) {
+      // Reported below with the tag.
+    }
+    throw new IllegalArgumentException("application tag '" + raw + "' needs a whole number above 0");
+  }
+
+  static long parseDuration(String raw, String value) {
+    if (value.length() >= 2) {
+      char unit = value.charAt(value.length() - 1);
+      String digits = value.substring(0, value.length() - 1);
+      try {
+        long n = Long.parseLong(digits);
+        if (n > 0) {
+          return switch (unit) {
+            case 's' -> Duration.ofSeconds(n).toMillis();
+            case 'm' -> Duration.ofMinutes(n).toMillis();
+            case 'h' -> Duration.ofHours(n).toMillis();
+            case 'd' -> Duration.ofDays(n).toMillis();
+            default -> throw new NumberFormatException();
+          };
+        }
+      } catch (NumberFormatException | ArithmeticException e) {
+        // Reported below with the tag.
+      }
+    }
+    throw new IllegalArgumentException("application tag '" + raw
+        + "' needs a duration such as 90s, 30m, 2h or 1d");
+  }
+}
