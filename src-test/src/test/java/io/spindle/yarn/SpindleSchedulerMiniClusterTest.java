@@ -5,33 +5,20 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.security.PrivilegedExceptionAction;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.EnumSet;
-import java.util.List;
 import java.util.Set;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.security.UserGroupInformation;
-import org.apache.hadoop.security.token.Token;
-import org.apache.hadoop.yarn.api.protocolrecords.AllocateResponse;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
 import org.apache.hadoop.yarn.api.records.ApplicationReport;
 import org.apache.hadoop.yarn.api.records.ApplicationSubmissionContext;
-import org.apache.hadoop.yarn.api.records.Container;
 import org.apache.hadoop.yarn.api.records.ContainerLaunchContext;
-import org.apache.hadoop.yarn.api.records.FinalApplicationStatus;
 import org.apache.hadoop.yarn.api.records.NodeReport;
 import org.apache.hadoop.yarn.api.records.NodeState;
-import org.apache.hadoop.yarn.api.records.Priority;
 import org.apache.hadoop.yarn.api.records.QueueInfo;
 import org.apache.hadoop.yarn.api.records.Resource;
-import org.apache.hadoop.yarn.api.records.YarnApplicationAttemptState;
 import org.apache.hadoop.yarn.api.records.YarnApplicationState;
-import org.apache.hadoop.yarn.client.ClientRMProxy;
-import org.apache.hadoop.yarn.client.api.AMRMClient;
-import org.apache.hadoop.yarn.client.api.AMRMClient.ContainerRequest;
 import org.apache.hadoop.yarn.client.api.YarnClient;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
-import org.apache.hadoop.yarn.security.AMRMTokenIdentifier;
 import org.apache.hadoop.yarn.server.MiniYARNCluster;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.QueueMetrics;
 import org.apache.hadoop.yarn.util.resource.ResourceUtils;
@@ -74,7 +61,8 @@ class SpindleSchedulerMiniClusterTest {
     c.set(p + "acl_administer_queue", " ");
     c.set(p + "a.acl_submit_applications", "*");
     c.set(p + "default.acl_submit_applications", "*");
-    c.set(p + "b.acl_submit_applications", "alice");
+    // Queue b admits alice and the user running the tests; bob is refused.
+    c.set(p + "b.acl_submit_applications", "alice," + UserGroupInformation.getCurrentUser().getShortUserName());
     QueueMetrics.clearQueueMetrics();
     ResourceUtils.resetResourceTypes(c);
     cluster = new MiniYARNCluster("spindle", 1, 2, 1, 1);
@@ -110,15 +98,48 @@ class SpindleSchedulerMiniClusterTest {
   @Test
   void aGangOfFourFourGpuContainersArrivesAllAtOnce() throws Exception {
     ApplicationId app = submit("gang", "a", Set.of("spindle.gang.size=4"));
-    List<Container> containers = runAm(app, am -> {
-      for (int i = 0; i < 4; i++) {
-        am.addContainerRequest(new ContainerRequest(gpus(4), null, null, Priority.newInstance(1)));
+    try (UnmanagedAm am = UnmanagedAm.register(client, conf, app)) {
+      am.ask(4, gpus(4));
+      assertThat(am.awaitHeld(4, Duration.ofSeconds(30))).isEqualTo(4);
+      assertThat(am.held()).allMatch(c -> c.getResource().getResourceValue(GPU) == 4);
+      // The first non-empty answer held the whole gang: never part of it.
+      assertThat(am.firstBatch()).isEqualTo(4);
+    }
+  }
+
+  @Test
+  void twoQueuesWithEqualGuaranteesConvergeToHalfTheGpusEach() throws Exception {
+    ApplicationId first = submit("borrower", "a", Set.of());
+    try (UnmanagedAm a = UnmanagedAm.register(client, conf, first)) {
+      // Alone, queue a borrows every GPU.
+      a.ask(16, gpus(1));
+      assertThat(a.awaitHeld(16, Duration.ofSeconds(30))).isEqualTo(16);
+      try (UnmanagedAm b = UnmanagedAm.register(client, conf, submitTo("owner-b", "b"))) {
+        b.ask(16, gpus(1));
+        assertThat(b.awaitHeld(1, Duration.ofSeconds(2))).isZero();
+        // a keeps asking; as its containers end, the freed GPUs go to b, below its fair share, until 8 / 8.
+        a.release(8);
+        a.ask(8, gpus(1));
+        assertThat(b.awaitHeld(8, Duration.ofSeconds(30))).isEqualTo(8);
+        a.awaitHeld(9, Duration.ofSeconds(2));
+        assertThat(a.held()).hasSize(8);
+        assertThat(b.held()).hasSize(8);
       }
-    }, 4);
-    assertThat(containers).hasSize(4);
-    assertThat(containers).allMatch(c -> c.getResource().getResourceValue(GPU) == 4);
-    // The first non-empty answer held the whole gang (see runAm): never part of it.
-    assertThat(lastFirstBatch).isEqualTo(4);
+    }
+  }
+
+  @Test
+  void anImpossibleGangIsRejectedAtOnce() throws Exception {
+    ApplicationId app = submit("too-big", "a", Set.of("spindle.gang.size=5"));
+    UnmanagedAm am = UnmanagedAm.register(client, conf, app);
+    am.ask(5, gpus(4));
+    try {
+      am.awaitHeld(1, Duration.ofSeconds(3));
+    } catch (Exception expected) {
+      // The attempt may be gone already when the application is killed.
+    }
+    ApplicationReport r = waitForState(app, YarnApplicationState.KILLED);
+    assertThat(r.getDiagnostics()).contains("Spindle rejected").contains("larger than the cluster");
   }
 
   @Test
@@ -126,18 +147,6 @@ class SpindleSchedulerMiniClusterTest {
     // YarnClient waits for the verdict and raises the diagnostic to the submitter, as for any rejected submission.
     assertThatThrownBy(() -> submit("lost", "nosuch", Set.of()))
         .hasMessageContaining("unknown queue 'nosuch'").hasMessageContaining("root.a");
-  }
-
-  @Test
-  void anImpossibleGangIsRejectedAtOnce() throws Exception {
-    ApplicationId app = submit("too-big", "a", Set.of("spindle.gang.size=5"));
-    runAm(app, am -> {
-      for (int i = 0; i < 5; i++) {
-        am.addContainerRequest(new ContainerRequest(gpus(4), null, null, Priority.newInstance(1)));
-      }
-    }, 0);
-    ApplicationReport r = waitForState(app, YarnApplicationState.KILLED);
-    assertThat(r.getDiagnostics()).contains("Spindle rejected").contains("larger than the cluster");
   }
 
   @Test
@@ -164,16 +173,14 @@ class SpindleSchedulerMiniClusterTest {
 
   // ------------------------------------------------------------------ helpers
 
-  private static volatile int lastFirstBatch;
-
-  interface Asks {
-    void add(AMRMClient<ContainerRequest> am) throws Exception;
-  }
-
   private static Resource gpus(int n) {
     Resource r = Resource.newInstance(2048, 1);
     r.setResourceValue(GPU, n);
     return r;
+  }
+
+  private static ApplicationId submitTo(String name, String queue) throws Exception {
+    return submit(name, queue, Set.of());
   }
 
   private static ApplicationId submit(String name, String queue, Set<String> tags) throws Exception {
@@ -186,51 +193,6 @@ class SpindleSchedulerMiniClusterTest {
     ctx.setResource(Resource.newInstance(1024, 1));
     client.submitApplication(ctx);
     return ctx.getApplicationId();
-  }
-
-  /** Runs an unmanaged AM for the application until {@code expected} containers arrived (or 15 s for 0). */
-  private static List<Container> runAm(ApplicationId app, Asks asks, int expected) throws Exception {
-    waitFor(() -> {
-      ApplicationReport r = client.getApplicationReport(app);
-      return r.getCurrentApplicationAttemptId() != null && client.getApplicationAttemptReport(
-          r.getCurrentApplicationAttemptId()).getYarnApplicationAttemptState() == YarnApplicationAttemptState.LAUNCHED;
-    }, Duration.ofSeconds(30));
-    ApplicationReport report = client.getApplicationReport(app);
-    Token<AMRMTokenIdentifier> token = client.getAMRMToken(app);
-    token.setService(ClientRMProxy.getAMRMTokenService(conf));
-    UserGroupInformation ugi = UserGroupInformation.createRemoteUser(report.getCurrentApplicationAttemptId().toString());
-    ugi.addToken(token);
-    return ugi.doAs((PrivilegedExceptionAction<List<Container>>) () -> {
-      AMRMClient<ContainerRequest> am = AMRMClient.createAMRMClient();
-      am.init(conf);
-      am.start();
-      List<Container> got = new ArrayList<>();
-      try {
-        am.registerApplicationMaster("localhost", 0, "");
-        asks.add(am);
-        long deadline = System.nanoTime() + Duration.ofSeconds(expected == 0 ? 5 : 30).toNanos();
-        int firstBatch = -1;
-        while (got.size() < Math.max(1, expected) && System.nanoTime() < deadline) {
-          AllocateResponse response = am.allocate(0.1f);
-          if (!response.getAllocatedContainers().isEmpty() && firstBatch < 0) {
-            firstBatch = response.getAllocatedContainers().size();
-          }
-          got.addAll(response.getAllocatedContainers());
-          Thread.sleep(100);
-        }
-        lastFirstBatch = firstBatch;
-        if (expected > 0) {
-          am.unregisterApplicationMaster(FinalApplicationStatus.SUCCEEDED, "done", "");
-        }
-      } catch (Exception e) {
-        if (expected > 0) {
-          throw e;
-        }
-      } finally {
-        am.stop();
-      }
-      return got;
-    });
   }
 
   private static ApplicationReport waitForState(ApplicationId app, YarnApplicationState state) throws Exception {
@@ -252,7 +214,4 @@ class SpindleSchedulerMiniClusterTest {
     }
   }
 
-  @SuppressWarnings("unused")
-  private static final EnumSet<YarnApplicationState> DONE =
-      EnumSet.of(YarnApplicationState.FINISHED, YarnApplicationState.FAILED, YarnApplicationState.KILLED);
 }

@@ -1,0 +1,128 @@
+package io.spindle.yarn;
+
+import java.security.PrivilegedExceptionAction;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.security.UserGroupInformation;
+import org.apache.hadoop.security.token.Token;
+import org.apache.hadoop.yarn.api.records.ApplicationId;
+import org.apache.hadoop.yarn.api.records.ApplicationReport;
+import org.apache.hadoop.yarn.api.records.Container;
+import org.apache.hadoop.yarn.api.records.ContainerId;
+import org.apache.hadoop.yarn.api.records.FinalApplicationStatus;
+import org.apache.hadoop.yarn.api.records.Priority;
+import org.apache.hadoop.yarn.api.records.Resource;
+import org.apache.hadoop.yarn.api.records.YarnApplicationAttemptState;
+import org.apache.hadoop.yarn.client.ClientRMProxy;
+import org.apache.hadoop.yarn.client.api.AMRMClient;
+import org.apache.hadoop.yarn.client.api.AMRMClient.ContainerRequest;
+import org.apache.hadoop.yarn.client.api.YarnClient;
+import org.apache.hadoop.yarn.security.AMRMTokenIdentifier;
+
+/**
+ * An unmanaged ApplicationMaster for tests: speaks the real AMRM protocol as its attempt (AMRM token, attempt UGI),
+ * asks for containers, collects what the scheduler hands out, releases some, and finishes.
+ */
+final class UnmanagedAm implements AutoCloseable {
+  // close() may block on the RM; tests call it from try-with-resources on their own thread.
+
+  private final UserGroupInformation ugi;
+  private final AMRMClient<ContainerRequest> client;
+  private final List<Container> held = new ArrayList<>();
+  private int firstBatch = -1;
+
+  private UnmanagedAm(UserGroupInformation ugi, AMRMClient<ContainerRequest> client) {
+    this.ugi = ugi;
+    this.client = client;
+  }
+
+  /** Waits for the application's attempt to be launched, then registers as its AM. */
+  static UnmanagedAm register(YarnClient yarn, Configuration conf, ApplicationId app) throws Exception {
+    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+    while (true) {
+      ApplicationReport r = yarn.getApplicationReport(app);
+      if (r.getCurrentApplicationAttemptId() != null && yarn.getApplicationAttemptReport(
+          r.getCurrentApplicationAttemptId()).getYarnApplicationAttemptState() == YarnApplicationAttemptState.LAUNCHED) {
+        break;
+      }
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("attempt of " + app + " never launched: " + r.getYarnApplicationState());
+      }
+      Thread.sleep(50);
+    }
+    ApplicationReport report = yarn.getApplicationReport(app);
+    Token<AMRMTokenIdentifier> token = yarn.getAMRMToken(app);
+    token.setService(ClientRMProxy.getAMRMTokenService(conf));
+    UserGroupInformation ugi = UserGroupInformation.createRemoteUser(report.getCurrentApplicationAttemptId().toString());
+    ugi.addToken(token);
+    AMRMClient<ContainerRequest> client = ugi.doAs((PrivilegedExceptionAction<AMRMClient<ContainerRequest>>) () -> {
+      AMRMClient<ContainerRequest> c = AMRMClient.createAMRMClient();
+      c.init(conf);
+      c.start();
+      c.registerApplicationMaster("localhost", 0, "");
+      return c;
+    });
+    return new UnmanagedAm(ugi, client);
+  }
+
+  void ask(int containers, Resource each) {
+    for (int i = 0; i < containers; i++) {
+      client.addContainerRequest(new ContainerRequest(each, null, null, Priority.newInstance(1)));
+    }
+  }
+
+  /** Heartbeats until {@code count} containers are held or the timeout passes; returns how many are held. */
+  int awaitHeld(int count, Duration timeout) throws Exception {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (held.size() < count && System.nanoTime() < deadline) {
+      heartbeat();
+      Thread.sleep(100);
+    }
+    return held.size();
+  }
+
+  /** One heartbeat; returns the containers it brought. */
+  List<Container> heartbeat() throws Exception {
+    List<Container> got = ugi.doAs((PrivilegedExceptionAction<List<Container>>) () ->
+        client.allocate(0.5f).getAllocatedContainers());
+    if (!got.isEmpty() && firstBatch < 0) {
+      firstBatch = got.size();
+    }
+    held.addAll(got);
+    return got;
+  }
+
+  /** Gives back {@code n} held containers. */
+  void release(int n) throws Exception {
+    for (int i = 0; i < n && !held.isEmpty(); i++) {
+      ContainerId id = held.remove(held.size() - 1).getId();
+      client.releaseAssignedContainer(id);
+    }
+    heartbeat();
+  }
+
+  List<Container> held() {
+    return held;
+  }
+
+  /** Size of the first non-empty batch of containers: a gang arrives in one. */
+  int firstBatch() {
+    return firstBatch;
+  }
+
+  @Override
+  public void close() throws java.io.IOException, org.apache.hadoop.yarn.exceptions.YarnException {
+    try {
+      ugi.doAs((PrivilegedExceptionAction<Void>) () -> {
+        client.unregisterApplicationMaster(FinalApplicationStatus.SUCCEEDED, "done", "");
+        return null;
+      });
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } finally {
+      client.stop();
+    }
+  }
+}
