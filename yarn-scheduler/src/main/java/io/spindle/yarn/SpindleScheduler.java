@@ -117,6 +117,8 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
   private final Map<ContainerId, Long> allocationOf = new ConcurrentHashMap<>();
   private final Map<ApplicationId, AppAsks> asks = new ConcurrentHashMap<>();
   private final Map<ApplicationId, String> waitReasons = new ConcurrentHashMap<>();
+  /** Ids for recovered containers count down from -1, apart from the engine's own (1, 2, …). */
+  private long nextRecoveredId = -1;
   private Engine engine;
   private YarnResources translate;
   private List<String> topologyLevels;
@@ -447,6 +449,38 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     wake.release();
   }
 
+  /**
+   * Work-preserving recovery: after YARN has rebuilt its view of the node's running containers, each is told to
+   * the engine so it is charged to its queue and its capacity stays taken.
+   */
+  @Override
+  public void recoverContainersOnNode(List<org.apache.hadoop.yarn.server.api.protocolrecords.NMContainerStatus> reports,
+      RMNode node) {
+    super.recoverContainersOnNode(reports, node);
+    if (reports == null) {
+      return;
+    }
+    for (org.apache.hadoop.yarn.server.api.protocolrecords.NMContainerStatus report : reports) {
+      ContainerId id = report.getContainerId();
+      RMContainer rmContainer = getRMContainer(id);
+      if (rmContainer == null || allocationOf.containsKey(id)) {
+        continue;
+      }
+      try {
+        long allocation;
+        synchronized (this) {
+          allocation = nextRecoveredId--;
+        }
+        allocationOf.put(id, allocation);
+        inbox.add(new EngineEvent.ContainerRecovered(allocation, id.getApplicationAttemptId().getApplicationId()
+            .toString(), "recovered", engineNodeId(node.getNodeID()), translate.shape(report.getAllocatedResource())));
+        LOG.info("Recovered container {} on {}", id, node.getNodeID());
+      } catch (IllegalArgumentException e) {
+        LOG.error("Recovered container {} cannot be accounted: {}", id, e.getMessage());
+      }
+    }
+  }
+
   @Override
   public void killContainer(RMContainer container) {
     completedContainer(container, SchedulerUtils.createKilledContainerStatus(container.getContainerId(),
@@ -727,8 +761,9 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
 
   @Override
   public void recover(RMState state) {
-    // Applications come back through APP_ADDED / APP_ATTEMPT_ADDED with their recovering flags; running containers
-    // through NODE_ADDED container reports.
+    // Nothing to read here: applications come back through APP_ADDED / APP_ATTEMPT_ADDED with their recovering
+    // flags, and running containers through the container reports of re-registering nodes
+    // (recoverContainersOnNode).
   }
 
   @Override

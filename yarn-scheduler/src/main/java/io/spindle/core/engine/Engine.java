@@ -191,6 +191,8 @@ public final class Engine {
       demand(e, decisions);
     } else if (event instanceof ContainerFinished e) {
       release(e.allocationId());
+    } else if (event instanceof EngineEvent.ContainerRecovered e) {
+      recover(e);
     } else if (event instanceof MigLayoutReported e) {
       cluster.reportMigLayout(e.nodeId(), e.gpuIndex(), e.layout());
     } else {
@@ -334,6 +336,30 @@ public final class Engine {
       }
     }
     return shape.baseVector().plus(new ResourceVector(0, 0, cheapest * shape.migInstances()));
+  }
+
+  private void recover(EngineEvent.ContainerRecovered e) {
+    AppState app = apps.get(e.appId());
+    if (app == null) {
+      throw new InvalidInputException("appId", e.appId(), "recovered container of an application never submitted");
+    }
+    if (allocations.containsKey(e.allocationId())) {
+      throw new InvalidInputException("allocationId", e.allocationId(), "container already known");
+    }
+    Placement placement = cluster.placeOn(e.nodeId(), e.shape());
+    if (placement == null) {
+      throw new InvalidInputException("nodeId", e.nodeId(),
+          "recovered container " + e.shape() + " does not fit on the node as registered");
+    }
+    cluster.commit(e.shape(), placement);
+    ResourceVector charge = placement.charge();
+    allocations.put(e.allocationId(), new Allocation(e.allocationId(), app.id, e.requestKey(), e.shape(), placement,
+        Long.MAX_VALUE));
+    allocationsByNode.computeIfAbsent(placement.nodeId(), k -> new LinkedHashSet<>()).add(e.allocationId());
+    app.allocations.add(e.allocationId());
+    app.usage = app.usage.plus(charge);
+    app.leaf.addUsage(charge);
+    app.leaf.userUsage.merge(app.user, charge, ResourceVector::plus);
   }
 
   private void release(long allocationId) {

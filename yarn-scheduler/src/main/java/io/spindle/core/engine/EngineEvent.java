@@ -40,6 +40,14 @@ public sealed interface EngineEvent {
   /** What exists on a MIG-mode GPU, as its node reports it (after a re-partition, or on its own). */
   record MigLayoutReported(String nodeId, int gpuIndex, MigLayout layout) implements EngineEvent {}
 
+  /**
+   * A container that already runs, learned after a restart or a failover (YARN's work-preserving recovery): it is
+   * charged to its application and takes its place on {@code nodeId} again. The driver chooses the id, from a range
+   * it keeps apart from the ids the engine hands out.
+   */
+  record ContainerRecovered(long allocationId, String appId, String requestKey, String nodeId, Resources shape)
+      implements EngineEvent {}
+
   /** A container ended (completed, released, expired or killed); its resources return. */
   record ContainerFinished(long allocationId) implements EngineEvent {}
 }

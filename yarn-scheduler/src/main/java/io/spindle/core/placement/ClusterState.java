@@ -276,6 +276,16 @@ public final class ClusterState {
     return n;
   }
 
+  /** Where one container of {@code shape} would go on this very node now (a recovered container), or null. */
+  public Placement placeOn(String nodeId, Resources shape) {
+    NodeState state = nodes.get(nodeId);
+    if (state == null || state.capacityFor(shape, 1) < 1) {
+      return null;
+    }
+    List<Placement> p = GangPlacer.placeOnNode(state, shape, 1);
+    return p == null ? null : p.get(0);
+  }
+
   public void commit(Resources shape, Placement placement) {
     NodeState state = requireNode(placement.nodeId());
     detach(state);

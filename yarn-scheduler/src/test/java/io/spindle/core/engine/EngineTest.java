@@ -345,4 +345,22 @@ class EngineTest {
     assertThat(e.queueSnapshots().stream().filter(q -> q.path().equals("root.b")).findFirst().orElseThrow().usage())
         .isEqualTo(ResourceVector.of(1024, 1, 1));
   }
+
+  @Test
+  void recoveredContainersAreChargedAndKeepTheirCapacity() {
+    Engine e = engine(twoQueues());
+    e.cycle(List.of(new NodeAdded(gpuNode("n1", "/r1", 4)), new AppSubmitted("app", "a", "u", 0)));
+    CycleResult r = e.cycle(List.of(
+        new EngineEvent.ContainerRecovered(-1, "app", "recovered", "n1", Resources.of(1024, 1).withGpus(3)),
+        new AppSubmitted("other", "b", "u", 0), new Demand("other", "w", ONE_GPU, 4)));
+    // Three GPUs are taken by the recovered container: only one is left for the newcomer.
+    assertThat(r.allocations()).hasSize(1);
+    assertThat(e.appUsage("app")).contains(ResourceVector.of(1024, 1, 3));
+    e.cycle(List.of(new ContainerFinished(-1)));
+    assertThat(e.appUsage("app")).contains(ResourceVector.ZERO);
+    assertThat(e.cycle(List.of()).allocations()).hasSize(3);
+    assertThatThrownBy(() -> e.cycle(List.of(
+        new EngineEvent.ContainerRecovered(-2, "app", "recovered", "n1", Resources.of(1024, 1).withGpus(3)))))
+        .isInstanceOf(InvalidInputException.class).hasMessageContaining("does not fit");
+  }
 }
