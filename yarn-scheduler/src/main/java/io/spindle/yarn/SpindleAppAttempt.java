@@ -29,6 +29,14 @@ final class SpindleAppAttempt extends FiCaSchedulerApp {
    * for it (an AM may withdraw asks while the engine decides), in which case the caller returns the capacity.
    */
   RMContainer assign(FiCaSchedulerNode node, SchedulerRequestKey key, Container container) {
+    // Lock order: the attempt's monitor, then its write lock — the order allocate() and Hadoop's own methods
+    // (addToNewlyAllocatedContainers is synchronized) take them; the other order deadlocks with an AM heartbeat.
+    synchronized (this) {
+      return assignLocked(node, key, container);
+    }
+  }
+
+  private RMContainer assignLocked(FiCaSchedulerNode node, SchedulerRequestKey key, Container container) {
     writeLock.lock();
     try {
       if (isStopped || getOutstandingAsksCount(key) <= 0) {
