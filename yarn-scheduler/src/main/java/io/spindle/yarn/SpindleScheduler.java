@@ -415,7 +415,9 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
         inbox.add(new EngineEvent.Demand(attemptId.getApplicationId().toString(), key, Resources.NONE, 0));
       }
     }
-    attempt.stop(org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttemptState.FINISHED);
+    synchronized (attempt) {
+      attempt.stop(org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttemptState.FINISHED);
+    }
   }
 
   private void removeApplication(ApplicationId appId,
@@ -441,7 +443,9 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
       inbox.add(new EngineEvent.ContainerFinished(allocation));
     }
     if (attempt != null) {
-      attempt.containerCompleted(rmContainer, status, event, rmContainer.getNodeLabelExpression());
+      synchronized (attempt) { // Same lock order as allocate(): monitor, then the attempt's write lock.
+        attempt.containerCompleted(rmContainer, status, event, rmContainer.getNodeLabelExpression());
+      }
     }
     if (node != null) {
       node.releaseContainer(container.getId(), false);
