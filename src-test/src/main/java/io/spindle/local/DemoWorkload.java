@@ -162,8 +162,10 @@ final class DemoWorkload {
         pool.submit(() -> runApplication(client, run));
       }
       pool.shutdown();
+      String last = "";
       while (!pool.awaitTermination(1, TimeUnit.SECONDS)) {
-        out.println(progressLine(client, runs, start));
+        last = progressLine(client, runs, start);
+        out.println(last);
         if (System.currentTimeMillis() - start > OVERALL_TIMEOUT_MS) {
           out.println("Demo: giving up after " + OVERALL_TIMEOUT_MS / 1000 + " s; killing what is left.");
           for (Run r : runs) {
@@ -181,7 +183,10 @@ final class DemoWorkload {
           break;
         }
       }
-      out.println(progressLine(client, runs, start));
+      String end = progressLine(client, runs, start);
+      if (!end.substring(end.indexOf(']')).equals(last.substring(Math.max(0, last.indexOf(']'))))) {
+        out.println(end);
+      }
       for (Run r : runs) {
         if (r.appId != null) {
           ApplicationReport report;

@@ -590,15 +590,28 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
       result = engine.cycle(batch, (event, problem) ->
           LOG.error("Spindle ignored an event it cannot apply ({}): {}", event, problem.getMessage()));
     }
+    // An application's containers of one cycle are handed to its attempt under the attempt's monitor, which its AM's
+    // allocate() also takes: the AM sees a gang whole or not at all, never a part pulled in between.
+    Map<String, List<Decision.Allocate>> allocationsByApp = new LinkedHashMap<>();
     for (Decision d : result.decisions()) {
-      apply(d);
+      if (d instanceof Decision.Allocate a) {
+        allocationsByApp.computeIfAbsent(a.appId(), k -> new ArrayList<>()).add(a);
+      } else {
+        apply(d);
+      }
     }
+    allocationsByApp.forEach((appId, list) -> {
+      SchedulerApplication<SpindleAppAttempt> app = applications.get(ApplicationId.fromString(appId));
+      SpindleAppAttempt attempt = app == null ? null : app.getCurrentAppAttempt();
+      Object lock = attempt == null ? new Object() : attempt;
+      synchronized (lock) {
+        list.forEach(this::startContainer);
+      }
+    });
   }
 
   private void apply(Decision decision) {
-    if (decision instanceof Decision.Allocate a) {
-      startContainer(a);
-    } else if (decision instanceof Decision.Reject r) {
+    if (decision instanceof Decision.Reject r) {
       reject(ApplicationId.fromString(r.appId()), r.requestKey(), r.reason());
     } else if (decision instanceof Decision.Wait w) {
       waitReasons.put(ApplicationId.fromString(w.appId()), w.reason());
