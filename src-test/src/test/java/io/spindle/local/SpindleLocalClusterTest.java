@@ -34,7 +34,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * {@code scripts/spindle-local} end to end, with YARN's CapacityScheduler as the scheduler so that it checks the
+ * {@code scripts/spindle-local} end to end. The long-running case uses YARN's CapacityScheduler so that it checks the
  * launcher and not a particular scheduler: the HADOOP_CONF_DIR it writes is enough for the stock CLI, the nodes
  * advertise GPUs on two racks, the MIG layouts are in ZooKeeper, and the demo runs to its summary.
  */
@@ -164,12 +164,13 @@ class SpindleLocalClusterTest {
     assertThat(buffer.toString(StandardCharsets.UTF_8)).contains("Stopping ...", "Stopped.");
   }
 
+  /** The demo with Spindle, the launcher's default scheduler: the README's promise. */
   @Test
   void demoRunsGangsMigAndTwoQueuesToASummary() {
     ByteArrayOutputStream buffer = new ByteArrayOutputStream();
     PrintStream out = new PrintStream(buffer, true, StandardCharsets.UTF_8);
     int rc = SpindleLocalCluster.run(
-        new String[] {"--scheduler", CS, "--workdir", tmp.resolve("demo").toString(), "--demo"}, out, false);
+        new String[] {"--workdir", tmp.resolve("demo").toString(), "--demo"}, out, false);
     String printed = buffer.toString(StandardCharsets.UTF_8);
     assertThat(rc).as(printed).isZero();
     assertThat(printed).contains("Summary", "5 of 5 applications got all their containers and succeeded.",

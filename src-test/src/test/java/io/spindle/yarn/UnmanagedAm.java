@@ -25,7 +25,7 @@ import org.apache.hadoop.yarn.security.AMRMTokenIdentifier;
  * An unmanaged ApplicationMaster for tests: speaks the real AMRM protocol as its attempt (AMRM token, attempt UGI),
  * asks for containers, collects what the scheduler hands out, releases some, and finishes.
  */
-final class UnmanagedAm implements AutoCloseable {
+public final class UnmanagedAm implements AutoCloseable {
   // close() may block on the RM; tests call it from try-with-resources on their own thread.
 
   private final UserGroupInformation ugi;
@@ -39,7 +39,7 @@ final class UnmanagedAm implements AutoCloseable {
   }
 
   /** Waits for the application's attempt to be launched, then registers as its AM. */
-  static UnmanagedAm register(YarnClient yarn, Configuration conf, ApplicationId app) throws Exception {
+  public static UnmanagedAm register(YarnClient yarn, Configuration conf, ApplicationId app) throws Exception {
     long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
     while (true) {
       ApplicationReport r = yarn.getApplicationReport(app);
@@ -67,14 +67,14 @@ final class UnmanagedAm implements AutoCloseable {
     return new UnmanagedAm(ugi, client);
   }
 
-  void ask(int containers, Resource each) {
+  public void ask(int containers, Resource each) {
     for (int i = 0; i < containers; i++) {
       client.addContainerRequest(new ContainerRequest(each, null, null, Priority.newInstance(1)));
     }
   }
 
   /** Heartbeats until {@code count} containers are held or the timeout passes; returns how many are held. */
-  int awaitHeld(int count, Duration timeout) throws Exception {
+  public int awaitHeld(int count, Duration timeout) throws Exception {
     long deadline = System.nanoTime() + timeout.toNanos();
     while (held.size() < count && System.nanoTime() < deadline) {
       heartbeat();
@@ -84,7 +84,7 @@ final class UnmanagedAm implements AutoCloseable {
   }
 
   /** One heartbeat; returns the containers it brought. */
-  List<Container> heartbeat() throws Exception {
+  public List<Container> heartbeat() throws Exception {
     List<Container> got = ugi.doAs((PrivilegedExceptionAction<List<Container>>) () ->
         client.allocate(0.5f).getAllocatedContainers());
     if (!got.isEmpty() && firstBatch < 0) {
@@ -95,7 +95,7 @@ final class UnmanagedAm implements AutoCloseable {
   }
 
   /** Gives back {@code n} held containers. */
-  void release(int n) throws Exception {
+  public void release(int n) throws Exception {
     for (int i = 0; i < n && !held.isEmpty(); i++) {
       ContainerId id = held.remove(held.size() - 1).getId();
       client.releaseAssignedContainer(id);
@@ -103,12 +103,12 @@ final class UnmanagedAm implements AutoCloseable {
     heartbeat();
   }
 
-  List<Container> held() {
+  public List<Container> held() {
     return held;
   }
 
   /** Size of the first non-empty batch of containers: a gang arrives in one. */
-  int firstBatch() {
+  public int firstBatch() {
     return firstBatch;
   }
 

@@ -15,6 +15,9 @@ import io.spindle.core.model.Topology;
 import io.spindle.core.queue.QueueConfig;
 import io.spindle.core.queue.QueueConfigParser;
 import io.spindle.core.queue.QueueTree;
+import io.spindle.ha.MigLayoutExchange;
+import io.spindle.ha.ZkSettings;
+import io.spindle.ha.avro.MigLayoutRecord;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.EnumSet;
@@ -71,6 +74,7 @@ import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.AppRemovedS
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.ContainerExpiredSchedulerEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeAddedSchedulerEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeRemovedSchedulerEvent;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeResourceUpdateSchedulerEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeUpdateSchedulerEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.ReleaseContainerEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.SchedulerEvent;
@@ -104,6 +108,8 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
   public static final String DEFAULT_NODE_GPU_MODEL = "H100-80GB";
   public static final String NODE_NVLINK_ISLAND_SIZE = "yarn.scheduler.spindle.node.nvlink-island-size";
   public static final int DEFAULT_NODE_NVLINK_ISLAND_SIZE = 8;
+  public static final String MIG_ANSWER_TIMEOUT_SECONDS = "yarn.scheduler.spindle.mig.answer-timeout-seconds";
+  public static final long DEFAULT_MIG_ANSWER_TIMEOUT_SECONDS = 300;
   static final String ACL_SUBMIT = "acl_submit_applications";
   static final String ACL_ADMINISTER = "acl_administer_queue";
   private static final String CAPACITY_SCHEDULER_XML = "capacity-scheduler.xml";
@@ -121,6 +127,11 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
   private long nextRecoveredId = -1;
   private Engine engine;
   private YarnResources translate;
+  private NodeInventory inventory;
+  private MigLayoutExchange migExchange;
+  private final ConcurrentLinkedQueue<MigLayoutRecord> migReports = new ConcurrentLinkedQueue<>();
+  /** Nodes to rebuild from their reports or new resources once nothing runs on them. */
+  private final Set<NodeId> pendingRebuild = ConcurrentHashMap.newKeySet();
   private List<String> topologyLevels;
   private volatile QueueTree tree;
   private volatile Map<String, SpindleQueue> queues = Map.of();
@@ -150,6 +161,24 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
         catalog.require(NODE_GPU_MODEL, schedulerConf.get(NODE_GPU_MODEL, DEFAULT_NODE_GPU_MODEL)),
         schedulerConf.getInt(NODE_NVLINK_ISLAND_SIZE, DEFAULT_NODE_NVLINK_ISLAND_SIZE));
     Map<String, String> entries = entries(schedulerConf);
+    ZkSettings zk = ZkSettings.from(schedulerConf);
+    if (zk.enabled()) {
+      migExchange = MigLayoutExchange.start(zk, report -> {
+        migReports.add(report);
+        wake.release();
+      });
+    } else {
+      // Without ZooKeeper no node can be asked to re-partition, and a GPU planned for it would be lost.
+      entries.put(EngineSettings.MAX_MIG_RECONFIGURATIONS_PER_CYCLE, "0");
+      LOG.warn("No ZooKeeper configured ({} or hadoop.zk.address): nodes are modelled from the resources they "
+          + "advertise and MIG layouts are never changed", ZkSettings.ZK_ADDRESS);
+    }
+    long answerTimeout = schedulerConf.getLong(MIG_ANSWER_TIMEOUT_SECONDS, DEFAULT_MIG_ANSWER_TIMEOUT_SECONDS);
+    if (answerTimeout <= 0) {
+      throw new IllegalArgumentException(MIG_ANSWER_TIMEOUT_SECONDS + " must be > 0, not " + answerTimeout);
+    }
+    this.inventory = new NodeInventory(catalog, translate, migExchange, answerTimeout * 1000,
+        System::currentTimeMillis);
     QueueTree initial = new QueueConfigParser().parse(entries);
     this.engine = new Engine(catalog, initial, Topology.open(topologyLevels.toArray(String[]::new)), Clock.system(),
         EngineSettings.fromConfiguration(entries));
@@ -174,6 +203,9 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     if (loop != null) {
       wake.release();
       loop.join(10_000);
+    }
+    if (migExchange != null) {
+      migExchange.close();
     }
     super.serviceStop();
   }
@@ -241,6 +273,14 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
         recoverContainersOnNode(e.getContainerReports(), e.getAddedRMNode());
       }
       case NODE_REMOVED -> removeNode(((NodeRemovedSchedulerEvent) event).getRemovedRMNode());
+      case NODE_RESOURCE_UPDATE -> {
+        NodeResourceUpdateSchedulerEvent e = (NodeResourceUpdateSchedulerEvent) event;
+        updateNodeResource(e.getRMNode(), e.getResourceOption());
+        inventory.updateResources(e.getRMNode().getNodeID(), e.getResourceOption().getResource());
+        pendingRebuild.add(e.getRMNode().getNodeID());
+        LOG.info("Node {} resources updated to {}; Spindle re-reads the node once nothing runs on it",
+            e.getRMNode().getNodeID(), e.getResourceOption().getResource());
+      }
       case NODE_UPDATE -> {
         nodeUpdate(((NodeUpdateSchedulerEvent) event).getRMNode());
         wake.release();
@@ -280,8 +320,8 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     FiCaSchedulerNode node = new FiCaSchedulerNode(rmNode, usePortForNodeName);
     nodeTracker.addNode(node);
     try {
-      inbox.add(new EngineEvent.NodeAdded(translate.node(engineNodeId(rmNode.getNodeID()),
-          location(rmNode.getRackName()), rmNode.getTotalCapability())));
+      inbox.add(new EngineEvent.NodeAdded(inventory.register(rmNode.getNodeID(), location(rmNode.getRackName()),
+          rmNode.getTotalCapability())));
     } catch (IllegalArgumentException e) {
       LOG.error("Node {} cannot be scheduled by Spindle: {}", rmNode.getNodeID(), e.getMessage());
     }
@@ -298,6 +338,8 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
           SchedulerUtils.LOST_CONTAINER), RMContainerEventType.KILL);
     }
     nodeTracker.removeNode(rmNode.getNodeID());
+    inventory.unregister(rmNode.getNodeID());
+    pendingRebuild.remove(rmNode.getNodeID());
     inbox.add(new EngineEvent.NodeRemoved(engineNodeId(rmNode.getNodeID())));
     LOG.info("Node {} removed", rmNode.getNodeID());
   }
@@ -585,6 +627,7 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     while ((e = inbox.poll()) != null) {
       batch.add(e);
     }
+    collectNodeChanges(batch);
     CycleResult result;
     synchronized (engineLock) {
       result = engine.cycle(batch, (event, problem) ->
@@ -620,7 +663,48 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
       LOG.info("Reserved {} nodes in {} for the gang of {} (projected start {})", r.nodeIds().size(), r.subtree(),
           r.appId(), r.projectedStartMillis());
     } else if (decision instanceof Decision.ReconfigureMig m) {
-      LOG.info("MIG re-partition of {} GPU {} to {} planned", m.nodeId(), m.gpuIndex(), m.layout());
+      Optional<EngineEvent> refused = inventory.request(m);
+      if (refused.isPresent()) {
+        LOG.warn("MIG re-partition of {} GPU {} to {} cannot be sent: the node does not report to ZooKeeper",
+            m.nodeId(), m.gpuIndex(), m.layout());
+        inbox.add(refused.get());
+      } else {
+        LOG.info("MIG re-partition of {} GPU {} to {} asked of the node", m.nodeId(), m.gpuIndex(), m.layout());
+      }
+    }
+  }
+
+  /**
+   * Adds to the cycle what the nodes' agents reported and the re-partitions they left unanswered, and rebuilds the
+   * nodes whose GPUs changed once nothing runs on them (a rebuild re-adds the node, which would drop running work).
+   */
+  private void collectNodeChanges(List<EngineEvent> batch) {
+    MigLayoutRecord report;
+    while ((report = migReports.poll()) != null) {
+      NodeInventory.Outcome outcome = inventory.onReport(report);
+      if (outcome instanceof NodeInventory.Outcome.Report r) {
+        batch.add(r.event());
+      } else if (outcome instanceof NodeInventory.Outcome.Rebuild r) {
+        pendingRebuild.add(r.node());
+      }
+    }
+    batch.addAll(inventory.overdueAnswers());
+    for (NodeId id : pendingRebuild) {
+      FiCaSchedulerNode node = (FiCaSchedulerNode) getNode(id);
+      if (node == null) {
+        pendingRebuild.remove(id);
+      } else if (node.getNumContainers() == 0) {
+        pendingRebuild.remove(id);
+        try {
+          Optional<io.spindle.core.model.Node> rebuilt = inventory.rebuild(id);
+          if (rebuilt.isPresent()) {
+            batch.add(new EngineEvent.NodeRemoved(engineNodeId(id)));
+            batch.add(new EngineEvent.NodeAdded(rebuilt.get()));
+          }
+        } catch (IllegalArgumentException ex) {
+          LOG.error("Node {} cannot be rebuilt from its new GPU inventory: {}", id, ex.getMessage());
+        }
+      }
     }
   }
 

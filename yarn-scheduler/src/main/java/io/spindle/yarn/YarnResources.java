@@ -57,7 +57,21 @@ final class YarnResources {
     return gpus > 0 ? base.withGpus(Math.toIntExact(gpus)) : base;
   }
 
-  /** A registered NodeManager as a core node: its whole GPUs are of the configured model, in islands. */
+  GpuModel defaultModel() {
+    return defaultModel;
+  }
+
+  /** The NVLink island of GPU {@code index} when the node does not say: consecutive blocks of the island size. */
+  int defaultIsland(int index) {
+    return index / islandSize;
+  }
+
+  /**
+   * A registered NodeManager as a core node when its agent has not reported its GPUs to ZooKeeper: its whole GPUs
+   * are of the configured model, in islands. Advertised MIG resources are left out: their counts do not say which
+   * instances exist (Spindle's plugin advertises every place an instance could start), so MIG slices are scheduled
+   * only on GPUs whose layout the node reported.
+   */
   Node node(String id, String location, Resource total) {
     long gpus = 0;
     for (ResourceInformation info : total.getResources()) {
@@ -67,7 +81,7 @@ final class YarnResources {
     }
     List<Gpu> list = new ArrayList<>();
     for (int i = 0; i < gpus; i++) {
-      list.add(new Gpu(i, defaultModel, i / islandSize, false));
+      list.add(new Gpu(i, defaultModel, defaultIsland(i), false));
     }
     return new Node(id, location, total.getMemorySize(), (int) total.getVirtualCores(), list);
   }

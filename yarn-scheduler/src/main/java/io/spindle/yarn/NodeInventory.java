@@ -1,0 +1,257 @@
+package io.spindle.yarn;
+
+import io.spindle.core.engine.Decision;
+import io.spindle.core.engine.EngineEvent;
+import io.spindle.core.model.Gpu;
+import io.spindle.core.model.GpuModel;
+import io.spindle.core.model.GpuModelCatalog;
+import io.spindle.core.model.InvalidInputException;
+import io.spindle.core.model.MigLayout;
+import io.spindle.core.model.Node;
+import io.spindle.ha.MigLayoutExchange;
+import io.spindle.ha.MigLayoutRecords;
+import io.spindle.ha.avro.MigLayoutRecord;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.LongSupplier;
+import org.apache.hadoop.yarn.api.records.NodeId;
+import org.apache.hadoop.yarn.api.records.Resource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * What the scheduler knows of each node's GPUs, and the MIG layout exchange with the nodes.
+ *
+ * <p>A node whose agent reported its GPUs to ZooKeeper is modelled from those reports (model, NVLink island, MIG
+ * mode and layout of every GPU). A node without reports — no ZooKeeper configured, or its agent has not reported yet
+ * — is modelled from the resources its NodeManager advertises ({@link YarnResources#node}); it is <em>provisional</em>
+ * and is rebuilt from the reports once they arrive.
+ *
+ * <p>Versions keep stale answers out: each desired layout carries a version one above anything the GPU has seen,
+ * and a report is passed to the engine only if it answers the latest desired version (or a later one). A desired
+ * layout left unanswered for the answer timeout (agent down, node gone from ZooKeeper) is given up: the engine hears
+ * the GPU's last known layout, so the GPU goes back into service instead of staying out of it forever.
+ *
+ * <p>Called from the RM dispatcher (register, unregister) and the scheduling thread (the rest), hence synchronized.
+ */
+final class NodeInventory {
+
+  private static final Logger LOG = LoggerFactory.getLogger(NodeInventory.class);
+
+  /** What the scheduler needs to rebuild a node: where it is and what its NodeManager advertises. */
+  private record Registration(NodeId id, String location, Resource total) {}
+
+  /** One GPU's exchange state. */
+  private static final class GpuExchange {
+    final Gpu gpu;
+    MigLayout lastReported;
+    long lastDesiredVersion;
+    long answerDeadlineMillis = Long.MAX_VALUE;
+
+    GpuExchange(Gpu gpu, long lastDesiredVersion) {
+      this.gpu = gpu;
+      this.lastReported = gpu.migLayout();
+      this.lastDesiredVersion = lastDesiredVersion;
+    }
+  }
+
+  /** How a report changes the engine's view. */
+  sealed interface Outcome {
+    /** Pass this event to the engine. */
+    record Report(EngineEvent.MigLayoutReported event) implements Outcome {}
+
+    /** The node must be rebuilt: it was provisional, or the report contradicts its known GPUs. */
+    record Rebuild(NodeId node) implements Outcome {}
+
+    /** Nothing to do: stale, unknown node, or unreadable. */
+    record Ignore() implements Outcome {}
+  }
+
+  private final GpuModelCatalog catalog;
+  private final YarnResources translate;
+  private final MigLayoutExchange exchange;
+  private final long answerTimeoutMillis;
+  private final LongSupplier clock;
+  private final Map<NodeId, Registration> registrations = new HashMap<>();
+  /** ZooKeeper name of every node built from reports. */
+  private final Map<NodeId, String> zkNames = new HashMap<>();
+  private final Map<String, NodeId> byZkName = new HashMap<>();
+  private final Map<NodeId, Map<Integer, GpuExchange>> gpus = new HashMap<>();
+
+  /** @param exchange {@code null} when no ZooKeeper is configured: every node is modelled from its resources */
+  NodeInventory(GpuModelCatalog catalog, YarnResources translate, MigLayoutExchange exchange,
+      long answerTimeoutMillis, LongSupplier clock) {
+    this.catalog = catalog;
+    this.translate = translate;
+    this.exchange = exchange;
+    this.answerTimeoutMillis = answerTimeoutMillis;
+    this.clock = clock;
+  }
+
+  /** Whether MIG layouts can be changed at all: only through the ZooKeeper exchange. */
+  boolean canReconfigure() {
+    return exchange != null;
+  }
+
+  /** Models a registering (or re-registering) node; an unusable inventory is an IllegalArgumentException. */
+  synchronized Node register(NodeId id, String location, Resource total) {
+    unregister(id);
+    registrations.put(id, new Registration(id, location, total));
+    String zkName = zkNameWithReports(id);
+    Node node = zkName == null ? translate.node(id.toString(), location, total)
+        : fromReports(id, zkName, location, total);
+    if (zkName != null) {
+      zkNames.put(id, zkName);
+      byZkName.put(zkName, id);
+    }
+    Map<Integer, GpuExchange> states = new HashMap<>();
+    for (Gpu g : node.gpus()) {
+      long desired = zkName == null || exchange == null ? 0
+          : exchange.desired(zkName, g.index()).map(MigLayoutRecord::getVersion).orElse(0L);
+      states.put(g.index(), new GpuExchange(g, desired));
+    }
+    gpus.put(id, states);
+    return node;
+  }
+
+  /** Rebuilds a registered node (after its reports arrived or its resources changed). */
+  synchronized Optional<Node> rebuild(NodeId id) {
+    Registration r = registrations.get(id);
+    return r == null ? Optional.empty() : Optional.of(register(r.id(), r.location(), r.total()));
+  }
+
+  synchronized void updateResources(NodeId id, Resource total) {
+    Registration r = registrations.get(id);
+    if (r != null) {
+      registrations.put(id, new Registration(id, r.location(), total));
+    }
+  }
+
+  synchronized void unregister(NodeId id) {
+    registrations.remove(id);
+    gpus.remove(id);
+    String zkName = zkNames.remove(id);
+    if (zkName != null) {
+      byZkName.remove(zkName);
+    }
+  }
+
+  /** What a node's report means for the engine. */
+  synchronized Outcome onReport(MigLayoutRecord report) {
+    String zkName = report.getNode();
+    NodeId id = byZkName.get(zkName);
+    if (id == null) {
+      // A provisional node whose agent just reported: rebuild it from the reports.
+      return registrations.keySet().stream()
+          .filter(n -> !zkNames.containsKey(n) && matches(zkName, n))
+          .findFirst()
+          .<Outcome>map(Outcome.Rebuild::new)
+          .orElse(new Outcome.Ignore());
+    }
+    GpuExchange state = gpus.get(id).get(report.getGpuIndex());
+    if (state == null || state.gpu.migEnabled() != report.getMigEnabled()
+        || (report.getGpuModel() != null && !report.getGpuModel().equals(state.gpu.model().name()))) {
+      LOG.info("Node {} reports GPU {} differently from what the scheduler knows; rebuilding the node", id,
+          report.getGpuIndex());
+      return new Outcome.Rebuild(id);
+    }
+    if (!state.gpu.migEnabled() || report.getVersion() < state.lastDesiredVersion) {
+      return new Outcome.Ignore();
+    }
+    MigLayout layout;
+    try {
+      layout = MigLayoutRecords.layout(report, state.gpu.model());
+    } catch (InvalidInputException e) {
+      LOG.error("Ignoring MIG report of node {} GPU {}: {}", id, report.getGpuIndex(), e.getMessage());
+      return new Outcome.Ignore();
+    }
+    if (report.getError() != null) {
+      LOG.warn("Node {} did not apply MIG layout version {} to GPU {}: {}", id, report.getVersion(),
+          report.getGpuIndex(), report.getError());
+    }
+    state.lastReported = layout;
+    state.answerDeadlineMillis = Long.MAX_VALUE;
+    return new Outcome.Report(new EngineEvent.MigLayoutReported(id.toString(), report.getGpuIndex(), layout));
+  }
+
+  /**
+   * Asks the node for the engine's planned layout. A node that cannot be asked (it does not report to ZooKeeper)
+   * keeps its layout: the returned event tells the engine so, and puts the GPU back into service.
+   */
+  synchronized Optional<EngineEvent> request(Decision.ReconfigureMig m) {
+    NodeId id = NodeId.fromString(m.nodeId());
+    String zkName = zkNames.get(id);
+    GpuExchange state = gpus.getOrDefault(id, Map.of()).get(m.gpuIndex());
+    if (state == null || !state.gpu.migEnabled()) {
+      LOG.error("Ignoring a MIG re-partition of {} GPU {}, which the scheduler does not know as a MIG GPU", id,
+          m.gpuIndex());
+      return Optional.empty();
+    }
+    if (exchange == null || zkName == null) {
+      return Optional.of(new EngineEvent.MigLayoutReported(m.nodeId(), m.gpuIndex(), state.lastReported));
+    }
+    state.lastDesiredVersion++;
+    state.answerDeadlineMillis = clock.getAsLong() + answerTimeoutMillis;
+    exchange.requestLayout(MigLayoutRecord.newBuilder()
+        .setNode(zkName)
+        .setGpuIndex(m.gpuIndex())
+        .setMigEnabled(true)
+        .setInstances(MigLayoutRecords.instances(m.layout()))
+        .setVersion(state.lastDesiredVersion)
+        .setUpdatedMillis(clock.getAsLong())
+        .build());
+    return Optional.empty();
+  }
+
+  /** For each desired layout past its answer timeout: the GPU's last known layout, which ends the re-partition. */
+  synchronized List<EngineEvent> overdueAnswers() {
+    long now = clock.getAsLong();
+    List<EngineEvent> out = new ArrayList<>();
+    gpus.forEach((id, states) -> states.values().forEach(s -> {
+      if (now >= s.answerDeadlineMillis) {
+        LOG.warn("Node {} did not answer MIG layout version {} for GPU {} within {} ms; the GPU keeps {}", id,
+            s.lastDesiredVersion, s.gpu.index(), answerTimeoutMillis, s.lastReported);
+        s.answerDeadlineMillis = Long.MAX_VALUE;
+        out.add(new EngineEvent.MigLayoutReported(id.toString(), s.gpu.index(), s.lastReported));
+      }
+    }));
+    return out;
+  }
+
+  /** The node's reports are under {@code host:port} when several NodeManagers share a host, else under the host. */
+  private String zkNameWithReports(NodeId id) {
+    if (exchange == null) {
+      return null;
+    }
+    for (String name : List.of(id.toString(), id.getHost())) {
+      if (!exchange.reported(name).isEmpty() && !byZkName.containsKey(name)) {
+        return name;
+      }
+    }
+    return null;
+  }
+
+  private static boolean matches(String zkName, NodeId id) {
+    return zkName.equals(id.toString()) || zkName.equals(id.getHost());
+  }
+
+  private Node fromReports(NodeId id, String zkName, String location, Resource total) {
+    List<Gpu> list = new ArrayList<>();
+    for (MigLayoutRecord r : exchange.reported(zkName).values()) {
+      GpuModel model = r.getGpuModel() == null ? translate.defaultModel()
+          : catalog.find(r.getGpuModel()).orElseThrow(() -> new IllegalArgumentException("node " + zkName
+              + " reports GPU " + r.getGpuIndex() + " as " + r.getGpuModel() + ", which the GPU catalog lacks"));
+      int island = r.getNvlinkIsland() >= 0 ? r.getNvlinkIsland() : translate.defaultIsland(r.getGpuIndex());
+      list.add(r.getMigEnabled()
+          ? new Gpu(r.getGpuIndex(), model, island, true, MigLayoutRecords.layout(r, model))
+          : new Gpu(r.getGpuIndex(), model, island, false));
+    }
+    Node node = new Node(id.toString(), location, total.getMemorySize(), (int) total.getVirtualCores(), list);
+    LOG.info("Node {} modelled from its agent's reports under {}: {} GPUs ({} in MIG mode)", id, zkName, list.size(),
+        list.stream().filter(Gpu::migEnabled).count());
+    return node;
+  }
+}
