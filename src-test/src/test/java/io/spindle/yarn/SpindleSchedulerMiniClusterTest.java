@@ -16,6 +16,8 @@ import org.apache.hadoop.yarn.api.records.NodeReport;
 import org.apache.hadoop.yarn.api.records.NodeState;
 import org.apache.hadoop.yarn.api.records.QueueInfo;
 import org.apache.hadoop.yarn.api.records.Resource;
+import org.apache.hadoop.yarn.api.records.ResourceOption;
+import org.apache.hadoop.yarn.server.api.protocolrecords.UpdateNodeResourceRequest;
 import org.apache.hadoop.yarn.api.records.YarnApplicationState;
 import org.apache.hadoop.yarn.client.api.YarnClient;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
@@ -171,7 +173,33 @@ class SpindleSchedulerMiniClusterTest {
     })).hasStackTraceContaining("User bob does not have permission to submit").hasStackTraceContaining("root.b");
   }
 
+  @Test
+  void anAdminResourceUpdateReachesTheEngine() throws Exception {
+    NodeReport first = client.getNodeReports(NodeState.RUNNING).get(0);
+    Resource smaller = Resource.newInstance(first.getCapability());
+    smaller.setResourceValue(GPU, 2);
+    updateNode(first, smaller);
+    try {
+      ApplicationId app = submit("after-update", "a", Set.of());
+      try (UnmanagedAm am = UnmanagedAm.register(client, conf, app)) {
+        am.ask(12, gpus(1));
+        // 8 GPUs on one node, 2 left on the updated one: ten containers and not one more.
+        assertThat(am.awaitHeld(10, Duration.ofSeconds(30))).isEqualTo(10);
+        assertThat(am.awaitHeld(11, Duration.ofSeconds(2))).isEqualTo(10);
+        assertThat(am.held().stream().filter(c -> c.getNodeId().equals(first.getNodeId()))).hasSize(2);
+      }
+    } finally {
+      updateNode(first, first.getCapability());
+    }
+  }
+
   // ------------------------------------------------------------------ helpers
+
+  /** What {@code yarn rmadmin -updateNodeResource} does. */
+  private static void updateNode(NodeReport node, Resource to) throws Exception {
+    cluster.getResourceManager().getRMContext().getRMAdminService().updateNodeResource(UpdateNodeResourceRequest.newInstance(
+        java.util.Map.of(node.getNodeId(), ResourceOption.newInstance(to, -1))));
+  }
 
   private static Resource gpus(int n) {
     Resource r = Resource.newInstance(2048, 1);

@@ -45,6 +45,7 @@ import org.apache.hadoop.yarn.api.records.QueueACL;
 import org.apache.hadoop.yarn.api.records.QueueInfo;
 import org.apache.hadoop.yarn.api.records.QueueUserACLInfo;
 import org.apache.hadoop.yarn.api.records.Resource;
+import org.apache.hadoop.yarn.api.records.ResourceOption;
 import org.apache.hadoop.yarn.api.records.ResourceRequest;
 import org.apache.hadoop.yarn.api.records.SchedulingRequest;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
@@ -326,6 +327,27 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
       LOG.error("Node {} cannot be scheduled by Spindle: {}", rmNode.getNodeID(), e.getMessage());
     }
     LOG.info("Node {} added on {}: {}", rmNode.getNodeID(), rmNode.getRackName(), rmNode.getTotalCapability());
+  }
+
+  /**
+   * Like YARN's, without telling the node-label manager: once that knows a node's resources, FiCaSchedulerApp's
+   * usage report casts the queue to CapacityScheduler's queue class. Spindle does not schedule by node label.
+   */
+  @Override
+  public void updateNodeResource(RMNode rmNode, ResourceOption option) {
+    writeLock.lock();
+    try {
+      FiCaSchedulerNode node = nodeTracker.getNode(rmNode.getNodeID());
+      if (node == null) {
+        return;
+      }
+      nodeTracker.removeNode(rmNode.getNodeID());
+      node.updateTotalResource(option.getResource());
+      node.setOvercommitTimeOut(option.getOverCommitTimeout());
+      nodeTracker.addNode(node);
+    } finally {
+      writeLock.unlock();
+    }
   }
 
   private void removeNode(RMNode rmNode) {
