@@ -313,6 +313,13 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
         completedContainer(c, SchedulerUtils.createAbnormalContainerStatus(c.getContainerId(),
             SchedulerUtils.RELEASED_CONTAINER), RMContainerEventType.RELEASED);
       }
+      // Spindle places by GPU inventory and topology, not by node label or attribute.
+      case NODE_LABELS_UPDATE, NODE_ATTRIBUTES_UPDATE -> LOG.debug("Spindle ignores {}", event.getType());
+      // Sent by CapacityScheduler's preemption monitor and for its reserved containers and dynamic queues; Spindle
+      // neither runs that monitor nor reserves YARN containers nor creates queues on the fly.
+      case KILL_RESERVED_CONTAINER, MARK_CONTAINER_FOR_PREEMPTION, MARK_CONTAINER_FOR_KILLABLE,
+          MARK_CONTAINER_FOR_NONKILLABLE, MANAGE_QUEUE, AUTO_QUEUE_DELETION ->
+          LOG.warn("Spindle does not act on {}: it comes from a CapacityScheduler component", event.getType());
       default -> LOG.debug("Spindle does not act on scheduler event {}", event.getType());
     }
   }
