@@ -155,7 +155,7 @@ public final class OpenbPackingBenchmark {
    * The {@code shared/} folder beside the repository: from {@code start} upwards, the first folder that holds a
    * {@code pom.xml} and whose parent holds {@code shared/traces/openb}.
    */
-  static Path findShared(Path start) {
+  public static Path findShared(Path start) {
     for (Path dir = start; dir != null; dir = dir.getParent()) {
       Path parent = dir.getParent();
       if (parent != null && Files.exists(dir.resolve("pom.xml"))

@@ -26,7 +26,12 @@ public final class Policies {
         default -> out.add(SpindlePolicy.parse(n));
       }
     }
-    return out;
+    // "all,ablation" names spindle-helios and spindle twice: run each once, in first-named order.
+    Map<String, SimPolicy> unique = new LinkedHashMap<>();
+    for (SimPolicy p : out) {
+      unique.putIfAbsent(p.name(), p);
+    }
+    return new ArrayList<>(unique.values());
   }
 
   /** The cluster's queue keys with every queue's maximum-capacity set to its capacity: no queue may borrow. */

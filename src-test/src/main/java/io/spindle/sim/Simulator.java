@@ -85,6 +85,7 @@ public final class Simulator {
     int next = 0;
     int settled = 0;
     long now = start;
+    long lastSettled = start;
     while (next < jobs.size() || !timeline.isEmpty()) {
       long t = Long.MAX_VALUE;
       if (next < jobs.size()) {
@@ -112,6 +113,7 @@ public final class Simulator {
           metrics.ended(r, now);
           runs.remove(r.job.id());
           settled++;
+          lastSettled = now;
         } else if (e.kind == MIG_REPORT) {
           events.add(e.event);
         }
@@ -156,6 +158,7 @@ public final class Simulator {
             metrics.rejected(r);
             carried.add(new EngineEvent.AppFinished(rej.appId()));
             settled++;
+            lastSettled = now;
           }
         } else if (d instanceof Decision.Reserve) {
           timeline.add(new Timed(now + settings.reservationTimeoutMillis(), WAKE, seq++, null, null));
@@ -185,7 +188,10 @@ public final class Simulator {
         partial++;
       }
     }
-    return metrics.finish(policy, now, unfinished, partial, options);
+    // The makespan ends with the last job; a wake-up after it (a reservation timeout) is not part of it. With jobs
+    // that never ran (a deadlock of partial gangs), it ends at the last instant anything happened.
+    return metrics.finish(policy, unfinished == 0 ? Math.max(lastSettled, jobs.isEmpty() ? start
+        : jobs.get(jobs.size() - 1).submitMillis()) : now, unfinished, partial, options);
   }
 
   private static void hold(MetricsCollector metrics, Decision.Allocate a) {
