@@ -76,4 +76,19 @@ class SimClusterSpecTest {
     assertThat(List.of(Policies.parse("spindle-helios").get(0).isolatesPartitions(),
         Policies.parse("spindle").get(0).isolatesPartitions())).containsExactly(true, false);
   }
+
+  @Test
+  void theExampleClusterFileOfTheGuideLoadsAndRuns() {
+    // Tests run in src-test/; the guide's example sits in conf/sim/ of the repository.
+    Path example = Path.of("").toAbsolutePath().resolveSibling("conf").resolve("sim").resolve("example-cluster.json");
+    ClusterSpec c = ClusterSpecs.fromFile(example);
+    assertThat(c.nodes()).hasSize(16);
+    assertThat(c.totalGpus()).isEqualTo(8 * 8 + 4 * 4 + 4 * 8);
+    Trace t = new Trace("t", ColumnMapping.GENERIC, List.of(SimJob.gpuJob("r", 0, 1000, "research", 16),
+        new SimJob("p", 0, 1000, "product", "u", 1, 400, 0, 0, null)), Map.of());
+    for (SimPolicy p : Policies.parse("all")) {
+      RunResult r = new Simulator(c, p, SimOptions.defaults()).run(t, null);
+      assertThat(r.jobs().finished()).as(p.name()).isEqualTo(2);
+    }
+  }
 }
