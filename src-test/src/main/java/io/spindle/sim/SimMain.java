@@ -9,7 +9,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 
@@ -188,7 +187,7 @@ public final class SimMain {
       if (!KNOWN.contains(key) && !key.startsWith("col-")) {
         throw new IllegalArgumentException("unknown flag --" + key);
       }
-      out.put(key.toLowerCase(Locale.ROOT).equals(key) ? key : key, value);
+      out.put(key, value);
     }
     return out;
   }

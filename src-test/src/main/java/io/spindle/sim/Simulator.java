@@ -76,7 +76,6 @@ public final class Simulator {
         : a.kind != b.kind ? Integer.compare(a.kind, b.kind) : Long.compare(a.seq, b.seq));
     long seq = 0;
     Map<String, JobRun> runs = new HashMap<>();
-    Map<Long, JobRun> byAllocation = new HashMap<>();
     Map<Long, Decision.Allocate> allocations = new HashMap<>();
     List<EngineEvent> carried = new ArrayList<>();
     for (Node n : cluster.nodes()) {
@@ -106,7 +105,6 @@ public final class Simulator {
           for (long id : r.allocationIds) {
             events.add(new EngineEvent.ContainerFinished(id));
             release(metrics, allocations.remove(id));
-            byAllocation.remove(id);
           }
           events.add(new EngineEvent.AppFinished(r.job.id()));
           r.endMillis = now;
@@ -138,7 +136,6 @@ public final class Simulator {
           r.allocationIds.add(a.allocationId());
           r.charges.add(a.charge());
           r.allocatedAt.add(now);
-          byAllocation.put(a.allocationId(), r);
           allocations.put(a.allocationId(), a);
           hold(metrics, a);
           metrics.allocated(r, a.charge());
@@ -153,8 +150,7 @@ public final class Simulator {
             r.rejectedReason = rej.reason();
             for (long id : r.allocationIds) {
               release(metrics, allocations.remove(id));
-              byAllocation.remove(id);
-            }
+              }
             metrics.rejected(r);
             carried.add(new EngineEvent.AppFinished(rej.appId()));
             settled++;
