@@ -1,5 +1,6 @@
 package io.spindle.bench;
 
+import io.spindle.sim.CsvTable;
 import io.spindle.core.engine.CycleResult;
 import io.spindle.core.engine.Decision;
 import io.spindle.core.engine.Engine;
@@ -154,7 +155,7 @@ public final class OpenbPackingBenchmark {
    * The {@code shared/} folder beside the repository: from {@code start} upwards, the first folder that holds a
    * {@code pom.xml} and whose parent holds {@code shared/traces/openb}.
    */
-  static Path findShared(Path start) {
+  public static Path findShared(Path start) {
     for (Path dir = start; dir != null; dir = dir.getParent()) {
       Path parent = dir.getParent();
       if (parent != null && Files.exists(dir.resolve("pom.xml"))
@@ -262,7 +263,7 @@ public final class OpenbPackingBenchmark {
     };
   }
 
-  static GpuModelCatalog catalog(Set<String> types, boolean mig) {
+  public static GpuModelCatalog catalog(Set<String> types, boolean mig) {
     try {
       if (mig) {
         return GpuModelCatalog.parse(new StringReader(catalogText(types)));
@@ -281,7 +282,7 @@ public final class OpenbPackingBenchmark {
    * The smallest profile (by GPU-equivalent charge, media-extension variants excluded) whose charge
    * {@code gpuUnits / 840} is at least {@code gpuMilli / 1000}, compared exactly in integers.
    */
-  static MigProfile profileFor(int gpuMilli, GpuModel model) {
+  public static MigProfile profileFor(int gpuMilli, GpuModel model) {
     MigProfile best = null;
     for (MigProfile p : model.profiles()) {
       if (p.mediaExtension() || p.gpuUnits() * 1000 < (long) gpuMilli * ResourceVector.GPU_UNITS) {

@@ -1,5 +1,6 @@
 package io.spindle.bench;
 
+import io.spindle.sim.CsvTable;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 

@@ -428,6 +428,9 @@ public final class Engine {
           d.waitingInCycle = cycle;
           d.waitingReason = why;
           waiting.add(d);
+          if (settings.strictQueueOrder()) {
+            cursor.stop(); // Head-of-line blocking: nothing behind the first request that waits may start.
+          }
         }
       }
       if (!placed) {
@@ -737,6 +740,12 @@ public final class Engine {
 
     DemandState demand() {
       return demands.get(demandIndex);
+    }
+
+    /** Ends the walk for this cycle: nothing further in the leaf is tried. */
+    void stop() {
+      appIndex = apps.size();
+      demands = null;
     }
   }
 

@@ -17,15 +17,21 @@ import io.spindle.core.placement.MigSlotPolicy;
  * @param reservationTimeoutMillis how long nodes stay held for a waiting gang before the reservation is dropped and
  *     the gang re-queued ({@code yarn.scheduler.spindle.gang.reservation-timeout-seconds})
  * @param maxReservations how many gangs may hold reservations at once ({@code yarn.scheduler.spindle.gang.max-reservations})
+ * @param strictQueueOrder {@code true}: inside a leaf queue, the first request that cannot be placed stops that leaf
+ *     for the cycle (head-of-line blocking, no backfill), as strict FIFO schedulers and the HeliosArtifact simulator
+ *     do; {@code false} (the default): it is skipped and the requests behind it may start
+ *     ({@code yarn.scheduler.spindle.queue.strict-order}). Exists so that the simulator can reproduce published
+ *     no-backfill baselines with the very engine the ResourceManager runs.
  */
 public record EngineSettings(long migReconfigureMillis, int maxMigReconfigurationsPerCycle, MigSlotPolicy migSlotPolicy,
-    long reservationTimeoutMillis, int maxReservations) {
+    long reservationTimeoutMillis, int maxReservations, boolean strictQueueOrder) {
 
   public static final String MIG_RECONFIGURE_SECONDS = "yarn.scheduler.spindle.mig.reconfigure-seconds";
   public static final String MAX_MIG_RECONFIGURATIONS_PER_CYCLE =
       "yarn.scheduler.spindle.mig.max-reconfigurations-per-cycle";
   public static final String RESERVATION_TIMEOUT_SECONDS = "yarn.scheduler.spindle.gang.reservation-timeout-seconds";
   public static final String MAX_RESERVATIONS = "yarn.scheduler.spindle.gang.max-reservations";
+  public static final String STRICT_QUEUE_ORDER = "yarn.scheduler.spindle.queue.strict-order";
   public static final long DEFAULT_RESERVATION_TIMEOUT_MILLIS = 900_000;
   public static final int DEFAULT_MAX_RESERVATIONS = 4;
   public static final long DEFAULT_MIG_RECONFIGURE_MILLIS = 30_000;
@@ -44,6 +50,13 @@ public record EngineSettings(long migReconfigureMillis, int maxMigReconfiguratio
     }
   }
 
+  /** Settings with the default queue order (requests that cannot be placed are skipped, not waited behind). */
+  public EngineSettings(long migReconfigureMillis, int maxMigReconfigurationsPerCycle, MigSlotPolicy migSlotPolicy,
+      long reservationTimeoutMillis, int maxReservations) {
+    this(migReconfigureMillis, maxMigReconfigurationsPerCycle, migSlotPolicy, reservationTimeoutMillis,
+        maxReservations, false);
+  }
+
   public static EngineSettings defaults() {
     return new EngineSettings(DEFAULT_MIG_RECONFIGURE_MILLIS, DEFAULT_MAX_MIG_RECONFIGURATIONS_PER_CYCLE,
         new FragmentationAwareSlots(), DEFAULT_RESERVATION_TIMEOUT_MILLIS, DEFAULT_MAX_RESERVATIONS);
@@ -59,7 +72,21 @@ public record EngineSettings(long migReconfigureMillis, int maxMigReconfiguratio
     long perCycle = readLong(conf, MAX_MIG_RECONFIGURATIONS_PER_CYCLE, d.maxMigReconfigurationsPerCycle(), 0, 100_000);
     long timeout = readLong(conf, RESERVATION_TIMEOUT_SECONDS, d.reservationTimeoutMillis() / 1000, 1, 604_800);
     long reservations = readLong(conf, MAX_RESERVATIONS, d.maxReservations(), 0, 10_000);
-    return new EngineSettings(seconds * 1000, (int) perCycle, d.migSlotPolicy(), timeout * 1000, (int) reservations);
+    boolean strict = readBoolean(conf, STRICT_QUEUE_ORDER, d.strictQueueOrder());
+    return new EngineSettings(seconds * 1000, (int) perCycle, d.migSlotPolicy(), timeout * 1000, (int) reservations,
+        strict);
+  }
+
+  private static boolean readBoolean(Map<String, String> conf, String key, boolean dflt) {
+    String raw = conf.get(key);
+    if (raw == null || raw.isBlank()) {
+      return dflt;
+    }
+    return switch (raw.strip().toLowerCase(java.util.Locale.ROOT)) {
+      case "true" -> true;
+      case "false" -> false;
+      default -> throw new IllegalArgumentException(key + ": '" + raw + "' is not true or false");
+    };
   }
 
   private static long readLong(Map<String, String> conf, String key, long dflt, long min, long max) {
@@ -81,15 +108,21 @@ public record EngineSettings(long migReconfigureMillis, int maxMigReconfiguratio
 
   public EngineSettings withMigSlotPolicy(MigSlotPolicy policy) {
     return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle, policy, reservationTimeoutMillis,
-        maxReservations);
+        maxReservations, strictQueueOrder);
   }
 
   public EngineSettings withMigReconfigureMillis(long millis) {
     return new EngineSettings(millis, maxMigReconfigurationsPerCycle, migSlotPolicy, reservationTimeoutMillis,
-        maxReservations);
+        maxReservations, strictQueueOrder);
   }
 
   public EngineSettings withReservations(long timeoutMillis, int max) {
-    return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle, migSlotPolicy, timeoutMillis, max);
+    return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle, migSlotPolicy, timeoutMillis, max,
+        strictQueueOrder);
+  }
+
+  public EngineSettings withStrictQueueOrder(boolean strict) {
+    return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle, migSlotPolicy,
+        reservationTimeoutMillis, maxReservations, strict);
   }
 }

@@ -1,4 +1,4 @@
-package io.spindle.bench;
+package io.spindle.sim;
 
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -21,7 +21,7 @@ import java.util.Map;
  * quote), no line breaks inside fields. A row shorter than the header is padded with empty fields (trailing empty
  * columns are often dropped by writers); a longer row is an error naming the line.
  */
-final class CsvTable {
+public final class CsvTable {
 
   private final String source;
   private final Map<String, Integer> columns;
@@ -33,7 +33,7 @@ final class CsvTable {
     this.rows = rows;
   }
 
-  static CsvTable read(Path file) {
+  public static CsvTable read(Path file) {
     try (Reader in = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
       return read(file.toString(), in);
     } catch (IOException e) {
@@ -41,7 +41,7 @@ final class CsvTable {
     }
   }
 
-  static CsvTable read(String source, Reader in) throws IOException {
+  public static CsvTable read(String source, Reader in) throws IOException {
     BufferedReader reader = new BufferedReader(in);
     String header = reader.readLine();
     if (header == null) {
@@ -113,12 +113,17 @@ final class CsvTable {
     return out.toArray(new String[0]);
   }
 
-  boolean has(String column) {
+  /** The header's column names, in file order. */
+  public java.util.List<String> columnNames() {
+    return java.util.List.copyOf(columns.keySet());
+  }
+
+  public boolean has(String column) {
     return columns.containsKey(column);
   }
 
   /** The column's position; an error naming the file and the columns it has when it is missing. */
-  int column(String name) {
+  public int column(String name) {
     Integer i = columns.get(name);
     if (i == null) {
       throw new IllegalArgumentException(source + ": no column '" + name + "'; columns are " + columns.keySet());
@@ -126,16 +131,16 @@ final class CsvTable {
     return i;
   }
 
-  int size() {
+  public int size() {
     return rows.size();
   }
 
   /** Row {@code row}'s field in the named column, stripped of surrounding blanks. */
-  String get(int row, String column) {
+  public String get(int row, String column) {
     return rows.get(row)[column(column)].strip();
   }
 
-  long getLong(int row, String column) {
+  public long getLong(int row, String column) {
     String v = get(row, column);
     try {
       return Long.parseLong(v);
@@ -145,7 +150,7 @@ final class CsvTable {
     }
   }
 
-  double getDouble(int row, String column) {
+  public double getDouble(int row, String column) {
     String v = get(row, column);
     try {
       return Double.parseDouble(v);
@@ -155,7 +160,7 @@ final class CsvTable {
     }
   }
 
-  String source() {
+  public String source() {
     return source;
   }
 }

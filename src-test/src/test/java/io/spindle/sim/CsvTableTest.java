@@ -1,4 +1,4 @@
-package io.spindle.bench;
+package io.spindle.sim;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -1,0 +1,62 @@
+package io.spindle.sim;
+
+import io.spindle.core.engine.EngineSettings;
+import io.spindle.core.engine.PlacementSpec;
+import io.spindle.core.queue.QueueConfig;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/** The policies the simulator knows, by name. */
+public final class Policies {
+
+  private Policies() {}
+
+  /** {@code all}: the baselines and both Spindle modes; {@code ablation}: Spindle's features added one at a time. */
+  public static List<SimPolicy> parse(String names) {
+    List<SimPolicy> out = new ArrayList<>();
+    for (String raw : names.split(",")) {
+      String n = raw.strip();
+      switch (n) {
+        case "all" -> out.addAll(parse("fifo,yarn,spindle-helios,spindle"));
+        case "ablation" -> out.addAll(parse(String.join(",", SpindlePolicy.ABLATION)));
+        case "fifo" -> out.add(new FifoPolicy());
+        case "yarn" -> out.add(new StockYarnPolicy());
+        default -> out.add(SpindlePolicy.parse(n));
+      }
+    }
+    // "all,ablation" names spindle-helios and spindle twice: run each once, in first-named order.
+    Map<String, SimPolicy> unique = new LinkedHashMap<>();
+    for (SimPolicy p : out) {
+      unique.putIfAbsent(p.name(), p);
+    }
+    return new ArrayList<>(unique.values());
+  }
+
+  /** The cluster's queue keys with every queue's maximum-capacity set to its capacity: no queue may borrow. */
+  static Map<String, String> withoutBorrowing(ClusterSpec cluster) {
+    Map<String, String> conf = new LinkedHashMap<>(cluster.queueConf());
+    for (QueueConfig q : cluster.queueTree().all()) {
+      if (q.parentPath() == null) {
+        continue;
+      }
+      String cap = conf.get(ClusterSpecs.key(q.path() + ".capacity"));
+      conf.put(ClusterSpecs.key(q.path() + ".maximum-capacity"), cap == null ? "0" : cap);
+    }
+    return conf;
+  }
+
+  /** Multi-GPU jobs are gangs; one that fits on a node must stay on one node. */
+  static PlacementSpec gangSpec(SimJob job, Members m, int gpusPerNode, long declaredRuntimeMillis) {
+    PlacementSpec spec;
+    if (job.gpus() <= 1 && m.count() == 1) {
+      spec = PlacementSpec.SINGLE;
+    } else if (m.count() > 1 && job.gpus() <= gpusPerNode) {
+      spec = PlacementSpec.gang("node", true);
+    } else {
+      spec = PlacementSpec.gang(null, false);
+    }
+    return spec.withMaxRuntimeMillis(declaredRuntimeMillis);
+  }
+}

@@ -1,0 +1,199 @@
+package io.spindle.sim;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The simulator's command line ({@code scripts/spindle-sim}); every flag is described in docs/simulator.md and
+ * by {@code --help}. Writes {@code report.json} and {@code report.html} to {@code --out} and a summary table to
+ * stdout; progress and wall-clock times go to stderr.
+ */
+public final class SimMain {
+
+  static final String USAGE = """
+      usage: spindle-sim --trace FILE CLUSTER [options]
+        CLUSTER, one of:
+          --cluster FILE.json                    cluster file (docs/simulator.md)
+          --vc-sizes FILE [--vc-scale F]         Philly VCs as in HeliosArtifact: one queue and node group per VC
+          --openb-nodes FILE [--mig]             OpenB node list (--mig: every GPU in MIG mode, synthetic geometry)
+          --nodes N --gpus-per-node G            uniform cluster [--gpu-model M] [--vcores-per-node V]
+                                                 [--memory-mb-per-node M] [--queues a:50,b:50]
+        trace columns (by header name; the preset is detected from the header when not given):
+          --columns philly|openb|generic         a preset
+          --col-<field> COLUMN                   field: id submit duration start end gpus gpu-milli queue user
+                                                 vcores memory gpu-model ('none' removes one)
+          --time-unit s|ms  --duration-unit s|ms
+          --queue NAME                           queue of jobs when the trace has no queue column (default: default)
+          --unknown-queue drop|QUEUE             jobs of queues the cluster lacks (default: drop)
+          --limit N                              only the first N jobs
+        policies and options:
+          --policy LIST                          fifo, yarn, spindle-helios, spindle, spindle-helios+<feature>...
+                                                 (features backfill pool borrow reserve runtimes), all, ablation
+                                                 (default: all)
+          --seed S  --member-gpus G  --declared-runtime exact|none|noisy|xF  --points N
+          --out DIR                              where report.json and report.html go (default: sim-out)
+          --progress auto|always|never           progress on stderr (auto: on a terminal, or on long runs)
+      """;
+
+  private SimMain() {}
+
+  public static void main(String[] args) throws IOException {
+    try {
+      System.exit(run(args, System.out, System.err, System.console() != null));
+    } catch (IllegalArgumentException bad) {
+      System.err.println("spindle-sim: " + bad.getMessage());
+      System.err.println("(--help for usage)");
+      System.exit(2);
+    }
+  }
+
+  /** Runs the command line; returns the exit status. */
+  static int run(String[] args, PrintStream out, PrintStream err, boolean tty) throws IOException {
+    Map<String, String> a = parse(args);
+    if (a.containsKey("help")) {
+      out.print(USAGE);
+      return 0;
+    }
+    Report report = simulate(a, err, tty);
+    Path dir = Path.of(a.getOrDefault("out", "sim-out"));
+    Files.createDirectories(dir);
+    String json = JsonReport.write(report);
+    Files.writeString(dir.resolve("report.json"), json, StandardCharsets.UTF_8);
+    Files.writeString(dir.resolve("report.html"), HtmlReport.write(report, json), StandardCharsets.UTF_8);
+    out.print(SummaryTable.markdown(report));
+    err.println("wrote " + dir.resolve("report.json") + " and " + dir.resolve("report.html"));
+    return 0;
+  }
+
+  static Report simulate(Map<String, String> a, PrintStream err, boolean tty) {
+    ClusterSpec cluster = cluster(a);
+    Trace trace = trace(a, cluster);
+    SimOptions options = new SimOptions(Long.parseLong(a.getOrDefault("seed", "1")),
+        Integer.parseInt(a.getOrDefault("member-gpus", "0")), a.getOrDefault("declared-runtime", "exact"),
+        Integer.parseInt(a.getOrDefault("points", "400")));
+    String progress = a.getOrDefault("progress", "auto");
+    List<RunResult> results = new ArrayList<>();
+    for (SimPolicy p : Policies.parse(a.getOrDefault("policy", "all"))) {
+      ProgressBar bar = progress.equals("never") ? null
+          : new ProgressBar(err, p.name(), progress.equals("always") || tty);
+      results.add(new Simulator(cluster, p, options).run(trace, bar));
+      if (bar != null) {
+        bar.done(trace.jobs().size());
+      }
+    }
+    return new Report(trace, cluster, options, results);
+  }
+
+  static ClusterSpec cluster(Map<String, String> a) {
+    int given = 0;
+    for (String k : List.of("cluster", "vc-sizes", "openb-nodes", "nodes")) {
+      given += a.containsKey(k) ? 1 : 0;
+    }
+    if (given != 1) {
+      throw new IllegalArgumentException("give exactly one of --cluster, --vc-sizes, --openb-nodes, --nodes");
+    }
+    if (a.containsKey("cluster")) {
+      return ClusterSpecs.fromFile(Path.of(a.get("cluster")));
+    }
+    if (a.containsKey("vc-sizes")) {
+      return ClusterSpecs.fromVcSizes(Path.of(a.get("vc-sizes")),
+          Integer.parseInt(a.getOrDefault("gpus-per-node", "8")), Double.parseDouble(a.getOrDefault("vc-scale", "1")));
+    }
+    if (a.containsKey("openb-nodes")) {
+      return ClusterSpecs.fromOpenbNodes(Path.of(a.get("openb-nodes")), a.containsKey("mig"));
+    }
+    return ClusterSpecs.uniform(Integer.parseInt(a.get("nodes")), Integer.parseInt(require(a, "gpus-per-node")),
+        a.getOrDefault("gpu-model", ClusterSpecs.PLAIN_GPU), Integer.parseInt(a.getOrDefault("vcores-per-node", "0")),
+        Long.parseLong(a.getOrDefault("memory-mb-per-node", "0")), a.get("queues"));
+  }
+
+  static Trace trace(Map<String, String> a, ClusterSpec cluster) {
+    ColumnMapping mapping = a.containsKey("columns") ? ColumnMapping.preset(a.get("columns")) : null;
+    Map<String, String> overrides = new LinkedHashMap<>();
+    for (Map.Entry<String, String> e : a.entrySet()) {
+      if (e.getKey().startsWith("col-")) {
+        overrides.put(e.getKey().substring(4), e.getValue());
+      } else if (e.getKey().equals("time-unit") || e.getKey().equals("duration-unit")) {
+        overrides.put(e.getKey(), e.getValue());
+      }
+    }
+    Path file = Path.of(require(a, "trace"));
+    CsvTable table = CsvTable.read(file);
+    if (mapping == null) {
+      mapping = ColumnMapping.detect(new LinkedHashSet<>(table.columnNames()));
+      if (mapping == null && overrides.isEmpty()) {
+        throw new IllegalArgumentException(file + ": columns " + table.columnNames() + " match no preset; name them "
+            + "with --col-submit, --col-duration, --col-gpus (and --col-queue, ...)");
+      }
+    }
+    if (!overrides.isEmpty()) {
+      mapping = mapping == null ? fromFlagsOnly(overrides) : mapping.with(overrides);
+    }
+    Trace t = new TraceReader(a.getOrDefault("queue", "default")).read(table, mapping);
+    if (a.containsKey("limit")) {
+      t = t.limit(Integer.parseInt(a.get("limit")));
+    }
+    String unknown = a.getOrDefault("unknown-queue", "drop");
+    Set<String> leaves = new LinkedHashSet<>(cluster.leafNames());
+    return t.restrictToQueues(leaves, unknown.equals("drop") ? null : unknown);
+  }
+
+  private static ColumnMapping fromFlagsOnly(Map<String, String> o) {
+    Map<String, String> f = new LinkedHashMap<>(o);
+    return new ColumnMapping("flags", f.get("id"), f.get("submit"), f.get("duration"), f.get("start"), f.get("end"),
+        f.get("gpus"), f.get("gpu-milli"), f.get("queue"), f.get("user"), f.get("vcores"), f.get("memory"),
+        f.get("gpu-model"), f.getOrDefault("time-unit", "s"), f.getOrDefault("duration-unit", "s"));
+  }
+
+  private static String require(Map<String, String> a, String key) {
+    String v = a.get(key);
+    if (v == null) {
+      throw new IllegalArgumentException("--" + key + " is required");
+    }
+    return v;
+  }
+
+  /** {@code --key value}, {@code --key=value}, or a bare {@code --flag} (value "true"). */
+  static Map<String, String> parse(String[] args) {
+    Set<String> bare = Set.of("mig", "help");
+    Map<String, String> out = new LinkedHashMap<>();
+    for (int i = 0; i < args.length; i++) {
+      String arg = args[i];
+      if (!arg.startsWith("--")) {
+        throw new IllegalArgumentException("unexpected argument '" + arg + "'");
+      }
+      String key = arg.substring(2);
+      String value;
+      int eq = key.indexOf('=');
+      if (eq >= 0) {
+        value = key.substring(eq + 1);
+        key = key.substring(0, eq);
+      } else if (bare.contains(key)) {
+        value = "true";
+      } else if (i + 1 < args.length) {
+        value = args[++i];
+      } else {
+        throw new IllegalArgumentException("--" + key + " needs a value");
+      }
+      if (!KNOWN.contains(key) && !key.startsWith("col-")) {
+        throw new IllegalArgumentException("unknown flag --" + key);
+      }
+      out.put(key, value);
+    }
+    return out;
+  }
+
+  private static final Set<String> KNOWN = Set.of("trace", "cluster", "vc-sizes", "vc-scale", "openb-nodes", "mig",
+      "nodes", "gpus-per-node", "gpu-model", "vcores-per-node", "memory-mb-per-node", "queues", "columns",
+      "time-unit", "duration-unit", "queue", "unknown-queue", "limit", "policy", "seed", "member-gpus",
+      "declared-runtime", "points", "out", "progress", "help");
+}

@@ -1,0 +1,283 @@
+package io.spindle.sim;
+
+import io.spindle.core.engine.CycleResult;
+import io.spindle.core.engine.Decision;
+import io.spindle.core.engine.Engine;
+import io.spindle.core.engine.EngineEvent;
+import io.spindle.core.engine.EngineSettings;
+import io.spindle.core.engine.ManualClock;
+import io.spindle.core.model.Gpu;
+import io.spindle.core.model.GpuModel;
+import io.spindle.core.model.GpuModelCatalog;
+import io.spindle.core.model.MigLayout;
+import io.spindle.core.model.Node;
+import io.spindle.core.model.ResourceVector;
+import io.spindle.core.model.Resources;
+import io.spindle.core.placement.GpuSlot;
+import io.spindle.core.queue.QueueConfigParser;
+import io.spindle.core.queue.QueueTree;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.PriorityQueue;
+
+/**
+ * Discrete-event replay of a trace on virtual time, through Spindle's engine. The simulator plays the part of the
+ * YARN adapter and of the applications: it sends the engine the events the adapter sends (nodes, application
+ * submitted, its container requests, containers finished, application finished, MIG layouts reported), runs one
+ * {@link Engine#cycle} per instant at which something happens, and applies the decisions (a job runs for its
+ * trace duration once it holds all its containers).
+ *
+ * <p>Events of one instant go into one cycle in a fixed order — job ends, MIG layout reports, arrivals in trace
+ * order — and the clock jumps straight to the next instant (the engine's decisions depend only on events and the
+ * clock, so cycles in between would change nothing, except reservation timeouts and MIG re-partitions coming into
+ * service, for which the simulator schedules a wake-up). Nothing reads the wall clock; the same inputs give the same
+ * result, bit for bit.
+ */
+public final class Simulator {
+
+  /** How far a run has got, for progress bars. */
+  @FunctionalInterface
+  public interface Progress {
+    void update(int jobsSettled, int jobsTotal, long virtualMillis);
+  }
+
+  private static final int END = 0;
+  private static final int MIG_REPORT = 1;
+  private static final int WAKE = 2;
+
+  private record Timed(long time, int kind, long seq, JobRun run, EngineEvent event) {}
+
+  private final ClusterSpec cluster;
+  private final SimPolicy policy;
+  private final SimOptions options;
+
+  public Simulator(ClusterSpec cluster, SimPolicy policy, SimOptions options) {
+    this.cluster = cluster;
+    this.policy = policy;
+    this.options = options;
+  }
+
+  public RunResult run(Trace trace, Progress progress) {
+    List<SimJob> jobs = trace.jobs();
+    long start = jobs.isEmpty() ? 0 : jobs.get(0).submitMillis();
+    ManualClock clock = new ManualClock(start);
+    EngineSettings settings = policy.engineSettings();
+    QueueTree queues = new QueueConfigParser().parse(policy.queueConf(cluster));
+    Partitioning parts = new Partitioning(cluster, policy.isolatesPartitions());
+    Engine engine = new Engine(parts.catalog, queues, cluster.topology(), clock, settings);
+    MetricsCollector metrics = new MetricsCollector(cluster, start);
+    JobGeometry geometry = new JobGeometry(cluster, options.memberGpus());
+    long[] declared = DeclaredRuntimes.of(jobs, options.declaredRuntime(), options.seed());
+
+    PriorityQueue<Timed> timeline = new PriorityQueue<>((a, b) -> a.time != b.time ? Long.compare(a.time, b.time)
+        : a.kind != b.kind ? Integer.compare(a.kind, b.kind) : Long.compare(a.seq, b.seq));
+    long seq = 0;
+    Map<String, JobRun> runs = new HashMap<>();
+    Map<Long, Decision.Allocate> allocations = new HashMap<>();
+    List<EngineEvent> carried = new ArrayList<>();
+    for (Node n : cluster.nodes()) {
+      carried.add(new EngineEvent.NodeAdded(parts.node(n)));
+    }
+    int next = 0;
+    int settled = 0;
+    long now = start;
+    long lastSettled = start;
+    while (next < jobs.size() || !timeline.isEmpty()) {
+      long t = Long.MAX_VALUE;
+      if (next < jobs.size()) {
+        t = jobs.get(next).submitMillis();
+      }
+      if (!timeline.isEmpty()) {
+        t = Math.min(t, timeline.peek().time);
+      }
+      now = Math.max(now, t);
+      metrics.advanceTo(now);
+      clock.set(now);
+      List<EngineEvent> events = carried;
+      carried = new ArrayList<>();
+      while (!timeline.isEmpty() && timeline.peek().time <= now) {
+        Timed e = timeline.poll();
+        if (e.kind == END) {
+          JobRun r = e.run;
+          for (long id : r.allocationIds) {
+            events.add(new EngineEvent.ContainerFinished(id));
+            release(metrics, allocations.remove(id));
+          }
+          events.add(new EngineEvent.AppFinished(r.job.id()));
+          r.endMillis = now;
+          metrics.ended(r, now);
+          runs.remove(r.job.id());
+          settled++;
+          lastSettled = now;
+        } else if (e.kind == MIG_REPORT) {
+          events.add(e.event);
+        }
+      }
+      while (next < jobs.size() && jobs.get(next).submitMillis() <= now) {
+        SimJob job = jobs.get(next);
+        Members m = geometry.of(job);
+        Resources shape = parts.shapeFor(m.shape(), job);
+        m = new Members(m.count(), shape);
+        JobRun r = new JobRun(job, next, m, unitDemand(shape));
+        runs.put(job.id(), r);
+        metrics.submitted(r);
+        events.add(new EngineEvent.AppSubmitted(job.id(), policy.engineQueue(job), job.user(), 0));
+        events.add(new EngineEvent.Demand(job.id(), "workers", shape, m.count(),
+            policy.placement(job, m, geometry.gpusPerNode(), declared[next])));
+        next++;
+      }
+      CycleResult result = engine.cycle(events);
+      for (Decision d : result.decisions()) {
+        if (d instanceof Decision.Allocate a) {
+          JobRun r = runs.get(a.appId());
+          r.allocationIds.add(a.allocationId());
+          r.charges.add(a.charge());
+          r.allocatedAt.add(now);
+          allocations.put(a.allocationId(), a);
+          hold(metrics, a);
+          metrics.allocated(r, a.charge());
+          if (r.complete()) {
+            r.startMillis = now;
+            metrics.started(r, now);
+            timeline.add(new Timed(now + r.job.durationMillis(), END, seq++, r, null));
+          }
+        } else if (d instanceof Decision.Reject rej) {
+          JobRun r = runs.remove(rej.appId());
+          if (r != null) {
+            r.rejectedReason = rej.reason();
+            for (long id : r.allocationIds) {
+              release(metrics, allocations.remove(id));
+              }
+            metrics.rejected(r);
+            carried.add(new EngineEvent.AppFinished(rej.appId()));
+            settled++;
+            lastSettled = now;
+          }
+        } else if (d instanceof Decision.Reserve) {
+          timeline.add(new Timed(now + settings.reservationTimeoutMillis(), WAKE, seq++, null, null));
+        } else if (d instanceof Decision.Wait w && w.reason().startsWith("re-queued: reservation")) {
+          timeline.add(new Timed(now + settings.reservationTimeoutMillis(), WAKE, seq++, null, null));
+        } else if (d instanceof Decision.ReconfigureMig rc) {
+          // The simulated NodeManager applies the layout at once and reports it; the engine serves the new
+          // instances from availableAt on, so the report is delivered then (and wakes the engine).
+          metrics.mig().reconfigure(rc.nodeId(), rc.gpuIndex(), rc.layout());
+          metrics.repartitioned();
+          timeline.add(new Timed(Math.max(now, rc.availableAtMillis()), MIG_REPORT, seq++, null,
+              new EngineEvent.MigLayoutReported(rc.nodeId(), rc.gpuIndex(), rc.layout())));
+        }
+      }
+      if (!carried.isEmpty() && timeline.isEmpty() && next >= jobs.size()) {
+        timeline.add(new Timed(now, WAKE, seq++, null, null)); // Deliver the last clean-up events.
+      }
+      metrics.afterCycle();
+      if (progress != null) {
+        progress.update(settled, jobs.size(), now - start);
+      }
+    }
+    int unfinished = runs.size();
+    int partial = 0;
+    for (JobRun r : runs.values()) {
+      if (!r.allocationIds.isEmpty() && !r.complete()) {
+        partial++;
+      }
+    }
+    // The makespan ends with the last job; a wake-up after it (a reservation timeout) is not part of it. With jobs
+    // that never ran (a deadlock of partial gangs), it ends at the last instant anything happened.
+    return metrics.finish(policy, unfinished == 0 ? Math.max(lastSettled, jobs.isEmpty() ? start
+        : jobs.get(jobs.size() - 1).submitMillis()) : now, unfinished, partial, options);
+  }
+
+  private static void hold(MetricsCollector metrics, Decision.Allocate a) {
+    for (GpuSlot s : a.gpus()) {
+      if (s.mig() != null) {
+        metrics.mig().hold(a.nodeId(), s.gpuIndex(), s.mig());
+      }
+    }
+  }
+
+  private static void release(MetricsCollector metrics, Decision.Allocate a) {
+    for (GpuSlot s : a.gpus()) {
+      if (s.mig() != null) {
+        metrics.mig().release(a.nodeId(), s.gpuIndex(), s.mig());
+      }
+    }
+  }
+
+  /** What one waiting container counts as in its queue's demand: its whole GPUs, or its MIG profile's charge. */
+  private ResourceVector unitDemand(Resources shape) {
+    if (!shape.wantsMig()) {
+      return shape.baseVector();
+    }
+    long units = Long.MAX_VALUE;
+    for (GpuModel m : cluster.catalog().modelsOffering(shape.migProfile())) {
+      units = Math.min(units, m.profile(shape.migProfile()).orElseThrow().gpuUnits());
+    }
+    return shape.baseVector().plus(new ResourceVector(0, 0, units * shape.migInstances()));
+  }
+
+  /**
+   * Isolated queues (the HeliosArtifact rule that every VC has its own machines) on an engine that has no node
+   * labels: each partition's GPUs get a model of their own, named {@code <model>@<queue>}, and each job asks for
+   * its queue's model, so the engine's per-model placement index keeps every job on its own queue's nodes.
+   */
+  private static final class Partitioning {
+    final GpuModelCatalog catalog;
+    private final ClusterSpec cluster;
+    private final boolean active;
+    private final Map<String, GpuModel> models = new LinkedHashMap<>();
+
+    Partitioning(ClusterSpec cluster, boolean isolate) {
+      this.cluster = cluster;
+      this.active = isolate && !cluster.partitions().isEmpty();
+      if (!active) {
+        catalog = cluster.catalog();
+        return;
+      }
+      List<GpuModel> all = new ArrayList<>(cluster.catalog().models());
+      for (Node n : cluster.nodes()) {
+        String p = cluster.partitions().get(n.id());
+        GpuModel base = n.gpuModel();
+        if (p != null && base != null) {
+          String name = base.name() + "@" + p;
+          if (!models.containsKey(name)) {
+            GpuModel m = new GpuModel(name, base.memoryGb(), base.memorySlices(), base.computeSlices(),
+                base.profiles(), List.of());
+            models.put(name, m);
+            all.add(m);
+          }
+        }
+      }
+      catalog = GpuModelCatalog.of(all);
+    }
+
+    Node node(Node n) {
+      String p = active ? cluster.partitions().get(n.id()) : null;
+      if (p == null || n.gpus().isEmpty()) {
+        return n;
+      }
+      GpuModel m = models.get(n.gpuModel().name() + "@" + p);
+      List<Gpu> gpus = new ArrayList<>();
+      for (Gpu g : n.gpus()) {
+        gpus.add(g.migEnabled() ? Gpu.mig(g.index(), m, g.nvlinkIsland(), MigLayout.of(m, g.migLayout().placements()))
+            : new Gpu(g.index(), m, g.nvlinkIsland(), false));
+      }
+      return new Node(n.id(), n.location(), n.memoryMb(), n.vcores(), gpus);
+    }
+
+    /** A job of a partitioned queue asks for its partition's model (whatever model the trace named). */
+    Resources shapeFor(Resources shape, SimJob job) {
+      if (!active || (shape.gpus() == 0 && !shape.wantsMig())) {
+        return shape;
+      }
+      for (Map.Entry<String, GpuModel> e : models.entrySet()) {
+        if (e.getKey().endsWith("@" + job.queue())) {
+          return shape.withGpuModel(e.getKey());
+        }
+      }
+      return shape;
+    }
+  }
+}

@@ -1,0 +1,72 @@
+package io.spindle.sim;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.spindle.bench.OpenbPackingBenchmark;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The same inputs and seed give the same bytes: a slice of the Philly trace, replayed twice under every policy. */
+class SimDeterminismTest {
+
+  private static Path philly() {
+    Path shared = OpenbPackingBenchmark.findShared(Paths.get("").toAbsolutePath());
+    return shared.resolve("traces").resolve("philly");
+  }
+
+  private static String json(String... extra) {
+    String[] base = {"--trace", philly().resolve("philly-sep-dec-2017.csv").toString(), "--vc-sizes",
+        philly().resolve("vc-sizes.csv").toString(), "--vc-scale", "0.25", "--progress", "never", "--seed", "7",
+        "--declared-runtime", "noisy"};
+    String[] args = new String[base.length + extra.length];
+    System.arraycopy(base, 0, args, 0, base.length);
+    System.arraycopy(extra, 0, args, base.length, extra.length);
+    Map<String, String> a = SimMain.parse(args);
+    return JsonReport.write(SimMain.simulate(a, new PrintStream(new ByteArrayOutputStream()), false));
+  }
+
+  @Test
+  void aSliceOfPhillyTwiceUnderEveryPolicyGivesTheSameJson() {
+    String first = json("--limit", "1500", "--policy", "all,ablation");
+    String second = json("--limit", "1500", "--policy", "all,ablation");
+    assertThat(second).isEqualTo(first);
+    assertThat(first).contains("\"policy\" : \"spindle-helios+backfill+pool+borrow+reserve\"")
+        .contains("\"beyond --limit\" : 12237");
+  }
+
+  @Test
+  void theCliWritesTheSameReportFilesTwice(@TempDir Path dir) throws Exception {
+    String[] args = {"--trace", philly().resolve("philly-sep-dec-2017.csv").toString(), "--vc-sizes",
+        philly().resolve("vc-sizes.csv").toString(), "--limit", "500", "--policy", "fifo,spindle", "--progress",
+        "never"};
+    for (String run : new String[] {"a", "b"}) {
+      String[] withOut = java.util.Arrays.copyOf(args, args.length + 2);
+      withOut[args.length] = "--out";
+      withOut[args.length + 1] = dir.resolve(run).toString();
+      ByteArrayOutputStream out = new ByteArrayOutputStream();
+      assertThat(SimMain.run(withOut, new PrintStream(out, true, StandardCharsets.UTF_8),
+          new PrintStream(new ByteArrayOutputStream()), false)).isZero();
+      assertThat(out.toString(StandardCharsets.UTF_8)).contains("| fifo |").contains("| spindle |");
+    }
+    assertThat(Files.readAllBytes(dir.resolve("b/report.json"))).isEqualTo(Files.readAllBytes(dir.resolve(
+        "a/report.json")));
+    assertThat(Files.readAllBytes(dir.resolve("b/report.html"))).isEqualTo(Files.readAllBytes(dir.resolve(
+        "a/report.html")));
+    String html = Files.readString(dir.resolve("a/report.html"));
+    assertThat(html).contains("echarts").contains("id=\"report-data\"").contains("id=\"js-errors\"");
+  }
+
+  /** The whole trace (13,726 jobs) twice under every policy; a few seconds once the JIT has warmed up. */
+  @Test
+  void theFullPhillyReplayIsIdenticalAcrossRuns() {
+    String first = json("--policy", "all", "--vc-scale", "0.5");
+    assertThat(json("--policy", "all", "--vc-scale", "0.5")).isEqualTo(first).contains("\"finished\" : 13726");
+  }
+}
