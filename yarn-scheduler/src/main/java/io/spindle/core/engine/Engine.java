@@ -652,7 +652,7 @@ public final class Engine {
       DemandState d = demandOwning(r);
       if (d == null) {
         cluster.releaseReservation(r);
-      } else if (now - r.createdMillis() >= settings.reservationTimeoutMillis()) {
+      } else if (now - r.createdMillis() >= settings.reservationTimeoutMillis() && !preemption.reclaimingFor(d)) {
         dropReservation(d);
         d.noReservationBeforeMillis = now + settings.reservationTimeoutMillis();
         d.reportedReason = "re-queued: reservation on " + r.subtree() + " timed out after "

@@ -7,6 +7,7 @@ import io.spindle.core.model.ResourceVector;
 import io.spindle.core.model.Resources;
 import io.spindle.core.placement.ClusterState;
 import io.spindle.core.placement.GangPlacer;
+import io.spindle.core.placement.Placement;
 import io.spindle.core.preemption.Candidate;
 import io.spindle.core.preemption.CapacityProbe;
 import io.spindle.core.preemption.CheckpointHandshake;
@@ -222,6 +223,11 @@ final class EnginePreemption {
     withdrawUnneeded(decisions, release);
     List<DemandState> first = new ArrayList<>();
     for (ReclaimLedger.InFlight p : ledger.plans()) {
+      if (!p.withdrawn() && anyDue(p) && !stillFits(p)) {
+        // Free capacity the plan counted on was taken meanwhile: killing its victims now would serve nobody.
+        withdraw(p, "no longer enough: " + describe(p.need()) + " would not fit even with its victims gone",
+            decisions, release);
+      }
       if (!p.withdrawn()) {
         for (CheckpointHandshake h : p.handshakes()) {
           if (h.dueAt(clock.nowMillis())) {
@@ -312,6 +318,22 @@ final class EnginePreemption {
     }
   }
 
+  /**
+   * Whether a reclaim is under way for this request: its reservation is then kept past the timeout (for at most the
+   * handshake's bound, grace plus extensions), or the capacity reclaimed for the gang would go to someone else.
+   */
+  boolean reclaimingFor(DemandState d) {
+    if (!enabled()) {
+      return false;
+    }
+    for (ReclaimLedger.InFlight p : ledger.plans()) {
+      if (!p.withdrawn() && p.need().appId().equals(d.app.id) && p.need().requestKey().equals(d.key)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   // ---------------------------------------------------------------- views
 
   OptionalLong nextDeadlineMillis() {
@@ -343,10 +365,13 @@ final class EnginePreemption {
 
   /** Takes a plan out of the ledger and re-queues its victims that were preempted. */
   private void finish(ReclaimLedger.InFlight p, List<Decision> decisions) {
-    ledger.remove(p);
+    if (!ledger.remove(p)) {
+      return;
+    }
     for (CheckpointHandshake h : p.handshakes()) {
       Unit u = units.get(h.unitId());
-      if (u == null) {
+      if (u == null || h.state() == CheckpointHandshake.State.WITHDRAWN) {
+        // A withdrawn victim was let go when it was withdrawn; by now it may be another reclaim's victim.
         continue;
       }
       u.victim = false;
@@ -408,18 +433,55 @@ final class EnginePreemption {
         needed = !d.isGang() && kept.merge(d.owner(), 1, Integer::sum) <= d.outstanding;
       }
       if (!needed) {
-        String why = "no longer needed: " + describe(p.need()) + " started or was withdrawn";
-        for (CheckpointHandshake h : ledger.withdraw(p)) {
-          decisions.add(new Decision.CancelCheckpoint(h.noticeId(), h.appId(), h.allocationIds(), why));
-          Unit u = units.get(h.unitId());
-          if (u != null) {
-            u.victim = false;
-            if (u.members.isEmpty()) {
-              units.remove(u.id);
-            }
-          }
+        withdraw(p, "no longer needed: " + describe(p.need()) + " started or was withdrawn", decisions, release);
+      }
+    }
+  }
+
+  /**
+   * Withdraws a plan: victims not yet reclaimed keep their containers (their notices are cancelled), held
+   * containers are released, and a plan with nothing left to wait for leaves the ledger.
+   */
+  private void withdraw(ReclaimLedger.InFlight p, String why, List<Decision> decisions, LongConsumer release) {
+    for (CheckpointHandshake h : ledger.withdraw(p)) {
+      decisions.add(new Decision.CancelCheckpoint(h.noticeId(), h.appId(), h.allocationIds(), why));
+      Unit u = units.get(h.unitId());
+      if (u != null) {
+        u.victim = false;
+        if (u.members.isEmpty()) {
+          units.remove(u.id);
         }
-        p.held().forEach(release::accept);
+      }
+    }
+    p.held().forEach(release::accept);
+    if (ReclaimLedger.settled(p)) {
+      finish(p, decisions); // Victims already reclaimed still re-queue.
+    }
+  }
+
+  private boolean anyDue(ReclaimLedger.InFlight p) {
+    for (CheckpointHandshake h : p.handshakes()) {
+      if (h.dueAt(clock.nowMillis())) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Whether the plan's request would still be placed with every one of its victims gone. */
+  private boolean stillFits(ReclaimLedger.InFlight p) {
+    if (demand(p.need()) == null) {
+      return false;
+    }
+    CapacityProbe probe = probe();
+    for (Candidate v : p.victims()) {
+      probe.free(v);
+    }
+    try {
+      return probe.fits(p.need());
+    } finally {
+      for (Candidate v : p.victims()) {
+        probe.restore(v);
       }
     }
   }
@@ -537,7 +599,9 @@ final class EnginePreemption {
       public void free(Candidate victim) {
         for (long id : victim.allocationIds()) {
           Allocation a = allocations.get(id);
-          cluster.release(a.shape(), a.placement());
+          if (a != null) { // Ended and released already: its capacity is free anyway.
+            cluster.release(a.shape(), a.placement());
+          }
         }
       }
 
@@ -545,7 +609,9 @@ final class EnginePreemption {
       public void restore(Candidate victim) {
         for (long id : victim.allocationIds()) {
           Allocation a = allocations.get(id);
-          cluster.commit(a.shape(), a.placement());
+          if (a != null) {
+            cluster.commit(a.shape(), a.placement());
+          }
         }
       }
 
@@ -555,8 +621,22 @@ final class EnginePreemption {
         if (d == null) {
           return false;
         }
-        return d.isGang() ? placer.place(d.shape, d.outstanding, d.requiredDepth, d.reservation) != null
-            : cluster.find(d.shape) != null;
+        if (!d.isGang()) {
+          return cluster.find(d.shape) != null;
+        }
+        List<Placement> members =
+            placer.place(d.shape, d.outstanding, d.requiredDepth, d.reservation);
+        if (members == null || d.reservation == null) {
+          return members != null;
+        }
+        // A gang holding nodes is served there: its nodes only drain, so what a plan counts on cannot be taken by
+        // anyone else (free capacity elsewhere can — by normal placement, or by another gang's reservation).
+        for (Placement m : members) {
+          if (!d.reservation.nodeIds().contains(m.nodeId())) {
+            return false;
+          }
+        }
+        return true;
       }
     };
   }

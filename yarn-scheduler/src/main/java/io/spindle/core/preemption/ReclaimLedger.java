@@ -170,9 +170,14 @@ public final class ReclaimLedger {
     return cancelled;
   }
 
-  /** Takes a finished plan (complete, or withdrawn with nothing left to wait for) out of the ledger. */
-  public void remove(InFlight p) {
-    plans.remove(p.id);
+  /**
+   * Takes a finished plan (complete, or withdrawn with nothing left to wait for) out of the ledger; {@code false}
+   * if it was already out.
+   */
+  public boolean remove(InFlight p) {
+    if (plans.remove(p.id) == null) {
+      return false;
+    }
     for (CheckpointHandshake h : p.handshakes) {
       byNotice.remove(h.noticeId());
       planOfNotice.remove(h.noticeId());
@@ -180,6 +185,7 @@ public final class ReclaimLedger {
         byAllocation.remove(id, h);
       }
     }
+    return true;
   }
 
   /** Whether nothing of a withdrawn plan is left to wait for. */
