@@ -8,6 +8,7 @@ import io.spindle.core.model.Resources;
 import io.spindle.core.placement.ClusterState;
 import io.spindle.core.placement.GangPlacer;
 import io.spindle.core.placement.Placement;
+import io.spindle.core.placement.Reservation;
 import io.spindle.core.preemption.Candidate;
 import io.spindle.core.preemption.CapacityProbe;
 import io.spindle.core.preemption.CheckpointHandshake;
@@ -87,6 +88,13 @@ final class EnginePreemption {
   private final Map<String, String> resumeFrom = new LinkedHashMap<>();
   /** The queues as of the last planning, to look up a victim's queue's extension bounds. */
   private Map<String, QueueState> queuesByPath = Map.of();
+  /**
+   * Counts starts, releases and checkpoint reports: with {@link #fruitless}, lets a cycle skip planning that could
+   * not come out differently.
+   */
+  private long changes;
+  /** What the last planning that found nothing saw, or {@code null}. */
+  private List<Object> fruitless;
   private DemandState openGang;
   private Unit openGangUnit;
   private long nextUnitId = 1;
@@ -124,6 +132,7 @@ final class EnginePreemption {
     u.members.add(allocationId);
     u.size++;
     unitOf.put(allocationId, u);
+    changes++;
   }
 
   void recovered(String appId, String requestKey, Resources shape, ResourceVector charge, long allocationId) {
@@ -156,6 +165,7 @@ final class EnginePreemption {
       return;
     }
     ledger.containerGone(allocationId);
+    changes++;
     Unit u = unitOf.remove(allocationId);
     if (u != null) {
       u.members.remove(allocationId);
@@ -168,6 +178,7 @@ final class EnginePreemption {
   void appFinished(String appId) {
     checkpoints.remove(appId);
     resumeFrom.keySet().removeIf(owner -> owner.startsWith(appId + "/"));
+    recoveredUnits.keySet().removeIf(owner -> owner.startsWith(appId + "/"));
   }
 
   // ---------------------------------------------------------------- the application's side of the handshake
@@ -206,6 +217,7 @@ final class EnginePreemption {
       throw new InvalidInputException("appId", e.appId(), "checkpoint reported by an application not running");
     }
     checkpoints.put(e.appId(), new Checkpoint(Math.min(e.lastCheckpointMillis(), clock.nowMillis()), e.location()));
+    changes++; // Victim order changes with it.
   }
 
   // ---------------------------------------------------------------- the cycle
@@ -284,9 +296,7 @@ final class EnginePreemption {
     }
     starvation.observe(now, waitingOwners, belowFair);
 
-    PreemptionPlanner planner = null;
-    int budget = settings.maxVictimsPerCycle();
-    boolean firstPlan = true;
+    List<DemandState> starved = new ArrayList<>();
     Set<DemandState> seen = new LinkedHashSet<>();
     for (DemandState d : waiting) {
       if (!seen.add(d) || d.outstanding <= 0 || d.app.demands.get(d.key) != d
@@ -296,9 +306,23 @@ final class EnginePreemption {
       if (d.shape.wantsMig() && cluster.migInstancesInFlight(d.shape.migProfile()) > 0) {
         continue; // A re-partition is already making instances of its profile; it is about to fit.
       }
-      if (planner == null) {
-        planner = planner(queues, now);
-      }
+      starved.add(d);
+    }
+    if (starved.isEmpty()) {
+      fruitless = null;
+      return;
+    }
+    // Planning walks every running gang; in a cluster that stays oversubscribed the same starved requests would be
+    // planned for in vain every cycle. What planning sees changes only when a container starts or ends, demand or
+    // nodes or reservations change, a reclaim moves, or another request becomes eligible: skip it otherwise.
+    List<Object> seenNow = fingerprint(starved, queues, now);
+    if (seenNow.equals(fruitless)) {
+      return;
+    }
+    PreemptionPlanner planner = planner(queues, now);
+    int budget = settings.maxVictimsPerCycle();
+    boolean firstPlan = true;
+    for (DemandState d : starved) {
       boolean cross = starvation.belowMillis(d.app.leaf.path(), now) >= settings.starvationMillis()
           && planner.belowFairShare(d.app.leaf.path());
       int planned = activePlansFor(d);
@@ -316,6 +340,35 @@ final class EnginePreemption {
         break;
       }
     }
+    fruitless = firstPlan ? seenNow : null;
+  }
+
+  private List<Object> fingerprint(List<DemandState> starved, Collection<QueueState> queues, long now) {
+    List<Object> f = new ArrayList<>();
+    f.add(changes);
+    // Work lost grows with time, which can reorder victims: plan again at least once per starvation period.
+    f.add(now / Math.max(1_000, settings.starvationMillis()));
+    f.add(cluster.capacity());
+    QueueState root = queues.iterator().next();
+    f.add(root.pending);
+    for (QueueState q : queues) {
+      f.add(q.usage);
+      f.add(q.share);
+    }
+    for (Reservation r : cluster.reservations()) {
+      f.add(r.owner());
+      f.add(r.nodeIds());
+    }
+    for (ReclaimLedger.InFlight p : ledger.plans()) {
+      f.add(p.id());
+      f.add(p.withdrawn());
+    }
+    for (DemandState d : starved) {
+      f.add(d.owner());
+      f.add(d.outstanding);
+      f.add(starvation.belowMillis(d.app.leaf.path(), now) >= settings.starvationMillis());
+    }
+    return f;
   }
 
   /**
@@ -405,7 +458,6 @@ final class EnginePreemption {
       app.leaf.addPending(existing.unitCharge.times(u.size));
     }
     app.leaf.waitingApps.add(app);
-    starvation.forget(d.owner());
     if (checkpoint != null) {
       resumeFrom.put(d.owner(), checkpoint);
     }

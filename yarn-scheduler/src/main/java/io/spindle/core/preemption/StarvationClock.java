@@ -41,9 +41,4 @@ public final class StarvationClock {
     Long since = belowSince.get(queue);
     return since == null ? 0 : nowMillis - since;
   }
-
-  /** Forgets a request (it was withdrawn, or replaced by a re-queued one that starts its wait afresh). */
-  public void forget(String request) {
-    waitingSince.remove(request);
-  }
 }
