@@ -1,6 +1,7 @@
 package io.spindle.client;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
@@ -43,6 +44,12 @@ public sealed interface CheckpointDecision {
         throw new IllegalArgumentException("checkpointMillis must be >= 0, not " + checkpointMillis);
       }
     }
+
+    @Override
+    public String toString() {
+      return "DONE, checkpoint " + location.orElse("(none given)")
+          + (checkpointMillis.isPresent() ? " taken at " + Instant.ofEpochMilli(checkpointMillis.getAsLong()) : "");
+    }
   }
 
   record Extend(Duration by) implements CheckpointDecision {
@@ -50,6 +57,11 @@ public sealed interface CheckpointDecision {
       if (by == null || by.isNegative() || by.isZero() || by.toMillis() == 0) {
         throw new IllegalArgumentException("an extension must be at least 1 ms, not " + by);
       }
+    }
+
+    @Override
+    public String toString() {
+      return "EXTEND by " + by;
     }
   }
 

@@ -5,6 +5,7 @@ import io.spindle.client.avro.CheckpointReport;
 import java.io.Closeable;
 import java.io.IOException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -167,7 +168,7 @@ public final class SpindleCheckpointClient implements Closeable {
     CheckpointReportView report = new CheckpointReportView(appId, location, checkpointMillis,
         System.currentTimeMillis());
     setData(paths.report(appId), CheckpointRecords.encode(report), "report a checkpoint");
-    LOG.info("Reported checkpoint {} taken at {} for {}", location, checkpointMillis, appId);
+    LOG.info("Reported checkpoint {} taken at {} for {}", location, Instant.ofEpochMilli(checkpointMillis), appId);
   }
 
   /** The notices open now (issued and not closed), by id; read from ZooKeeper unless a handler is registered. */
@@ -246,8 +247,9 @@ public final class SpindleCheckpointClient implements Closeable {
       return; // an older revision queued behind a newer one, or answered DONE already
     }
     delivered.put(noticeId, notice.revision());
-    LOG.info("Checkpoint notice {} (revision {}) for {}: {} containers go at {} unless acknowledged; {}",
-        noticeId, notice.revision(), appId, notice.containerIds().size(), notice.deadlineMillis(), notice.reason());
+    LOG.info("Checkpoint notice {} (revision {}) for {}: {} container(s) go at {} unless acknowledged; {}",
+        noticeId, notice.revision(), appId, notice.containerIds().size(), Instant.ofEpochMilli(notice.deadlineMillis()),
+        notice.refusal().map(r -> "extension refused: " + r).orElse(notice.reason()));
     CheckpointDecision decision;
     try {
       decision = handler.onNotice(notice);
