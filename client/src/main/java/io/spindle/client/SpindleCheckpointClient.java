@@ -68,6 +68,8 @@ import org.slf4j.LoggerFactory;
 public final class SpindleCheckpointClient implements Closeable {
 
   private static final Logger LOG = LoggerFactory.getLogger(SpindleCheckpointClient.class);
+  /** The scheduler admits the current token and the one before; a few more cost nothing and cover races. */
+  private static final int MAX_CREDENTIALS = 4;
 
   private final String appId;
   private final CheckpointPaths paths;
@@ -213,7 +215,6 @@ public final class SpindleCheckpointClient implements Closeable {
       if (!zk.blockUntilConnected((int) connectTimeout.toMillis(), TimeUnit.MILLISECONDS)) {
         throw new IOException("cannot reach ZooKeeper within " + connectTimeout);
       }
-      schemas.publish(List.of(CheckpointAck.getClassSchema(), CheckpointReport.getClassSchema()));
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       close();
@@ -221,6 +222,13 @@ public final class SpindleCheckpointClient implements Closeable {
     } catch (IOException e) {
       close();
       throw e;
+    }
+    try {
+      schemas.publish(List.of(CheckpointAck.getClassSchema(), CheckpointReport.getClassSchema()));
+    } catch (IOException e) {
+      // Not fatal: a scheduler of the same protocol version reads these records without it.
+      LOG.warn("Cannot publish this client's record schemas ({}); a scheduler older than this client may not read "
+          + "its answers", e.getMessage());
     }
   }
 
@@ -334,6 +342,9 @@ public final class SpindleCheckpointClient implements Closeable {
     }
     if (!credentials.add(current)) {
       return false;
+    }
+    while (credentials.size() > MAX_CREDENTIALS) {
+      credentials.remove(credentials.iterator().next()); // the oldest: a long job rolls its token daily
     }
     try {
       zk.getZookeeperClient().getZooKeeper().addAuthInfo(CheckpointCredentials.SCHEME, current.authBytes());

@@ -73,6 +73,9 @@ public final class ZkSchemaStore implements SchemaStore {
     for (Schema schema : schemas) {
       String path = paths.schema(fingerprint(schema));
       try {
+        if (client.checkExists().forPath(path) != null) {
+          continue; // Published before, and immutable: needs no right to create
+        }
         client.create().withACL(SCHEMA_ACL).forPath(path, schema.toString().getBytes(StandardCharsets.UTF_8));
         LOG.info("Published Avro schema {} at {}", schema.getFullName(), path);
       } catch (KeeperException.NodeExistsException already) {
