@@ -43,8 +43,11 @@ import org.slf4j.LoggerFactory;
  * checkpoint is, so work preempted without an answer restarts from there.
  *
  * <pre>{@code
- * byte[] secret = AmRmTokenSecret.currentUser().get();       // the attempt's AMRMToken password
- * try (SpindleCheckpointClient spindle = SpindleCheckpointClient.connect(zkQuorum, "/spindle/prod", appId, secret)) {
+ * try (SpindleCheckpointClient spindle = SpindleCheckpointClient.builder()
+ *     .settings(SpindleZkSettings.from(yarnConf::get))      // the RM's quorum and root, from yarn-site.xml
+ *     .appId(appId)
+ *     .secret(AmRmTokenSecret.currentUser())                 // the attempt's AMRMToken password, followed as it rolls
+ *     .build()) {
  *   spindle.register(notice -> {
  *     String where = trainer.checkpointNow();                // blocks this handler thread only
  *     return CheckpointDecision.done(where, System.currentTimeMillis());
