@@ -145,6 +145,28 @@ class CheckpointNoticeStoreTest {
   }
 
   @Test
+  void aHandlerThatFailsLeavesItsNoticeUnansweredAndTheApplicationCanStillAnswerLater() throws Exception {
+    SpindleCheckpointClient am = client(APP, SECRET);
+    am.register(notice -> {
+      if (notice.noticeId() == 7) {
+        throw new IllegalStateException("trainer not ready");
+      }
+      return CheckpointDecision.done();
+    });
+    store.issue(notice(7, 50_000, 0), SECRET).get(10, TimeUnit.SECONDS);
+    store.issue(notice(8, 50_000, 0), SECRET).get(10, TimeUnit.SECONDS);
+
+    // One handler thread, in order: notice 8's DONE is the first answer, so 7 produced none.
+    Ack first = heard.next(Ack.class);
+    assertThat(first.ack().noticeId()).isEqualTo(8);
+    assertThat(first.ack().checkpointLocation()).isEmpty();
+
+    am.answer(7, CheckpointDecision.done("hdfs:///ckpt/late", 3));
+    assertThat(heard.next(Ack.class).ack().noticeId()).isEqualTo(7);
+    assertThatThrownBy(() -> am.answer(9, CheckpointDecision.done())).hasMessageContaining("not open");
+  }
+
+  @Test
   void aReportOfTheLastCheckpointReachesTheScheduler() throws Exception {
     store.open(APP, SECRET).get(10, TimeUnit.SECONDS);
     SpindleCheckpointClient am = client(APP, SECRET);
