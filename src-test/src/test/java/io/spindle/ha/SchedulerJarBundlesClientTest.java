@@ -43,7 +43,9 @@ class SchedulerJarBundlesClientTest {
         classpath.add(Path.of(entry).toUri().toURL());
       }
     }
+    ClassLoader caller = Thread.currentThread().getContextClassLoader();
     try (URLClassLoader rm = new URLClassLoader(classpath.toArray(URL[]::new), ClassLoader.getPlatformClassLoader())) {
+      Thread.currentThread().setContextClassLoader(rm); // log4j loads its appenders through it, as in a daemon
       Class<?> identity = Class.forName("io.spindle.ha.SchedulerZkIdentity", true, rm);
       Object digest = identity.getMethod("digest", String.class, String.class).invoke(null, "spindle-rm", "pw");
       assertThat(digest.toString()).contains("digest:spindle-rm");
@@ -56,6 +58,8 @@ class SchedulerJarBundlesClientTest {
 
       Class.forName("io.spindle.ha.CheckpointNoticeStore", true, rm);
       Class.forName("io.spindle.client.avro.CheckpointAck", true, rm);
+    } finally {
+      Thread.currentThread().setContextClassLoader(caller);
     }
   }
 
