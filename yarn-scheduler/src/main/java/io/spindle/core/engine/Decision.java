@@ -43,4 +43,49 @@ public sealed interface Decision {
    * {@code availableAtMillis}.
    */
   record ReconfigureMig(String nodeId, int gpuIndex, MigLayout layout, long availableAtMillis) implements Decision {}
+
+  /**
+   * Ask the application to checkpoint the victim's containers before {@code deadlineMillis} (engine clock): the
+   * first step of a reclaim. The application answers with {@link EngineEvent.CheckpointAnswered} quoting
+   * {@code noticeId}: DONE (reclaimed at once), EXTEND (granted while {@code extensionsLeft} > 0), or nothing (reclaimed
+   * at the deadline). Emitted again, same {@code noticeId}, when an extension is granted (later deadline) or refused
+   * (same deadline, no extensions left): the latest one stands.
+   *
+   * @param requestKey the request the victim's containers were started for (a gang is one request)
+   * @param allocationIds the victim's containers: a whole gang, or one container that is not part of a gang
+   * @param forAppId the application the capacity is reclaimed for (with {@code forRequestKey}, its request)
+   */
+  record RequestCheckpoint(long noticeId, String appId, String requestKey, List<Long> allocationIds,
+      long deadlineMillis, int extensionsLeft, String forAppId, String forRequestKey, String reason)
+      implements Decision {
+    public RequestCheckpoint {
+      allocationIds = List.copyOf(allocationIds);
+    }
+  }
+
+  /**
+   * A checkpoint notice is withdrawn before its reclaim: the request it was for started or went away. The
+   * application keeps its containers.
+   */
+  record CancelCheckpoint(long noticeId, String appId, List<Long> allocationIds, String reason)
+      implements Decision {
+    public CancelCheckpoint {
+      allocationIds = List.copyOf(allocationIds);
+    }
+  }
+
+  /**
+   * Reclaim: kill these containers (YARN: with status PREEMPTED). The engine keeps charging them until the driver
+   * reports each {@link EngineEvent.ContainerFinished}, and hands their capacity on only when every victim of the same
+   * reclaim has ended, placing the request the reclaim was for first. The victim's request is then re-queued under
+   * {@code requestKey} — a gang whole — to be placed again later; {@code checkpointLocation} (the application's own
+   * reference from its DONE answer or last {@link EngineEvent.CheckpointReported}, or {@code null}) is what it
+   * should resume from.
+   */
+  record Preempt(long noticeId, String appId, String requestKey, List<Long> allocationIds, String checkpointLocation,
+      String reason) implements Decision {
+    public Preempt {
+      allocationIds = List.copyOf(allocationIds);
+    }
+  }
 }

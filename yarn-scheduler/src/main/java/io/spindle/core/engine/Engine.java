@@ -33,6 +33,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.Set;
 
 /**
@@ -43,7 +44,8 @@ import java.util.Set;
  * with the lowest usage-to-fair-share ratio), and inside a leaf the application with the highest priority, then the
  * oldest. A request that cannot be placed this cycle is skipped with a reason, so it never blocks the requests
  * behind it; the cycle ends when nothing more can be placed. A gang is placed whole or not at all; one that does not
- * fit has nodes reserved for it, which then only drain.
+ * fit has nodes reserved for it, which then only drain. With preemption on, requests that starve get running work
+ * reclaimed for them after a checkpoint handshake ({@link EnginePreemption}, {@code io.spindle.core.preemption}).
  *
  * <p>Single-threaded and deterministic: the same events in the same order, on the same clock, give the same
  * decisions. Drivers serialise calls.
@@ -57,6 +59,7 @@ public final class Engine {
   private final MigRepartitionPlanner migPlanner;
   private final ClusterState cluster;
   private final GangPlacer gangPlacer;
+  private final EnginePreemption preemption;
   private QueueTree tree;
   private Map<String, QueueState> queues;
   private QueueState root;
@@ -82,6 +85,7 @@ public final class Engine {
     this.clock = clock;
     this.cluster = new ClusterState(topology);
     this.gangPlacer = new GangPlacer(cluster);
+    this.preemption = new EnginePreemption(settings.preemption(), clock, apps, allocations, cluster, gangPlacer);
     installQueues(tree);
   }
 
@@ -115,7 +119,9 @@ public final class Engine {
     }
     cluster.activateReconfiguredGpus(clock.nowMillis());
     expireReservations(decisions);
-    schedule(decisions);
+    List<DemandState> reclaimedFor = preemption.beforePlacement(decisions, this::release);
+    List<DemandState> waiting = schedule(reclaimedFor, decisions);
+    preemption.afterPlacement(waiting, queues.values(), decisions, this::release);
     return new CycleResult(++cycles, clock.nowMillis(), decisions);
   }
 
@@ -190,7 +196,13 @@ public final class Engine {
     } else if (event instanceof Demand e) {
       demand(e, decisions);
     } else if (event instanceof ContainerFinished e) {
-      release(e.allocationId());
+      if (!preemption.holdsFinished(e.allocationId())) {
+        release(e.allocationId());
+      }
+    } else if (event instanceof EngineEvent.CheckpointAnswered e) {
+      preemption.answered(e, decisions);
+    } else if (event instanceof EngineEvent.CheckpointReported e) {
+      preemption.reported(e);
     } else if (event instanceof EngineEvent.ContainerRecovered e) {
       recover(e);
     } else if (event instanceof MigLayoutReported e) {
@@ -235,6 +247,7 @@ public final class Engine {
     }
     app.demands.clear();
     app.leaf.waitingApps.remove(app);
+    preemption.appFinished(appId);
   }
 
   private void demand(Demand e, List<Decision> decisions) {
@@ -360,6 +373,7 @@ public final class Engine {
     app.usage = app.usage.plus(charge);
     app.leaf.addUsage(charge);
     app.leaf.userUsage.merge(app.user, charge, ResourceVector::plus);
+    preemption.recovered(app.id, e.requestKey(), e.shape(), charge, e.allocationId());
   }
 
   private void release(long allocationId) {
@@ -367,6 +381,7 @@ public final class Engine {
     if (a == null) {
       return; // Already released (its node left first); releases are idempotent.
     }
+    preemption.released(allocationId);
     cluster.release(a.shape(), a.placement());
     Set<Long> onNode = allocationsByNode.get(a.placement().nodeId());
     if (onNode != null) {
@@ -384,9 +399,10 @@ public final class Engine {
 
   // ---------------------------------------------------------------- scheduling
 
-  private void schedule(List<Decision> decisions) {
+  /** Places what it can; returns the requests that had to wait, in the order they were tried. */
+  private List<DemandState> schedule(List<DemandState> reclaimedFor, List<Decision> decisions) {
     if (noWaitingLeaves()) {
-      return;
+      return List.of();
     }
     Map<String, ResourceVector> leafDemand = new HashMap<>();
     for (QueueState q : queues.values()) {
@@ -400,6 +416,21 @@ public final class Engine {
       q.share = shares.get(q.path());
       q.activeLeaves = 0;
     }
+    long cycle = cycles + 1;
+    // Capacity only shrinks within a cycle, so a shape that found no node stays unplaceable until the cycle ends.
+    Set<Resources> noRoom = new HashSet<>();
+    List<DemandState> waiting = new ArrayList<>();
+    // Capacity a reclaim freed goes to the request it was reclaimed for before anyone else can take part of it.
+    for (DemandState d : reclaimedFor) {
+      if (d.outstanding > 0 && d.waitingInCycle != cycle) {
+        String why = tryPlace(d, noRoom, decisions);
+        if (why != null) {
+          d.waitingInCycle = cycle;
+          d.waitingReason = why;
+          waiting.add(d);
+        }
+      }
+    }
     for (QueueState q : queues.values()) {
       if (q.isLeaf() && !q.waitingApps.isEmpty()) {
         cursors.put(q, new LeafCursor(new ArrayList<>(q.waitingApps)));
@@ -409,10 +440,6 @@ public final class Engine {
       }
     }
 
-    long cycle = cycles + 1;
-    // Capacity only shrinks within a cycle, so a shape that found no node stays unplaceable until the cycle ends.
-    Set<Resources> noRoom = new HashSet<>();
-    List<DemandState> waiting = new ArrayList<>();
     QueueState leaf;
     while ((leaf = pickLeaf()) != null) {
       // Stay in this leaf until one container is placed: a failure changes no usage, so the walk down the tree
@@ -454,6 +481,7 @@ public final class Engine {
         decisions.add(new Decision.Wait(d.app.id, d.key, d.waitingReason));
       }
     }
+    return waiting;
   }
 
   /**
@@ -624,7 +652,7 @@ public final class Engine {
       DemandState d = demandOwning(r);
       if (d == null) {
         cluster.releaseReservation(r);
-      } else if (now - r.createdMillis() >= settings.reservationTimeoutMillis()) {
+      } else if (now - r.createdMillis() >= settings.reservationTimeoutMillis() && !preemption.reclaimingFor(d)) {
         dropReservation(d);
         d.noReservationBeforeMillis = now + settings.reservationTimeoutMillis();
         d.reportedReason = "re-queued: reservation on " + r.subtree() + " timed out after "
@@ -675,6 +703,7 @@ public final class Engine {
     app.leaf.addUsage(charge);
     app.leaf.userUsage.merge(app.user, charge, ResourceVector::plus);
     app.leaf.addPending(d.unitCharge.times(-1));
+    preemption.started(d, id);
     d.outstanding--;
     d.reportedReason = null;
     if (d.outstanding == 0) {
@@ -810,5 +839,18 @@ public final class Engine {
 
   public int runningContainers() {
     return allocations.size();
+  }
+
+  /**
+   * The earliest deadline of a checkpoint notice still awaiting its answer: a driver that runs cycles only when
+   * something happens (the simulator) should run one then, so the silent victim is reclaimed on time.
+   */
+  public OptionalLong nextPreemptionDeadlineMillis() {
+    return preemption.nextDeadlineMillis();
+  }
+
+  /** Where a request re-queued after preemption should resume from, as its application last said. */
+  public Optional<String> resumeCheckpoint(String appId, String requestKey) {
+    return preemption.resumeFrom(appId, requestKey);
   }
 }

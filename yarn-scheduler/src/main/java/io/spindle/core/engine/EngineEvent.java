@@ -3,6 +3,7 @@ package io.spindle.core.engine;
 import io.spindle.core.model.MigLayout;
 import io.spindle.core.model.Node;
 import io.spindle.core.model.Resources;
+import io.spindle.core.preemption.CheckpointAnswer;
 
 /** What drivers (the YARN adapter, the simulator) tell the engine. Plain data, so it can be journaled and replayed. */
 public sealed interface EngineEvent {
@@ -50,4 +51,28 @@ public sealed interface EngineEvent {
 
   /** A container ended (completed, released, expired or killed); its resources return. */
   record ContainerFinished(long allocationId) implements EngineEvent {}
+
+  /**
+   * The application's answer to the checkpoint notice {@code noticeId} ({@link Decision.RequestCheckpoint}): DONE,
+   * with where the checkpoint is; or EXTEND, asking to move the deadline by {@code requestedExtensionMillis} (0: as
+   * much as allowed). An answer to a notice that was already reclaimed or withdrawn changes nothing.
+   */
+  record CheckpointAnswered(String appId, long noticeId, CheckpointAnswer answer, long requestedExtensionMillis,
+      String checkpointLocation) implements EngineEvent {
+    public CheckpointAnswered {
+      if (answer == null) {
+        throw new IllegalArgumentException("answer must be DONE or EXTEND");
+      }
+      if (requestedExtensionMillis < 0) {
+        throw new IllegalArgumentException("requestedExtensionMillis must not be negative: " + requestedExtensionMillis);
+      }
+    }
+  }
+
+  /**
+   * The application wrote a checkpoint at {@code lastCheckpointMillis} (engine clock) to {@code location}: work
+   * before it is not lost if its containers are preempted, so it becomes a cheaper victim; and a preempted request
+   * is told to resume from {@code location}.
+   */
+  record CheckpointReported(String appId, long lastCheckpointMillis, String location) implements EngineEvent {}
 }

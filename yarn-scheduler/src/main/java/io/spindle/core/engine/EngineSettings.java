@@ -1,8 +1,10 @@
 package io.spindle.core.engine;
 
 import io.spindle.core.placement.FragmentationAwareSlots;
-import java.util.Map;
 import io.spindle.core.placement.MigSlotPolicy;
+import io.spindle.core.preemption.PreemptionSettings;
+import io.spindle.core.queue.QueueConfigParser;
+import java.util.Map;
 
 /**
  * Engine knobs. Each has one default here and one configuration key, documented in the admin guide.
@@ -22,9 +24,11 @@ import io.spindle.core.placement.MigSlotPolicy;
  *     do; {@code false} (the default): it is skipped and the requests behind it may start
  *     ({@code yarn.scheduler.spindle.queue.strict-order}). Exists so that the simulator can reproduce published
  *     no-backfill baselines with the very engine the ResourceManager runs.
+ * @param preemption when and how running work is reclaimed for starved requests
+ *     ({@code yarn.scheduler.spindle.preemption.*}; off by default)
  */
 public record EngineSettings(long migReconfigureMillis, int maxMigReconfigurationsPerCycle, MigSlotPolicy migSlotPolicy,
-    long reservationTimeoutMillis, int maxReservations, boolean strictQueueOrder) {
+    long reservationTimeoutMillis, int maxReservations, boolean strictQueueOrder, PreemptionSettings preemption) {
 
   public static final String MIG_RECONFIGURE_SECONDS = "yarn.scheduler.spindle.mig.reconfigure-seconds";
   public static final String MAX_MIG_RECONFIGURATIONS_PER_CYCLE =
@@ -32,6 +36,15 @@ public record EngineSettings(long migReconfigureMillis, int maxMigReconfiguratio
   public static final String RESERVATION_TIMEOUT_SECONDS = "yarn.scheduler.spindle.gang.reservation-timeout-seconds";
   public static final String MAX_RESERVATIONS = "yarn.scheduler.spindle.gang.max-reservations";
   public static final String STRICT_QUEUE_ORDER = "yarn.scheduler.spindle.queue.strict-order";
+  public static final String PREEMPTION_ENABLED = "yarn.scheduler.spindle.preemption.enabled";
+  public static final String PREEMPTION_STARVATION_SECONDS = "yarn.scheduler.spindle.preemption.starvation-seconds";
+  public static final String PREEMPTION_CHECKPOINT_GRACE_SECONDS =
+      "yarn.scheduler.spindle.preemption.checkpoint-grace-seconds";
+  public static final String PREEMPTION_MAX_EXTENSIONS = "yarn.scheduler.spindle.preemption.max-extensions";
+  public static final String PREEMPTION_MAX_EXTENSION_SECONDS =
+      "yarn.scheduler.spindle.preemption.max-extension-seconds";
+  public static final String PREEMPTION_MAX_VICTIMS_PER_CYCLE =
+      "yarn.scheduler.spindle.preemption.max-victims-per-cycle";
   public static final long DEFAULT_RESERVATION_TIMEOUT_MILLIS = 900_000;
   public static final int DEFAULT_MAX_RESERVATIONS = 4;
   public static final long DEFAULT_MIG_RECONFIGURE_MILLIS = 30_000;
@@ -48,6 +61,14 @@ public record EngineSettings(long migReconfigureMillis, int maxMigReconfiguratio
       throw new IllegalArgumentException(
           "maxMigReconfigurationsPerCycle must not be negative: " + maxMigReconfigurationsPerCycle);
     }
+    preemption = preemption == null ? PreemptionSettings.defaults() : preemption;
+  }
+
+  /** Settings with preemption as by default (off). */
+  public EngineSettings(long migReconfigureMillis, int maxMigReconfigurationsPerCycle, MigSlotPolicy migSlotPolicy,
+      long reservationTimeoutMillis, int maxReservations, boolean strictQueueOrder) {
+    this(migReconfigureMillis, maxMigReconfigurationsPerCycle, migSlotPolicy, reservationTimeoutMillis,
+        maxReservations, strictQueueOrder, PreemptionSettings.defaults());
   }
 
   /** Settings with the default queue order (requests that cannot be placed are skipped, not waited behind). */
@@ -73,8 +94,17 @@ public record EngineSettings(long migReconfigureMillis, int maxMigReconfiguratio
     long timeout = readLong(conf, RESERVATION_TIMEOUT_SECONDS, d.reservationTimeoutMillis() / 1000, 1, 604_800);
     long reservations = readLong(conf, MAX_RESERVATIONS, d.maxReservations(), 0, 10_000);
     boolean strict = readBoolean(conf, STRICT_QUEUE_ORDER, d.strictQueueOrder());
+    PreemptionSettings p = d.preemption();
+    PreemptionSettings preemption = new PreemptionSettings(
+        readBoolean(conf, PREEMPTION_ENABLED, p.enabled()),
+        readLong(conf, PREEMPTION_STARVATION_SECONDS, p.starvationMillis() / 1000, 0, 604_800) * 1000,
+        readLong(conf, PREEMPTION_CHECKPOINT_GRACE_SECONDS, p.checkpointGraceMillis() / 1000, 0, 86_400) * 1000,
+        (int) readLong(conf, PREEMPTION_MAX_EXTENSIONS, p.maxExtensions(), 0, QueueConfigParser.MAX_EXTENSIONS_LIMIT),
+        readLong(conf, PREEMPTION_MAX_EXTENSION_SECONDS, p.maxExtensionMillis() / 1000, 0,
+            QueueConfigParser.MAX_EXTENSION_SECONDS_LIMIT) * 1000,
+        (int) readLong(conf, PREEMPTION_MAX_VICTIMS_PER_CYCLE, p.maxVictimsPerCycle(), 1, 100_000));
     return new EngineSettings(seconds * 1000, (int) perCycle, d.migSlotPolicy(), timeout * 1000, (int) reservations,
-        strict);
+        strict, preemption);
   }
 
   private static boolean readBoolean(Map<String, String> conf, String key, boolean dflt) {
@@ -108,21 +138,26 @@ public record EngineSettings(long migReconfigureMillis, int maxMigReconfiguratio
 
   public EngineSettings withMigSlotPolicy(MigSlotPolicy policy) {
     return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle, policy, reservationTimeoutMillis,
-        maxReservations, strictQueueOrder);
+        maxReservations, strictQueueOrder, preemption);
   }
 
   public EngineSettings withMigReconfigureMillis(long millis) {
     return new EngineSettings(millis, maxMigReconfigurationsPerCycle, migSlotPolicy, reservationTimeoutMillis,
-        maxReservations, strictQueueOrder);
+        maxReservations, strictQueueOrder, preemption);
   }
 
   public EngineSettings withReservations(long timeoutMillis, int max) {
     return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle, migSlotPolicy, timeoutMillis, max,
-        strictQueueOrder);
+        strictQueueOrder, preemption);
   }
 
   public EngineSettings withStrictQueueOrder(boolean strict) {
     return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle, migSlotPolicy,
-        reservationTimeoutMillis, maxReservations, strict);
+        reservationTimeoutMillis, maxReservations, strict, preemption);
+  }
+
+  public EngineSettings withPreemption(PreemptionSettings settings) {
+    return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle, migSlotPolicy,
+        reservationTimeoutMillis, maxReservations, strictQueueOrder, settings);
   }
 }

@@ -9,6 +9,7 @@ import java.util.List;
  * @param children child names in configuration order; empty for a leaf
  * @param userLimitFactor how many times its guarantee one user may take; {@code -1} for no per-user limit
  * @param weight share of idle capacity this queue borrows relative to its siblings (Spindle key)
+ * @param preemption this queue's bounds on checkpoint extensions, each {@code null} where it inherits (Spindle keys)
  */
 public record QueueConfig(
     String path,
@@ -16,10 +17,18 @@ public record QueueConfig(
     Capacity capacity,
     Capacity maximumCapacity,
     double userLimitFactor,
-    double weight) {
+    double weight,
+    QueuePreemption preemption) {
 
   public QueueConfig {
     children = List.copyOf(children);
+    preemption = preemption == null ? QueuePreemption.INHERIT : preemption;
+  }
+
+  /** A queue that inherits every preemption bound. */
+  public QueueConfig(String path, List<String> children, Capacity capacity, Capacity maximumCapacity,
+      double userLimitFactor, double weight) {
+    this(path, children, capacity, maximumCapacity, userLimitFactor, weight, QueuePreemption.INHERIT);
   }
 
   public boolean isLeaf() {

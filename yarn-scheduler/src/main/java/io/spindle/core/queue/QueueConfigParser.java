@@ -23,6 +23,10 @@ import java.util.regex.Pattern;
  *   <li>{@code yarn.scheduler.capacity.<p>.maximum-capacity}: the same forms; default 100 (the parent's maximum)
  *   <li>{@code yarn.scheduler.capacity.<p>.user-limit-factor}: default 1; -1 for no per-user limit
  *   <li>{@code yarn.scheduler.capacity.<p>.spindle.weight}: share of idle capacity when borrowing; default 1
+ *   <li>{@code yarn.scheduler.capacity.<p>.spindle.preemption.max-extensions} and
+ *       {@code ...spindle.preemption.max-extension-seconds}: how far a checkpoint notice to an application of the
+ *       queue may be extended; default: the parent queue's, at the top the cluster's
+ *       {@code yarn.scheduler.spindle.preemption.*} settings
  * </ul>
  * Other CapacityScheduler keys of a queue (ACLs, state, ordering policy, node labels) are left to the adapters.
  */
@@ -35,13 +39,19 @@ public final class QueueConfigParser {
   public static final String USER_LIMIT_FACTOR = "user-limit-factor";
   public static final String SPINDLE = "spindle.";
   public static final String WEIGHT = SPINDLE + "weight";
+  public static final String PREEMPTION_MAX_EXTENSIONS = SPINDLE + "preemption.max-extensions";
+  public static final String PREEMPTION_MAX_EXTENSION_SECONDS = SPINDLE + "preemption.max-extension-seconds";
+  /** Bounds of the per-queue extension keys; the same as the cluster-wide settings'. */
+  public static final int MAX_EXTENSIONS_LIMIT = 100;
+  public static final long MAX_EXTENSION_SECONDS_LIMIT = 86_400;
 
   public static final double DEFAULT_MAXIMUM_PERCENT = 100;
   public static final double DEFAULT_USER_LIMIT_FACTOR = 1;
   public static final double DEFAULT_WEIGHT = 1;
 
   /** Spindle per-queue keys this parser owns; other {@code spindle.*} keys are declared by later features. */
-  private static final Set<String> SPINDLE_QUEUE_KEYS = Set.of(WEIGHT);
+  private static final Set<String> SPINDLE_QUEUE_KEYS =
+      Set.of(WEIGHT, PREEMPTION_MAX_EXTENSIONS, PREEMPTION_MAX_EXTENSION_SECONDS);
   private static final Set<String> STANDARD_QUEUE_KEYS = Set.of(QUEUES, CAPACITY, MAXIMUM_CAPACITY, USER_LIMIT_FACTOR);
   private static final Pattern QUEUE_NAME = Pattern.compile("[A-Za-z0-9_-]+");
   private static final double PERCENT_TOLERANCE = 1e-6;
@@ -194,7 +204,29 @@ public final class QueueConfigParser {
     if (!(weight > 0)) {
       throw new QueueConfigException(key(path, WEIGHT), "must be above 0; was " + weight);
     }
-    return new QueueConfig(path, children, capacity, maximum, ulf, weight);
+    Long extensions = parseWholeKey(c, key(path, PREEMPTION_MAX_EXTENSIONS), MAX_EXTENSIONS_LIMIT);
+    Long extensionSeconds = parseWholeKey(c, key(path, PREEMPTION_MAX_EXTENSION_SECONDS), MAX_EXTENSION_SECONDS_LIMIT);
+    QueuePreemption preemption = new QueuePreemption(extensions == null ? null : extensions.intValue(),
+        extensionSeconds == null ? null : extensionSeconds * 1000);
+    return new QueueConfig(path, children, capacity, maximum, ulf, weight, preemption);
+  }
+
+  /** A whole number in 0..max, or {@code null} when the key is absent (the queue inherits). */
+  private static Long parseWholeKey(Map<String, String> c, String key, long max) {
+    String raw = c.get(key);
+    if (raw == null) {
+      return null;
+    }
+    long v;
+    try {
+      v = Long.parseLong(raw.strip());
+    } catch (NumberFormatException e) {
+      throw new QueueConfigException(key, "'" + raw + "' is not a whole number");
+    }
+    if (v < 0 || v > max) {
+      throw new QueueConfigException(key, v + " is outside 0.." + max);
+    }
+    return v;
   }
 
   private static void checkMaximumNotBelowCapacity(String maxKey, Capacity capacity, Capacity maximum) {

@@ -506,4 +506,25 @@ class QueueConfigParserTest {
     rejects(with(threeLevel(), "root.eng.train.maximum-capacity", "[memory=1Gi,]"),
         "root.eng.train.maximum-capacity", "is not name=value");
   }
+
+  @Test
+  void readsPerQueuePreemptionBoundsAndLeavesTheRestToInherit() {
+    QueueTree tree = parse(with(threeLevel(), "root.eng.spindle.preemption.max-extensions", "3",
+        "root.eng.train.spindle.preemption.max-extension-seconds", "45"));
+    assertThat(tree.get("root.eng").orElseThrow().preemption()).isEqualTo(new QueuePreemption(3, null));
+    assertThat(tree.get("root.eng.train").orElseThrow().preemption()).isEqualTo(new QueuePreemption(null, 45_000L));
+    assertThat(tree.get("root.research.a").orElseThrow().preemption()).isEqualTo(QueuePreemption.INHERIT);
+  }
+
+  @Test
+  void rejectsBadPreemptionBounds() {
+    rejects(with(threeLevel(), "root.eng.spindle.preemption.max-extensions", "-1"),
+        "root.eng.spindle.preemption.max-extensions", "outside 0..100");
+    rejects(with(threeLevel(), "root.eng.spindle.preemption.max-extensions", "1.5"),
+        "root.eng.spindle.preemption.max-extensions", "not a whole number");
+    rejects(with(threeLevel(), "root.eng.spindle.preemption.max-extension-seconds", "86401"),
+        "root.eng.spindle.preemption.max-extension-seconds", "outside 0..86400");
+    rejects(with(threeLevel(), "root.eng.spindle.preemption.max-extensionz", "1"),
+        "root.eng.spindle.preemption.max-extensionz", "unknown Spindle queue key");
+  }
 }

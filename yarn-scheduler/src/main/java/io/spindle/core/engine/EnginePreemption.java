@@ -1,0 +1,680 @@
+package io.spindle.core.engine;
+
+import io.spindle.core.engine.EngineEvent.CheckpointAnswered;
+import io.spindle.core.engine.EngineEvent.CheckpointReported;
+import io.spindle.core.model.InvalidInputException;
+import io.spindle.core.model.ResourceVector;
+import io.spindle.core.model.Resources;
+import io.spindle.core.placement.ClusterState;
+import io.spindle.core.placement.GangPlacer;
+import io.spindle.core.placement.Placement;
+import io.spindle.core.preemption.Candidate;
+import io.spindle.core.preemption.CapacityProbe;
+import io.spindle.core.preemption.CheckpointHandshake;
+import io.spindle.core.preemption.Need;
+import io.spindle.core.preemption.Plan;
+import io.spindle.core.preemption.PreemptionPlanner;
+import io.spindle.core.preemption.PreemptionSettings;
+import io.spindle.core.preemption.QueueView;
+import io.spindle.core.preemption.ReclaimLedger;
+import io.spindle.core.preemption.StarvationClock;
+import io.spindle.core.queue.QueuePreemption;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.Set;
+import java.util.function.LongConsumer;
+
+/**
+ * The engine's side of preemption: keeps track of what runs as which gang, turns the engine's state into the
+ * planner's snapshot, carries plans out through the {@link ReclaimLedger}, and re-queues what was preempted. The
+ * choices themselves are made in {@code io.spindle.core.preemption}; this class only translates, so that
+ * {@link Engine} needs a few calls and no preemption logic. With preemption off every call returns at once.
+ */
+final class EnginePreemption {
+
+  /** What runs as one piece: a gang's members, or one container. Mutable; ended members leave it. */
+  private static final class Unit {
+    final long id;
+    final String appId;
+    final String requestKey;
+    final Resources shape;
+    final PlacementSpec spec;
+    final ResourceVector unitCharge;
+    final int requiredDepth;
+    final long startMillis;
+    final Set<Long> members = new LinkedHashSet<>();
+    /** Members at start: a preempted gang re-queues whole. */
+    int size;
+    /** A victim of a reclaim in the ledger: kept even when its members are gone, until it is re-queued. */
+    boolean victim;
+
+    Unit(long id, String appId, String requestKey, Resources shape, PlacementSpec spec, ResourceVector unitCharge,
+        int requiredDepth, long startMillis) {
+      this.id = id;
+      this.appId = appId;
+      this.requestKey = requestKey;
+      this.shape = shape;
+      this.spec = spec;
+      this.unitCharge = unitCharge;
+      this.requiredDepth = requiredDepth;
+      this.startMillis = startMillis;
+    }
+  }
+
+  private record Checkpoint(long atMillis, String location) {}
+
+  private final PreemptionSettings settings;
+  private final Clock clock;
+  private final Map<String, AppState> apps;
+  private final Map<Long, Allocation> allocations;
+  private final ClusterState cluster;
+  private final GangPlacer placer;
+  private final ReclaimLedger ledger = new ReclaimLedger();
+  private final StarvationClock starvation = new StarvationClock();
+  private final Map<Long, Unit> units = new LinkedHashMap<>();
+  private final Map<Long, Unit> unitOf = new HashMap<>();
+  /** Recovered containers of one request form one unit: after a restart nothing says which were one gang. */
+  private final Map<String, Unit> recoveredUnits = new HashMap<>();
+  private final Map<String, Checkpoint> checkpoints = new HashMap<>();
+  /** Where a re-queued request should resume from, by owner key. */
+  private final Map<String, String> resumeFrom = new LinkedHashMap<>();
+  /** The queues as of the last planning, to look up a victim's queue's extension bounds. */
+  private Map<String, QueueState> queuesByPath = Map.of();
+  private DemandState openGang;
+  private Unit openGangUnit;
+  private long nextUnitId = 1;
+
+  EnginePreemption(PreemptionSettings settings, Clock clock, Map<String, AppState> apps,
+      Map<Long, Allocation> allocations, ClusterState cluster, GangPlacer placer) {
+    this.settings = settings;
+    this.clock = clock;
+    this.apps = apps;
+    this.allocations = allocations;
+    this.cluster = cluster;
+    this.placer = placer;
+  }
+
+  boolean enabled() {
+    return settings.enabled();
+  }
+
+  // ---------------------------------------------------------------- what runs
+
+  /** A container of {@code d} started; a gang's members, started one after another, form one unit. */
+  void started(DemandState d, long allocationId) {
+    if (!enabled()) {
+      return;
+    }
+    Unit u;
+    if (d.isGang() && d == openGang) {
+      u = openGangUnit;
+    } else {
+      u = new Unit(nextUnitId++, d.app.id, d.key, d.shape, d.spec, d.unitCharge, d.requiredDepth, clock.nowMillis());
+      units.put(u.id, u);
+      openGang = d.isGang() ? d : null;
+      openGangUnit = d.isGang() ? u : null;
+    }
+    u.members.add(allocationId);
+    u.size++;
+    unitOf.put(allocationId, u);
+  }
+
+  void recovered(String appId, String requestKey, Resources shape, ResourceVector charge, long allocationId) {
+    if (!enabled()) {
+      return;
+    }
+    String owner = appId + "/" + requestKey;
+    Unit u = recoveredUnits.get(owner);
+    if (u == null || !units.containsKey(u.id)) {
+      u = new Unit(nextUnitId++, appId, requestKey, shape, PlacementSpec.SINGLE, charge, -1, clock.nowMillis());
+      units.put(u.id, u);
+      recoveredUnits.put(owner, u);
+    }
+    u.members.add(allocationId);
+    u.size++;
+    unitOf.put(allocationId, u);
+  }
+
+  /**
+   * A container ended (the driver said so). {@code true}: it is a victim's, held charged until its reclaim
+   * completes; {@code false}: the engine releases it now.
+   */
+  boolean holdsFinished(long allocationId) {
+    return enabled() && ledger.containerEnded(allocationId);
+  }
+
+  /** The engine released a container, for whatever reason. */
+  void released(long allocationId) {
+    if (!enabled()) {
+      return;
+    }
+    ledger.containerGone(allocationId);
+    Unit u = unitOf.remove(allocationId);
+    if (u != null) {
+      u.members.remove(allocationId);
+      if (u.members.isEmpty() && !u.victim) {
+        units.remove(u.id);
+      }
+    }
+  }
+
+  void appFinished(String appId) {
+    checkpoints.remove(appId);
+    resumeFrom.keySet().removeIf(owner -> owner.startsWith(appId + "/"));
+  }
+
+  // ---------------------------------------------------------------- the application's side of the handshake
+
+  void answered(CheckpointAnswered e, List<Decision> decisions) {
+    if (!enabled()) {
+      return;
+    }
+    Optional<CheckpointHandshake> found = ledger.notice(e.noticeId());
+    if (found.isEmpty()) {
+      return; // Already reclaimed or withdrawn: a late answer changes nothing.
+    }
+    CheckpointHandshake h = found.get();
+    if (!h.appId().equals(e.appId())) {
+      throw new InvalidInputException("appId", e.appId(), "notice " + e.noticeId() + " was sent to " + h.appId());
+    }
+    switch (h.answer(e.answer(), e.requestedExtensionMillis(), e.checkpointLocation(), clock.nowMillis())) {
+      case GRANTED -> notice(h, "extension granted; " + h.extensionsLeft() + " left", decisions);
+      case REFUSED -> notice(h, clock.nowMillis() >= h.deadlineMillis() ? "extension refused: the deadline has passed"
+          : "extension refused: none left; the deadline holds", decisions);
+      default -> { }
+    }
+  }
+
+  private void notice(CheckpointHandshake h, String reason, List<Decision> decisions) {
+    Need n = ledger.planOf(h.noticeId()).need();
+    decisions.add(new Decision.RequestCheckpoint(h.noticeId(), h.appId(), h.requestKey(), h.runningAllocationIds(),
+        h.deadlineMillis(), h.extensionsLeft(), n.appId(), n.requestKey(), reason));
+  }
+
+  void reported(CheckpointReported e) {
+    if (!enabled()) {
+      return;
+    }
+    if (!apps.containsKey(e.appId())) {
+      throw new InvalidInputException("appId", e.appId(), "checkpoint reported by an application not running");
+    }
+    checkpoints.put(e.appId(), new Checkpoint(Math.min(e.lastCheckpointMillis(), clock.nowMillis()), e.location()));
+  }
+
+  // ---------------------------------------------------------------- the cycle
+
+  /**
+   * Before placement: withdraws reclaims no longer needed, reclaims victims that answered DONE or whose deadline
+   * came, and completes reclaims whose victims have all ended — their capacity is released through {@code release}
+   * and their victims re-queued. Returns the requests to place first, before the walk down the queue tree, so that
+   * the capacity goes where it was reclaimed for.
+   */
+  List<DemandState> beforePlacement(List<Decision> decisions, LongConsumer release) {
+    if (!enabled() || ledger.isEmpty()) {
+      return List.of();
+    }
+    withdrawUnneeded(decisions, release);
+    List<DemandState> first = new ArrayList<>();
+    for (ReclaimLedger.InFlight p : ledger.plans()) {
+      if (!p.withdrawn() && anyDue(p) && !stillFits(p)) {
+        // Free capacity the plan counted on was taken meanwhile: killing its victims now would serve nobody.
+        withdraw(p, "no longer enough: " + describe(p.need()) + " would not fit even with its victims gone",
+            decisions, release);
+      }
+      if (!p.withdrawn()) {
+        for (CheckpointHandshake h : p.handshakes()) {
+          if (h.dueAt(clock.nowMillis())) {
+            List<Long> running = h.runningAllocationIds();
+            String why = h.reclaim();
+            if (why != null) {
+              decisions.add(new Decision.Preempt(h.noticeId(), h.appId(), h.requestKey(), running,
+                  checkpointOf(h), why + "; reclaimed for " + describe(p.need())));
+            }
+          }
+        }
+        if (p.complete()) {
+          List<Long> held = new ArrayList<>(p.held());
+          finish(p, decisions);
+          held.forEach(release::accept);
+          DemandState d = demand(p.need());
+          if (d != null) {
+            first.add(d);
+          }
+        }
+      } else if (ReclaimLedger.settled(p)) {
+        finish(p, decisions);
+      }
+    }
+    return first;
+  }
+
+  /**
+   * After placement: withdraws reclaims whose request was placed meanwhile, updates how long requests and queues
+   * have starved, and plans reclaims for those that starved long enough.
+   *
+   * @param waiting requests that could not be placed in this cycle, in the order they were tried
+   * @param queues every queue, parents first, with this cycle's shares
+   */
+  void afterPlacement(List<DemandState> waiting, Collection<QueueState> queues, List<Decision> decisions,
+      LongConsumer release) {
+    if (!enabled()) {
+      return;
+    }
+    long now = clock.nowMillis();
+    withdrawUnneeded(decisions, release);
+    List<String> waitingOwners = new ArrayList<>();
+    Set<String> belowFair = new LinkedHashSet<>();
+    ResourceVector capacity = cluster.capacity();
+    for (DemandState d : waiting) {
+      if (d.outstanding > 0 && d.app.demands.get(d.key) == d) {
+        waitingOwners.add(d.owner());
+        QueueState leaf = d.app.leaf;
+        if (leaf.share != null
+            && leaf.usage.dominantShare(capacity) < leaf.share.fairShare().dominantShare(capacity)) {
+          belowFair.add(leaf.path());
+        }
+      }
+    }
+    starvation.observe(now, waitingOwners, belowFair);
+
+    PreemptionPlanner planner = null;
+    int budget = settings.maxVictimsPerCycle();
+    boolean firstPlan = true;
+    Set<DemandState> seen = new LinkedHashSet<>();
+    for (DemandState d : waiting) {
+      if (!seen.add(d) || d.outstanding <= 0 || d.app.demands.get(d.key) != d
+          || starvation.waitedMillis(d.owner(), now) < settings.starvationMillis()) {
+        continue;
+      }
+      if (d.shape.wantsMig() && cluster.migInstancesInFlight(d.shape.migProfile()) > 0) {
+        continue; // A re-partition is already making instances of its profile; it is about to fit.
+      }
+      if (planner == null) {
+        planner = planner(queues, now);
+      }
+      boolean cross = starvation.belowMillis(d.app.leaf.path(), now) >= settings.starvationMillis()
+          && planner.belowFairShare(d.app.leaf.path());
+      int planned = activePlansFor(d);
+      int wanted = d.isGang() ? (planned == 0 ? 1 : 0) : d.outstanding - planned;
+      for (int i = 0; i < wanted && budget > 0; i++) {
+        Optional<Plan> plan = planner.plan(need(d, cross), probe(), firstPlan ? Integer.MAX_VALUE : budget);
+        if (plan.isEmpty()) {
+          break;
+        }
+        firstPlan = false;
+        budget -= plan.get().victims().size();
+        open(plan.get(), d, decisions);
+      }
+      if (budget <= 0) {
+        break;
+      }
+    }
+  }
+
+  /**
+   * Whether a reclaim is under way for this request: its reservation is then kept past the timeout (for at most the
+   * handshake's bound, grace plus extensions), or the capacity reclaimed for the gang would go to someone else.
+   */
+  boolean reclaimingFor(DemandState d) {
+    if (!enabled()) {
+      return false;
+    }
+    for (ReclaimLedger.InFlight p : ledger.plans()) {
+      if (!p.withdrawn() && p.need().appId().equals(d.app.id) && p.need().requestKey().equals(d.key)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // ---------------------------------------------------------------- views
+
+  OptionalLong nextDeadlineMillis() {
+    return ledger.nextDeadlineMillis();
+  }
+
+  Optional<String> resumeFrom(String appId, String requestKey) {
+    return Optional.ofNullable(resumeFrom.get(appId + "/" + requestKey));
+  }
+
+  // ---------------------------------------------------------------- internals
+
+  private void open(Plan plan, DemandState d, List<Decision> decisions) {
+    ReclaimLedger.InFlight p = ledger.open(plan, clock.nowMillis(), settings.checkpointGraceMillis(),
+        q -> maxExtensions(q), q -> maxExtensionMillis(q));
+    for (int i = 0; i < p.handshakes().size(); i++) {
+      CheckpointHandshake h = p.handshakes().get(i);
+      Candidate v = p.victims().get(i);
+      units.get(v.unitId()).victim = true;
+      String why = v.queue().equals(d.app.leaf.path())
+          ? "request " + d.key + " of application " + d.app.id + " (priority " + d.app.priority
+              + ") outranks this application (priority " + v.priority() + ") in queue " + v.queue()
+          : "queue " + d.app.leaf.path() + " is below its fair share and its request " + d.key + " of application "
+              + d.app.id + " has waited " + starvation.waitedMillis(d.owner(), clock.nowMillis()) / 1000
+              + " s; queue " + v.queue() + " is above its own";
+      notice(h, why, decisions);
+    }
+  }
+
+  /** Takes a plan out of the ledger and re-queues its victims that were preempted. */
+  private void finish(ReclaimLedger.InFlight p, List<Decision> decisions) {
+    if (!ledger.remove(p)) {
+      return;
+    }
+    for (CheckpointHandshake h : p.handshakes()) {
+      Unit u = units.get(h.unitId());
+      if (u == null || h.state() == CheckpointHandshake.State.WITHDRAWN) {
+        // A withdrawn victim was let go when it was withdrawn; by now it may be another reclaim's victim.
+        continue;
+      }
+      u.victim = false;
+      if (h.wasReclaimed()) {
+        requeue(u, checkpointOf(h), decisions);
+      }
+      if (u.members.isEmpty()) {
+        units.remove(u.id);
+      }
+    }
+  }
+
+  /**
+   * The preempted request waits again under its own key, a gang whole. If the application has already asked again
+   * under that key (its ask replaces, as every Demand does), single containers are added to it and a gang's ask is
+   * left as the application stated it.
+   */
+  private void requeue(Unit u, String checkpoint, List<Decision> decisions) {
+    AppState app = apps.get(u.appId);
+    if (app == null) {
+      return;
+    }
+    DemandState existing = app.demands.get(u.requestKey);
+    DemandState d = existing;
+    if (existing == null) {
+      d = new DemandState(app, u.requestKey, u.shape, u.unitCharge, u.size, u.spec, u.requiredDepth);
+      app.demands.put(u.requestKey, d);
+      app.leaf.addPending(d.pending());
+    } else if (!existing.isGang() && !u.spec.gang() && existing.shape.equals(u.shape)) {
+      existing.outstanding += u.size;
+      app.leaf.addPending(existing.unitCharge.times(u.size));
+    }
+    app.leaf.waitingApps.add(app);
+    starvation.forget(d.owner());
+    if (checkpoint != null) {
+      resumeFrom.put(d.owner(), checkpoint);
+    }
+    d.reportedReason = "re-queued after preemption" + (checkpoint == null ? "" : "; resumes from " + checkpoint);
+    decisions.add(new Decision.Wait(app.id, d.key, d.reportedReason));
+  }
+
+  /**
+   * Withdraws reclaims whose request no longer waits for them: placed, shrunk, replaced or gone. A request of
+   * single containers keeps its oldest reclaims, as many as it still has containers waiting.
+   */
+  private void withdrawUnneeded(List<Decision> decisions, LongConsumer release) {
+    Map<String, Integer> kept = new HashMap<>();
+    for (ReclaimLedger.InFlight p : ledger.plans()) {
+      if (p.withdrawn() || p.complete()) {
+        continue;
+      }
+      DemandState d = demand(p.need());
+      boolean needed;
+      if (d == null) {
+        needed = false;
+      } else if (p.need().gang()) {
+        needed = d.isGang() && d.outstanding == p.need().containers();
+      } else {
+        needed = !d.isGang() && kept.merge(d.owner(), 1, Integer::sum) <= d.outstanding;
+      }
+      if (!needed) {
+        withdraw(p, "no longer needed: " + describe(p.need()) + " started or was withdrawn", decisions, release);
+      }
+    }
+  }
+
+  /**
+   * Withdraws a plan: victims not yet reclaimed keep their containers (their notices are cancelled), held
+   * containers are released, and a plan with nothing left to wait for leaves the ledger.
+   */
+  private void withdraw(ReclaimLedger.InFlight p, String why, List<Decision> decisions, LongConsumer release) {
+    for (CheckpointHandshake h : ledger.withdraw(p)) {
+      decisions.add(new Decision.CancelCheckpoint(h.noticeId(), h.appId(), h.allocationIds(), why));
+      Unit u = units.get(h.unitId());
+      if (u != null) {
+        u.victim = false;
+        if (u.members.isEmpty()) {
+          units.remove(u.id);
+        }
+      }
+    }
+    p.held().forEach(release::accept);
+    if (ReclaimLedger.settled(p)) {
+      finish(p, decisions); // Victims already reclaimed still re-queue.
+    }
+  }
+
+  private boolean anyDue(ReclaimLedger.InFlight p) {
+    for (CheckpointHandshake h : p.handshakes()) {
+      if (h.dueAt(clock.nowMillis())) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Whether the plan's request would still be placed with every one of its victims gone. */
+  private boolean stillFits(ReclaimLedger.InFlight p) {
+    if (demand(p.need()) == null) {
+      return false;
+    }
+    CapacityProbe probe = probe();
+    for (Candidate v : p.victims()) {
+      probe.free(v);
+    }
+    try {
+      return probe.fits(p.need());
+    } finally {
+      for (Candidate v : p.victims()) {
+        probe.restore(v);
+      }
+    }
+  }
+
+  private int activePlansFor(DemandState d) {
+    int n = 0;
+    for (ReclaimLedger.InFlight p : ledger.plans()) {
+      if (!p.withdrawn() && p.need().appId().equals(d.app.id) && p.need().requestKey().equals(d.key)) {
+        n++;
+      }
+    }
+    return n;
+  }
+
+  private DemandState demand(Need n) {
+    AppState app = apps.get(n.appId());
+    return app == null ? null : app.demands.get(n.requestKey());
+  }
+
+  private Need need(DemandState d, boolean crossQueue) {
+    int containers = d.isGang() ? d.outstanding : 1;
+    AppState app = d.app;
+    return new Need(app.id, d.key, app.leaf.path(), app.user, app.priority, d.unitCharge.times(containers),
+        containers, d.isGang(), crossQueue, app.leaf.userUsage.getOrDefault(app.user, ResourceVector.ZERO),
+        userLimit(app.leaf));
+  }
+
+  /** CapacityScheduler's user limit as a vector (see Engine#userLimitExceeded); {@code null} when there is none. */
+  private static ResourceVector userLimit(QueueState leaf) {
+    double factor = leaf.config.userLimitFactor();
+    if (factor < 0) {
+      return null;
+    }
+    long[] limit = new long[ResourceVector.DIMENSIONS];
+    for (int i = 0; i < limit.length; i++) {
+      long g = leaf.share.guarantee().get(i);
+      limit[i] = g > 0 ? (long) Math.floor(g * factor + 1e-9) : Long.MAX_VALUE;
+    }
+    return new ResourceVector(limit[0], limit[1], limit[2]);
+  }
+
+  /**
+   * The planner's snapshot. A queue's usage is projected past the reclaims in flight: their victims count as gone
+   * and their beneficiaries as placed, so a second plan neither takes the same capacity twice nor pushes a queue
+   * past its fair share counting on capacity another reclaim already promised.
+   */
+  private PreemptionPlanner planner(Collection<QueueState> queues, long now) {
+    Map<String, ResourceVector> projected = new LinkedHashMap<>();
+    Map<String, QueueState> byPath = new LinkedHashMap<>();
+    for (QueueState q : queues) {
+      projected.put(q.path(), q.usage);
+      byPath.put(q.path(), q);
+    }
+    queuesByPath = byPath;
+    for (ReclaimLedger.InFlight p : ledger.plans()) {
+      for (CheckpointHandshake h : p.handshakes()) {
+        if (h.state() == CheckpointHandshake.State.WITHDRAWN) {
+          continue;
+        }
+        Unit u = units.get(h.unitId());
+        AppState app = u == null ? null : apps.get(u.appId);
+        if (app != null) {
+          addAlongPath(projected, app.leaf, charge(u).times(-1));
+        }
+      }
+      if (!p.withdrawn()) {
+        QueueState leaf = byPath.get(p.need().queue());
+        if (leaf != null) {
+          addAlongPath(projected, leaf, p.need().charge());
+        }
+      }
+    }
+    List<QueueView> views = new ArrayList<>();
+    for (QueueState q : queues) {
+      views.add(new QueueView(q.path(), q.parent == null ? null : q.parent.path(),
+          q.parent != null && q.parent.children.size() > 1, q.share.fairShare(), q.share.maximum(),
+          projected.get(q.path())));
+    }
+    Set<Long> busy = ledger.victimUnits();
+    List<Candidate> candidates = new ArrayList<>();
+    for (Unit u : units.values()) {
+      AppState app = apps.get(u.appId);
+      if (app == null || u.members.isEmpty() || busy.contains(u.id)) {
+        continue;
+      }
+      Checkpoint c = checkpoints.get(u.appId);
+      candidates.add(new Candidate(u.id, u.appId, u.requestKey, app.leaf.path(), app.user, app.priority, charge(u),
+          u.startMillis, c == null ? Long.MIN_VALUE : c.atMillis(), new ArrayList<>(u.members)));
+    }
+    ResourceVector used = queues.iterator().next().usage; // Root comes first and holds everything.
+    return new PreemptionPlanner(cluster.capacity(), views, cluster.capacity().minus(used), candidates, now);
+  }
+
+  private static void addAlongPath(Map<String, ResourceVector> usage, QueueState leaf, ResourceVector delta) {
+    for (QueueState q = leaf; q != null; q = q.parent) {
+      usage.merge(q.path(), delta, ResourceVector::plus);
+    }
+  }
+
+  private ResourceVector charge(Unit u) {
+    ResourceVector sum = ResourceVector.ZERO;
+    for (long id : u.members) {
+      Allocation a = allocations.get(id);
+      if (a != null) {
+        sum = sum.plus(a.placement().charge());
+      }
+    }
+    return sum;
+  }
+
+  /** Frees and restores victims on the real cluster state, and asks the same placement code the engine uses. */
+  private CapacityProbe probe() {
+    return new CapacityProbe() {
+      @Override
+      public void free(Candidate victim) {
+        for (long id : victim.allocationIds()) {
+          Allocation a = allocations.get(id);
+          if (a != null) { // Ended and released already: its capacity is free anyway.
+            cluster.release(a.shape(), a.placement());
+          }
+        }
+      }
+
+      @Override
+      public void restore(Candidate victim) {
+        for (long id : victim.allocationIds()) {
+          Allocation a = allocations.get(id);
+          if (a != null) {
+            cluster.commit(a.shape(), a.placement());
+          }
+        }
+      }
+
+      @Override
+      public boolean fits(Need need) {
+        DemandState d = demand(need);
+        if (d == null) {
+          return false;
+        }
+        if (!d.isGang()) {
+          return cluster.find(d.shape) != null;
+        }
+        List<Placement> members =
+            placer.place(d.shape, d.outstanding, d.requiredDepth, d.reservation);
+        if (members == null || d.reservation == null) {
+          return members != null;
+        }
+        // A gang holding nodes is served there: its nodes only drain, so what a plan counts on cannot be taken by
+        // anyone else (free capacity elsewhere can — by normal placement, or by another gang's reservation).
+        for (Placement m : members) {
+          if (!d.reservation.nodeIds().contains(m.nodeId())) {
+            return false;
+          }
+        }
+        return true;
+      }
+    };
+  }
+
+  private String checkpointOf(CheckpointHandshake h) {
+    if (h.checkpointLocation() != null) {
+      return h.checkpointLocation();
+    }
+    Checkpoint c = checkpoints.get(h.appId());
+    return c == null ? null : c.location();
+  }
+
+  private int maxExtensions(String leafPath) {
+    for (QueueState q = leafOf(leafPath); q != null; q = q.parent) {
+      QueuePreemption p = q.config.preemption();
+      if (p.maxExtensions() != null) {
+        return p.maxExtensions();
+      }
+    }
+    return settings.maxExtensions();
+  }
+
+  private long maxExtensionMillis(String leafPath) {
+    for (QueueState q = leafOf(leafPath); q != null; q = q.parent) {
+      QueuePreemption p = q.config.preemption();
+      if (p.maxExtensionMillis() != null) {
+        return p.maxExtensionMillis();
+      }
+    }
+    return settings.maxExtensionMillis();
+  }
+
+  private QueueState leafOf(String path) {
+    return queuesByPath.get(path);
+  }
+
+  private static String describe(Need n) {
+    return (n.gang() ? "the gang of " + n.containers() : "a container") + " of request " + n.requestKey()
+        + " of application " + n.appId() + " in queue " + n.queue();
+  }
+}

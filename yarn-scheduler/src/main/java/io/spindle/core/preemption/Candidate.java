@@ -1,0 +1,38 @@
+package io.spindle.core.preemption;
+
+import io.spindle.core.model.ResourceVector;
+import java.util.List;
+
+/**
+ * Something that runs and could be preempted: a whole gang, or one container that is not part of a gang. Never
+ * part of a gang: gangs declare no minimum size yet, so a gang is taken whole or not at all.
+ *
+ * @param unitId the engine's id of the running gang or container, unique and increasing with start order
+ * @param queue the leaf queue's path
+ * @param charge what its containers are charged, together
+ * @param startMillis when it started
+ * @param checkpointMillis when its application last reported a checkpoint, {@link Long#MIN_VALUE} if never
+ */
+public record Candidate(long unitId, String appId, String requestKey, String queue, String user, int priority,
+    ResourceVector charge, long startMillis, long checkpointMillis, List<Long> allocationIds) {
+
+  public Candidate {
+    allocationIds = List.copyOf(allocationIds);
+  }
+
+  /** Milliseconds of work since the last checkpoint (or start): what preempting it now would throw away. */
+  public long elapsedSinceCheckpoint(long nowMillis) {
+    return Math.max(0, nowMillis - Math.max(startMillis, checkpointMillis));
+  }
+
+  /**
+   * Work lost if preempted now, in GPU-unit milliseconds (840 units to a GPU): elapsed time since the last
+   * checkpoint times the GPU-equivalents held. Containers without GPUs lose no GPU work and cost 0.
+   */
+  public long workLost(long nowMillis) {
+    long elapsed = elapsedSinceCheckpoint(nowMillis);
+    long units = charge.gpuUnits();
+    // Saturate: a year of a 10,000-GPU gang is still far below the limit, but nothing here may wrap.
+    return units == 0 ? 0 : (elapsed > Long.MAX_VALUE / units ? Long.MAX_VALUE : elapsed * units);
+  }
+}

@@ -1,0 +1,18 @@
+package io.spindle.core.preemption;
+
+import io.spindle.core.model.ResourceVector;
+
+/**
+ * A waiting request that preemption may serve: a whole gang, or one container of a request for single containers
+ * (each further container of it is a need of its own, planned only while its queue stays within its fair share).
+ *
+ * @param queue the leaf queue's path
+ * @param charge what placing it adds to its queue's usage
+ * @param containers how many containers it places (the gang's size, or 1)
+ * @param crossQueue whether it may take from other queues: its queue has been below its fair share for the
+ *     starvation delay. Without it, only lower-priority work of its own queue is eligible.
+ * @param userUsage what the request's user holds in its queue now
+ * @param userLimit the most that user may hold in the queue, {@code null} for no per-user limit
+ */
+public record Need(String appId, String requestKey, String queue, String user, int priority, ResourceVector charge,
+    int containers, boolean gang, boolean crossQueue, ResourceVector userUsage, ResourceVector userLimit) {}
