@@ -28,7 +28,8 @@ class InstallableJarTest {
   void aStockResourceManagerRunsSpindleFromTheJarAlone(@TempDir Path confDir) throws Exception {
     Path jar = builtJar();
     String hadoopClasspath = Stream.of(System.getProperty("java.class.path").split(File.pathSeparator))
-        .filter(entry -> !entry.contains("spindle") && !entry.contains("src-test") && !entry.contains("yarn-scheduler"))
+        .filter(entry -> !entry.contains("spindle") && !entry.contains("src-test") && !entry.contains("yarn-scheduler")
+            && !entry.contains("/client/target"))
         .collect(Collectors.joining(File.pathSeparator));
     int rmPort = freePort();
     Files.writeString(confDir.resolve("yarn-site.xml"), """

@@ -1,10 +1,12 @@
 package io.spindle.ha;
 
+import io.spindle.client.SpindleZkSettings;
 import org.apache.hadoop.conf.Configuration;
 
 /**
  * Where Spindle keeps its state in ZooKeeper. Read by the scheduler and by every NodeManager, so both sides find the
- * same paths.
+ * same paths; ApplicationMasters resolve the same keys with the client's {@link SpindleZkSettings}, which this
+ * delegates to so the rules cannot drift apart.
  *
  * @param address the ZooKeeper connect string; empty when none is configured (then nothing is stored)
  * @param root the znode under which everything lives, {@code /spindle/<cluster-id>} unless configured
@@ -12,14 +14,11 @@ import org.apache.hadoop.conf.Configuration;
 public record ZkSettings(String address, String root) {
 
   /** ZooKeeper connect string. Empty: use Hadoop's {@code hadoop.zk.address} (the ResourceManager's own quorum). */
-  public static final String ZK_ADDRESS = "yarn.scheduler.spindle.zk.address";
+  public static final String ZK_ADDRESS = SpindleZkSettings.ZK_ADDRESS;
   public static final String DEFAULT_ZK_ADDRESS = "";
   /** Root znode. Empty: {@code /spindle/<yarn.resourcemanager.cluster-id>}, {@code /spindle/default} without one. */
-  public static final String ZK_ROOT = "yarn.scheduler.spindle.zk.root";
+  public static final String ZK_ROOT = SpindleZkSettings.ZK_ROOT;
   public static final String DEFAULT_ZK_ROOT = "";
-
-  static final String HADOOP_ZK_ADDRESS = "hadoop.zk.address";
-  static final String YARN_CLUSTER_ID = "yarn.resourcemanager.cluster-id";
 
   public ZkSettings {
     address = address == null ? "" : address.strip();
@@ -30,15 +29,8 @@ public record ZkSettings(String address, String root) {
   }
 
   public static ZkSettings from(Configuration conf) {
-    String address = conf.getTrimmed(ZK_ADDRESS, DEFAULT_ZK_ADDRESS);
-    if (address.isEmpty()) {
-      address = conf.getTrimmed(HADOOP_ZK_ADDRESS, "");
-    }
-    String root = conf.getTrimmed(ZK_ROOT, DEFAULT_ZK_ROOT);
-    if (root.isEmpty()) {
-      root = "/spindle/" + conf.getTrimmed(YARN_CLUSTER_ID, "default");
-    }
-    return new ZkSettings(address, root);
+    SpindleZkSettings resolved = SpindleZkSettings.from(conf::getTrimmed);
+    return new ZkSettings(resolved.address(), resolved.root());
   }
 
   public boolean enabled() {

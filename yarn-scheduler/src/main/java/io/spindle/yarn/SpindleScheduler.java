@@ -124,6 +124,7 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
   private final Map<ContainerId, Long> allocationOf = new ConcurrentHashMap<>();
   private final Map<ApplicationId, AppAsks> asks = new ConcurrentHashMap<>();
   private final Map<ApplicationId, String> waitReasons = new ConcurrentHashMap<>();
+  private final PreemptionNotices preemptions = new PreemptionNotices();
   /** Ids for recovered containers count down from -1, apart from the engine's own (1, 2, …). */
   private long nextRecoveredId = -1;
   private Engine engine;
@@ -500,6 +501,7 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     app.stop(finalState);
     asks.remove(appId);
     waitReasons.remove(appId);
+    preemptions.forget(appId);
     inbox.add(new EngineEvent.AppFinished(appId.toString()));
   }
 
@@ -510,6 +512,7 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     SpindleAppAttempt attempt = getCurrentAttemptForContainer(container.getId());
     FiCaSchedulerNode node = (FiCaSchedulerNode) getNode(container.getNodeId());
     Long allocation = allocationOf.remove(container.getId());
+    preemptions.ended(container.getId());
     if (allocation != null) {
       inbox.add(new EngineEvent.ContainerFinished(allocation));
     }
@@ -590,8 +593,8 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
           org.apache.hadoop.yarn.util.resource.Resources.none(),
           org.apache.hadoop.yarn.util.resource.Resources.subtract(getClusterResource(),
               getRootQueueMetrics().getAllocatedResources())));
-      return new Allocation(attempt.pullNewlyAllocatedContainers(), attempt.getHeadroom(), null, null, null,
-          attempt.pullUpdatedNMTokens());
+      return new Allocation(attempt.pullNewlyAllocatedContainers(), attempt.getHeadroom(),
+          preemptions.contract(attemptId.getApplicationId()), null, null, attempt.pullUpdatedNMTokens());
     }
   }
 

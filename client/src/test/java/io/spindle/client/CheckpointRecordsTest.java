@@ -1,0 +1,138 @@
+package io.spindle.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.spindle.client.avro.CheckpointAck;
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Optional;
+import java.util.OptionalLong;
+import org.apache.avro.Schema;
+import org.apache.avro.generic.GenericData;
+import org.apache.avro.generic.GenericRecord;
+import org.apache.avro.message.BinaryMessageEncoder;
+import org.apache.avro.message.SchemaStore;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.RetryOneTime;
+import org.apache.curator.test.TestingServer;
+import org.junit.jupiter.api.Test;
+
+class CheckpointRecordsTest {
+
+  private final CheckpointRecords records = new CheckpointRecords(new SchemaStore.Cache());
+
+  static CheckpointNoticeView notice(long id, int revision, long deadline) {
+    return new CheckpointNoticeView("application_1_0001", id, revision, List.of("gang-0"),
+        List.of("container_1_0001_01_000002", "container_1_0001_01_000003"), "queue llm is below its guarantee",
+        1_000, deadline, 0, 2, 60_000, Optional.empty());
+  }
+
+  @Test
+  void everyRecordSurvivesTheRoundTrip() throws Exception {
+    CheckpointNoticeView n = notice(7, 2, 31_000).withRevision(3);
+    CheckpointAckView done = new CheckpointAckView("application_1_0001", 7, 3, CheckpointAckView.Kind.DONE, 0,
+        Optional.of("hdfs:///ckpt/step-900"), OptionalLong.of(29_000), 30_000);
+    CheckpointAckView extend = new CheckpointAckView("application_1_0001", 7, 3, CheckpointAckView.Kind.EXTEND,
+        45_000, Optional.empty(), OptionalLong.empty(), 30_000);
+    CheckpointReportView r = new CheckpointReportView("application_1_0001", "s3://b/ckpt/step-800", 20_000, 20_500);
+
+    assertThat(records.decodeNotice(CheckpointRecords.encode(n))).isEqualTo(n);
+    assertThat(records.decodeAck(CheckpointRecords.encode(done))).isEqualTo(done);
+    assertThat(records.decodeAck(CheckpointRecords.encode(extend))).isEqualTo(extend);
+    assertThat(records.decodeReport(CheckpointRecords.encode(r))).isEqualTo(r);
+  }
+
+  @Test
+  void garbageIsRefusedWithTheReason() {
+    assertThatThrownBy(() -> records.decodeAck(new byte[0])).hasMessageContaining("empty checkpoint ack");
+    assertThatThrownBy(() -> records.decodeAck("DONE hdfs:///x".getBytes(StandardCharsets.UTF_8)))
+        .hasMessageContaining("no Avro single-object header");
+    assertThatThrownBy(() -> records.decodeAck(new byte[CheckpointRecords.MAX_RECORD_BYTES + 1]))
+        .hasMessageContaining("more than");
+  }
+
+  @Test
+  void aRecordOfAnotherTypeIsNotTakenForAnAck() throws Exception {
+    byte[] report = CheckpointRecords.encode(new CheckpointReportView("application_1_0001", "x", 1, 2));
+    // Known schema, but the wrong one: the decoder resolves it against the ack schema and fails.
+    assertThatThrownBy(() -> records.decodeAck(report)).hasMessageContaining("checkpoint ack");
+  }
+
+  @Test
+  void aLengthRunningPastTheEndIsRefusedBeforeAnythingIsAllocated() throws Exception {
+    byte[] good = CheckpointRecords.encode(new CheckpointAckView("application_1_0001", 1, 1,
+        CheckpointAckView.Kind.DONE, 0, Optional.empty(), OptionalLong.empty(), 5));
+    // Header, then the appId length as the varint of 2^31 - 9 (zig-zag): 2 GB that are not there.
+    ByteArrayOutputStream hostile = new ByteArrayOutputStream();
+    hostile.write(good, 0, 10);
+    hostile.writeBytes(new byte[] {(byte) 0xEE, (byte) 0xFF, (byte) 0xFF, (byte) 0xFF, 0x0F});
+    assertThatThrownBy(() -> records.decodeAck(hostile.toByteArray()))
+        .hasMessageContaining("malformed checkpoint ack").hasMessageContaining("runs past the end");
+
+    byte[] trailing = java.util.Arrays.copyOf(good, good.length + 3);
+    assertThatThrownBy(() -> records.decodeAck(trailing)).hasMessageContaining("3 bytes left over");
+
+    byte[] truncated = java.util.Arrays.copyOf(good, good.length - 1);
+    assertThatThrownBy(() -> records.decodeAck(truncated)).hasMessageContaining("malformed checkpoint ack");
+  }
+
+  @Test
+  void valuesTheViewRefusesMakeTheRecordInvalid() throws Exception {
+    byte[] extendByZero = CheckpointAck.newBuilder().setAppId("application_1_0001").setNoticeId(1)
+        .setNoticeRevision(1).setKind(io.spindle.client.avro.CheckpointAckKind.EXTEND).setAnsweredMillis(1).build()
+        .toByteBuffer().array();
+    assertThatThrownBy(() -> records.decodeAck(extendByZero)).hasMessageContaining("invalid checkpoint ack")
+        .hasMessageContaining("EXTEND must ask for more than 0 ms");
+    byte[] unknownKind = CheckpointAck.newBuilder().setAppId("application_1_0001").setNoticeId(1)
+        .setNoticeRevision(1).setKind(io.spindle.client.avro.CheckpointAckKind.UNKNOWN).setAnsweredMillis(1).build()
+        .toByteBuffer().array();
+    assertThatThrownBy(() -> records.decodeAck(unknownKind)).hasMessageContaining("unknown kind");
+  }
+
+  @Test
+  void aNewerWritersRecordIsReadThroughTheSchemaItPublished() throws Exception {
+    // A later Spindle adds a field (with a default) to the ack; this build has never seen that schema.
+    Schema v2 = new Schema.Parser().parse(CheckpointAck.getClassSchema().toString().replace(
+        "{\"name\":\"answeredMillis\"",
+        "{\"name\":\"attempt\",\"type\":\"int\",\"default\":1},{\"name\":\"answeredMillis\""));
+    GenericRecord ack = new GenericData.Record(v2);
+    ack.put("appId", "application_1_0001");
+    ack.put("noticeId", 4L);
+    ack.put("noticeRevision", 1);
+    ack.put("kind", new GenericData.EnumSymbol(v2.getField("kind").schema(), "DONE"));
+    ack.put("requestedExtensionMillis", 0L);
+    ack.put("checkpointLocation", "hdfs:///ckpt/4");
+    ack.put("checkpointMillis", 10L);
+    ack.put("attempt", 2);
+    ack.put("answeredMillis", 11L);
+    byte[] bytes = new BinaryMessageEncoder<GenericRecord>(GenericData.get(), v2).encode(ack).array();
+
+    try (TestingServer server = new TestingServer(true);
+        CuratorFramework zk = CuratorFrameworkFactory.newClient(server.getConnectString(), new RetryOneTime(100))) {
+      zk.start();
+      CheckpointPaths paths = new CheckpointPaths("/spindle/evolve");
+      CheckpointRecords reader = new CheckpointRecords(new ZkSchemaStore(zk, paths));
+      assertThatThrownBy(() -> reader.decodeAck(bytes)).hasMessageContaining("which nobody has published");
+
+      new ZkSchemaStore(zk, paths).publish(List.of(v2));
+
+      assertThat(reader.decodeAck(bytes)).isEqualTo(new CheckpointAckView("application_1_0001", 4, 1,
+          CheckpointAckView.Kind.DONE, 0, Optional.of("hdfs:///ckpt/4"), OptionalLong.of(10), 11));
+    }
+  }
+
+  @Test
+  void aSchemaFiledUnderAnotherFingerprintIsIgnored() throws Exception {
+    try (TestingServer server = new TestingServer(true);
+        CuratorFramework zk = CuratorFrameworkFactory.newClient(server.getConnectString(), new RetryOneTime(100))) {
+      zk.start();
+      CheckpointPaths paths = new CheckpointPaths("/spindle/forged");
+      zk.create().creatingParentsIfNeeded().forPath(paths.schema(42L),
+          CheckpointAck.getClassSchema().toString().getBytes(StandardCharsets.UTF_8));
+      assertThat(new ZkSchemaStore(zk, paths).findByFingerprint(42L)).isNull();
+    }
+  }
+}
