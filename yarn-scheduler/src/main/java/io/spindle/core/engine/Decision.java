@@ -47,19 +47,28 @@ public sealed interface Decision {
   /**
    * Ask the application to checkpoint the victim's containers before {@code deadlineMillis} (engine clock): the
    * first step of a reclaim. The application answers with {@link EngineEvent.CheckpointAnswered} quoting
-   * {@code noticeId}: DONE (reclaimed at once), EXTEND (granted while {@code extensionsLeft} > 0), or nothing (reclaimed
-   * at the deadline). Emitted again, same {@code noticeId}, when an extension is granted (later deadline) or refused
-   * (same deadline, no extensions left): the latest one stands.
+   * {@code noticeId}: DONE (reclaimed at once), EXTEND (granted while {@code extensionsGranted < maxExtensions}), or
+   * nothing (reclaimed at the deadline). Issued again under the same {@code noticeId} when an extension is granted
+   * (a later deadline, one more granted) or refused (the same deadline, {@code refusal} says why); the latest one
+   * stands. The fields match the client's {@code CheckpointNotice} record one for one.
    *
    * @param requestKey the request the victim's containers were started for (a gang is one request)
-   * @param allocationIds the victim's containers: a whole gang, or one container that is not part of a gang
+   * @param allocationIds the victim's containers still running: a whole gang, or one container not in a gang
+   * @param maxExtensions the most extensions the victim's queue grants on one notice
+   * @param maxExtensionMillis the most one extension adds
+   * @param refusal {@code null}, or why the extension this issue answers was refused
    * @param forAppId the application the capacity is reclaimed for (with {@code forRequestKey}, its request)
+   * @param reason why the victim was chosen, for people; the same on every issue of the notice
    */
   record RequestCheckpoint(long noticeId, String appId, String requestKey, List<Long> allocationIds,
-      long deadlineMillis, int extensionsLeft, String forAppId, String forRequestKey, String reason)
-      implements Decision {
+      long deadlineMillis, int extensionsGranted, int maxExtensions, long maxExtensionMillis, String refusal,
+      String forAppId, String forRequestKey, String reason) implements Decision {
     public RequestCheckpoint {
       allocationIds = List.copyOf(allocationIds);
+    }
+
+    public int extensionsLeft() {
+      return Math.max(0, maxExtensions - extensionsGranted);
     }
   }
 

@@ -196,17 +196,19 @@ final class EnginePreemption {
       throw new InvalidInputException("appId", e.appId(), "notice " + e.noticeId() + " was sent to " + h.appId());
     }
     switch (h.answer(e.answer(), e.requestedExtensionMillis(), e.checkpointLocation(), clock.nowMillis())) {
-      case GRANTED -> notice(h, "extension granted; " + h.extensionsLeft() + " left", decisions);
-      case REFUSED -> notice(h, clock.nowMillis() >= h.deadlineMillis() ? "extension refused: the deadline has passed"
-          : "extension refused: none left; the deadline holds", decisions);
+      case GRANTED -> notice(h, null, decisions);
+      case REFUSED -> notice(h, clock.nowMillis() >= h.deadlineMillis() ? "the deadline has passed"
+          : "no extensions left (" + h.maxExtensions() + " granted); the deadline holds", decisions);
       default -> { }
     }
   }
 
-  private void notice(CheckpointHandshake h, String reason, List<Decision> decisions) {
+  /** Issues (or re-issues) the notice as it stands; {@code refusal} says why an extension was refused. */
+  private void notice(CheckpointHandshake h, String refusal, List<Decision> decisions) {
     Need n = ledger.planOf(h.noticeId()).need();
     decisions.add(new Decision.RequestCheckpoint(h.noticeId(), h.appId(), h.requestKey(), h.runningAllocationIds(),
-        h.deadlineMillis(), h.extensionsLeft(), n.appId(), n.requestKey(), reason));
+        h.deadlineMillis(), h.extensionsGranted(), h.maxExtensions(), h.maxExtensionMillis(), refusal, n.appId(),
+        n.requestKey(), h.reason()));
   }
 
   void reported(CheckpointReported e) {
@@ -401,18 +403,17 @@ final class EnginePreemption {
 
   private void open(Plan plan, DemandState d, List<Decision> decisions) {
     ReclaimLedger.InFlight p = ledger.open(plan, clock.nowMillis(), settings.checkpointGraceMillis(),
-        q -> maxExtensions(q), q -> maxExtensionMillis(q));
-    for (int i = 0; i < p.handshakes().size(); i++) {
-      CheckpointHandshake h = p.handshakes().get(i);
-      Candidate v = p.victims().get(i);
+        this::maxExtensions, this::maxExtensionMillis, v -> v.queue().equals(d.app.leaf.path())
+            ? "request " + d.key + " of application " + d.app.id + " (priority " + d.app.priority
+                + ") outranks this application (priority " + v.priority() + ") in queue " + v.queue()
+            : "queue " + d.app.leaf.path() + " is below its fair share and its request " + d.key + " of application "
+                + d.app.id + " has waited " + starvation.waitedMillis(d.owner(), clock.nowMillis()) / 1000
+                + " s; queue " + v.queue() + " is above its own");
+    for (Candidate v : p.victims()) {
       units.get(v.unitId()).victim = true;
-      String why = v.queue().equals(d.app.leaf.path())
-          ? "request " + d.key + " of application " + d.app.id + " (priority " + d.app.priority
-              + ") outranks this application (priority " + v.priority() + ") in queue " + v.queue()
-          : "queue " + d.app.leaf.path() + " is below its fair share and its request " + d.key + " of application "
-              + d.app.id + " has waited " + starvation.waitedMillis(d.owner(), clock.nowMillis()) / 1000
-              + " s; queue " + v.queue() + " is above its own";
-      notice(h, why, decisions);
+    }
+    for (CheckpointHandshake h : p.handshakes()) {
+      notice(h, null, decisions);
     }
   }
 

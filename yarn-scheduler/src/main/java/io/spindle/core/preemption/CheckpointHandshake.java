@@ -36,6 +36,7 @@ public final class CheckpointHandshake {
   private final long noticedAtMillis;
   private final int maxExtensions;
   private final long maxExtensionMillis;
+  private final String reason;
   private long deadlineMillis;
   private int extensionsUsed;
   private String checkpointLocation;
@@ -43,8 +44,9 @@ public final class CheckpointHandshake {
   /** Why the reclaim happened, once it did with containers still running; {@code null} before. */
   private String reclaimReason;
 
+  /** @param reason why the victim was chosen, for people; kept for every issue of the notice */
   public CheckpointHandshake(long noticeId, long unitId, String appId, String requestKey, List<Long> allocationIds,
-      long nowMillis, long graceMillis, int maxExtensions, long maxExtensionMillis) {
+      long nowMillis, long graceMillis, int maxExtensions, long maxExtensionMillis, String reason) {
     this.noticeId = noticeId;
     this.unitId = unitId;
     this.appId = appId;
@@ -55,6 +57,7 @@ public final class CheckpointHandshake {
     this.deadlineMillis = nowMillis + graceMillis;
     this.maxExtensions = maxExtensions;
     this.maxExtensionMillis = maxExtensionMillis;
+    this.reason = reason;
   }
 
   /**
@@ -170,6 +173,22 @@ public final class CheckpointHandshake {
 
   public int extensionsLeft() {
     return Math.max(0, maxExtensions - extensionsUsed);
+  }
+
+  public int extensionsGranted() {
+    return extensionsUsed;
+  }
+
+  public int maxExtensions() {
+    return maxExtensions;
+  }
+
+  public long maxExtensionMillis() {
+    return maxExtensionMillis;
+  }
+
+  public String reason() {
+    return reason;
   }
 
   /** Where the application said its checkpoint is, or {@code null}. */

@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
+import java.util.function.Function;
 import java.util.function.ToIntFunction;
 import java.util.function.ToLongFunction;
 
@@ -98,14 +99,15 @@ public final class ReclaimLedger {
    *
    * @param maxExtensions per leaf queue path: extensions allowed on one notice to an application of that queue
    * @param maxExtensionMillis per leaf queue path: the longest one extension may be
+   * @param reason why each victim was chosen, for people
    */
   public InFlight open(Plan plan, long nowMillis, long graceMillis, ToIntFunction<String> maxExtensions,
-      ToLongFunction<String> maxExtensionMillis) {
+      ToLongFunction<String> maxExtensionMillis, Function<Candidate, String> reason) {
     List<CheckpointHandshake> handshakes = new ArrayList<>();
     for (Candidate v : plan.victims()) {
       handshakes.add(new CheckpointHandshake(nextNoticeId++, v.unitId(), v.appId(), v.requestKey(),
           v.allocationIds(), nowMillis, graceMillis, maxExtensions.applyAsInt(v.queue()),
-          maxExtensionMillis.applyAsLong(v.queue())));
+          maxExtensionMillis.applyAsLong(v.queue()), reason.apply(v)));
     }
     InFlight p = new InFlight(nextPlanId++, plan, handshakes);
     plans.put(p.id, p);

@@ -221,7 +221,13 @@ class PreemptionTest {
         new CheckpointAnswered("borrower", n.noticeId(), CheckpointAnswer.EXTEND, 10_000, null)),
         RequestCheckpoint.class).get(0);
     assertThat(refused.deadlineMillis()).isEqualTo(230_000);
-    assertThat(refused.reason()).contains("refused");
+    assertThat(refused.refusal()).contains("no extensions left");
+    assertThat(refused.reason()).as("the reason stays the notice's").isEqualTo(n.reason());
+    assertThat(first.refusal()).isNull();
+    assertThat(List.of(n.extensionsGranted(), first.extensionsGranted(), second.extensionsGranted()))
+        .containsExactly(0, 1, 2);
+    assertThat(n.maxExtensions()).isEqualTo(2);
+    assertThat(n.maxExtensionMillis()).isEqualTo(30_000);
 
     assertThat(of(at(e, 229_999), Preempt.class)).isEmpty();
     assertThat(of(at(e, 230_000), Preempt.class)).singleElement()

@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Test;
 class CheckpointHandshakeTest {
 
   private static CheckpointHandshake notice() {
-    return new CheckpointHandshake(7, 3, "app", "r", List.of(11L, 12L), 1_000, 120_000, 2, 30_000);
+    return new CheckpointHandshake(7, 3, "app", "r", List.of(11L, 12L), 1_000, 120_000, 2, 30_000, "why");
   }
 
   @Test
