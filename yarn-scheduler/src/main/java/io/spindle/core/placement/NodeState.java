@@ -164,7 +164,6 @@ final class NodeState {
    */
   List<GpuSlot> chooseMigInstances(String profileName, int count) {
     List<GpuSlot> slots = new ArrayList<>(count);
-    List<MigPlacement> chosen = new ArrayList<>(count);
     for (int n = 0; n < count; n++) {
       int best = -1;
       MigPlacement bestInstance = null;
@@ -172,7 +171,7 @@ final class NodeState {
         if (mig[i] == null) {
           continue;
         }
-        MigPlacement free = freeInstanceExcluding(mig[i], profileName, chosen);
+        MigPlacement free = freeInstanceExcluding(mig[i], node.gpus().get(i).index(), profileName, slots);
         if (free != null && (best < 0 || mig[i].usedSlices() > mig[best].usedSlices())) {
           best = i;
           bestInstance = free;
@@ -181,18 +180,20 @@ final class NodeState {
       if (best < 0) {
         return null;
       }
-      chosen.add(bestInstance);
       slots.add(new GpuSlot(node.gpus().get(best).index(), bestInstance));
     }
     return slots;
   }
 
-  private static MigPlacement freeInstanceExcluding(MigGpuState gpu, String profileName, List<MigPlacement> taken) {
+  /** A free instance not yet chosen; chosen instances are told apart by GPU, since every GPU may have a 7g@0. */
+  private static MigPlacement freeInstanceExcluding(MigGpuState gpu, int gpuIndex, String profileName,
+      List<GpuSlot> chosen) {
     if (!gpu.available()) {
       return null;
     }
     for (MigPlacement p : gpu.configured().placements()) {
-      if (p.profile().name().equals(profileName) && !gpu.inUse().placements().contains(p) && !taken.contains(p)) {
+      if (p.profile().name().equals(profileName) && !gpu.inUse().placements().contains(p)
+          && !chosen.contains(new GpuSlot(gpuIndex, p))) {
         return p;
       }
     }

@@ -1,0 +1,89 @@
+package io.spindle.core.engine;
+
+import static io.spindle.core.Fixtures.CATALOG;
+import static io.spindle.core.Fixtures.H100;
+import static io.spindle.core.Fixtures.queues;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.spindle.core.engine.Decision.Allocate;
+import io.spindle.core.engine.Decision.ReconfigureMig;
+import io.spindle.core.engine.EngineEvent.AppSubmitted;
+import io.spindle.core.engine.EngineEvent.Demand;
+import io.spindle.core.engine.EngineEvent.MigLayoutReported;
+import io.spindle.core.engine.EngineEvent.NodeAdded;
+import io.spindle.core.model.Gpu;
+import io.spindle.core.model.MigLayout;
+import io.spindle.core.model.MigPlacement;
+import io.spindle.core.model.Node;
+import io.spindle.core.model.Resources;
+import io.spindle.core.model.Topology;
+import io.spindle.core.queue.QueueTree;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** Re-partition planning on small clusters, one defect or rule at a time, on a virtual clock. */
+class MigRepartitionTest {
+
+  private static final Topology TOPO = Topology.builder("rack").location("/r1").build();
+  private static final long RECONFIGURE = EngineSettings.DEFAULT_MIG_RECONFIGURE_MILLIS;
+
+  private final ManualClock clock = new ManualClock(1_000);
+  private final Engine engine = new Engine(CATALOG, oneQueue(), TOPO, clock);
+
+  static QueueTree oneQueue() {
+    return queues("root.queues", "a", "root.a.capacity", "100", "root.a.user-limit-factor", "-1");
+  }
+
+  /** An H100 layout from {@code profile@start} strings. */
+  static MigLayout layout(String... instances) {
+    List<MigPlacement> placements = new ArrayList<>();
+    for (String s : instances) {
+      String[] ps = s.split("@");
+      placements.add(new MigPlacement(H100.profile(ps[0]).orElseThrow(), Integer.parseInt(ps[1])));
+    }
+    return MigLayout.of(H100, placements);
+  }
+
+  /** A node of H100s in MIG mode with these layouts, GPU i having layouts[i]. */
+  static Node migNode(String id, long memoryMb, int vcores, MigLayout... layouts) {
+    List<Gpu> gpus = new ArrayList<>();
+    for (int i = 0; i < layouts.length; i++) {
+      gpus.add(Gpu.mig(i, H100, 0, layouts[i]));
+    }
+    return new Node(id, "/r1", memoryMb, vcores, gpus);
+  }
+
+  static Resources mig(String profile, int instances) {
+    return Resources.of(1024, 1).withMig(profile, instances);
+  }
+
+  static List<ReconfigureMig> plans(CycleResult r) {
+    return r.decisions().stream().filter(ReconfigureMig.class::isInstance).map(ReconfigureMig.class::cast).toList();
+  }
+
+  /** Reports every plan as applied and lets the reconfiguration time pass; returns the next cycle. */
+  CycleResult applyAll(List<ReconfigureMig> plans) {
+    List<EngineEvent> reports = new ArrayList<>();
+    for (ReconfigureMig p : plans) {
+      reports.add(new MigLayoutReported(p.nodeId(), p.gpuIndex(), p.layout()));
+    }
+    engine.cycle(reports);
+    clock.advance(RECONFIGURE);
+    return engine.cycle(List.of());
+  }
+
+  // ------------------------------------------------------------------ multi-instance containers
+
+  @Test
+  void aContainerTakesTheSamePlacementOnTwoGpus() {
+    // Both GPUs have 7g@0: equal placements, different devices.
+    engine.cycle(List.of(new NodeAdded(migNode("m1", 512_000, 64, layout("7g.80gb@0"), layout("7g.80gb@0")))));
+    CycleResult r = engine.cycle(List.of(new AppSubmitted("app", "a", "u", 0),
+        new Demand("app", "c", mig("7g.80gb", 2), 1)));
+
+    assertThat(plans(r)).isEmpty();
+    assertThat(r.allocations()).singleElement().satisfies(a -> assertThat(a.gpus()).extracting(Object::toString)
+        .containsExactly("gpu0:7g.80gb@0", "gpu1:7g.80gb@0"));
+  }
+}
