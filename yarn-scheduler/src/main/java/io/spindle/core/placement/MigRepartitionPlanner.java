@@ -67,7 +67,11 @@ public final class MigRepartitionPlanner {
     fillRemainingSpace(planned.values(), ordered);
     List<Plan> out = new ArrayList<>();
     for (Candidate c : planned.values()) {
-      out.add(new Plan(c.node.id(), c.gpu.gpu.index(), c.layout));
+      // Re-partitioning a GPU to what it already has takes it out of service for nothing; repeated every cycle it
+      // is a livelock.
+      if (!c.layout.equals(c.gpu.configured())) {
+        out.add(new Plan(c.node.id(), c.gpu.gpu.index(), c.layout));
+      }
     }
     return out;
   }
@@ -149,16 +153,22 @@ public final class MigRepartitionPlanner {
     }
   }
 
+  /**
+   * Idle GPUs, those with no instance first: an idle GPU's free instances are ready for the next request of their
+   * profile, and re-partitioning it destroys them, so such GPUs are taken last.
+   */
   private static List<Candidate> idleGpus(ClusterState cluster) {
-    List<Candidate> out = new ArrayList<>();
+    List<Candidate> empty = new ArrayList<>();
+    List<Candidate> partitioned = new ArrayList<>();
     for (NodeState node : cluster.migNodes()) {
       for (MigGpuState gpu : node.migGpus()) {
         if (gpu.idle()) {
-          out.add(new Candidate(node, gpu));
+          (gpu.configured().isEmpty() ? empty : partitioned).add(new Candidate(node, gpu));
         }
       }
     }
-    return out;
+    empty.addAll(partitioned);
+    return empty;
   }
 
   /** An idle GPU and the layout planned for it so far. */

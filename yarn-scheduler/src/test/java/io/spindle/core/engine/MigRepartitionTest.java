@@ -86,4 +86,32 @@ class MigRepartitionTest {
     assertThat(r.allocations()).singleElement().satisfies(a -> assertThat(a.gpus()).extracting(Object::toString)
         .containsExactly("gpu0:7g.80gb@0", "gpu1:7g.80gb@0"));
   }
+
+  // ------------------------------------------------------------------ C: no re-partition to the same layout
+
+  @Test
+  void neverRepartitionsAGpuToTheLayoutItAlreadyHas() {
+    // GPU 0 already holds the 7g the container needs; GPU 1 is empty. The container wants two 7g on one node.
+    engine.cycle(List.of(new NodeAdded(migNode("m1", 512_000, 64, layout("7g.80gb@0"), MigLayout.empty(H100)))));
+    CycleResult r = engine.cycle(List.of(new AppSubmitted("app", "a", "u", 0),
+        new Demand("app", "c", mig("7g.80gb", 2), 1)));
+    assertThat(plans(r)).as("only the empty GPU is re-partitioned")
+        .singleElement().satisfies(p -> {
+          assertThat(p.gpuIndex()).isEqualTo(1);
+          assertThat(p.layout()).isEqualTo(layout("7g.80gb@0"));
+        });
+    List<Allocate> placed = applyAll(plans(r)).allocations();
+    assertThat(placed).singleElement().satisfies(a -> assertThat(a.gpus()).hasSize(2));
+  }
+
+  @Test
+  void prefersAnEmptyIdleGpuToOneWhoseInstancesCouldServeOthers() {
+    // Both GPUs are idle; GPU 0's two free 3g instances are worth keeping when GPU 1 is empty.
+    engine.cycle(List.of(new NodeAdded(migNode("m1", 512_000, 64,
+        layout("3g.40gb@0", "3g.40gb@4"), MigLayout.empty(H100)))));
+    CycleResult r = engine.cycle(List.of(new AppSubmitted("app", "a", "u", 0),
+        new Demand("app", "c", mig("7g.80gb", 1), 1)));
+
+    assertThat(plans(r)).singleElement().satisfies(p -> assertThat(p.gpuIndex()).isEqualTo(1));
+  }
 }
