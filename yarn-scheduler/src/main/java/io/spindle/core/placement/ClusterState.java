@@ -3,6 +3,7 @@ package io.spindle.core.placement;
 import io.spindle.core.model.GpuModel;
 import io.spindle.core.model.InvalidInputException;
 import io.spindle.core.model.MigLayout;
+import io.spindle.core.model.MigPlacement;
 import io.spindle.core.model.MigProfile;
 import io.spindle.core.model.Node;
 import io.spindle.core.model.ResourceVector;
@@ -10,8 +11,10 @@ import io.spindle.core.model.Resources;
 import io.spindle.core.model.Topology;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -61,6 +64,8 @@ public final class ClusterState {
   private final Map<NodeState, Set<String>> migIndexed = new HashMap<>();
   private final Map<NodeShape, Integer> shapes = new LinkedHashMap<>();
   private final Set<NodeState> migNodes = new LinkedHashSet<>();
+  /** GPUs being re-partitioned, with their nodes, in the order planned: the only ones a cycle must look at. */
+  private final Map<MigGpuState, NodeState> inFlight = new LinkedHashMap<>();
   private ResourceVector capacity = ResourceVector.ZERO;
   private long freeWholeGpus;
   private int nextSeq;
@@ -122,6 +127,7 @@ public final class ClusterState {
       sub.nodes.remove(state);
     }
     migNodes.remove(state);
+    inFlight.values().removeIf(n -> n == state);
     shapes.computeIfPresent(shapeOf(state.node), (k, v) -> v == 1 ? null : v - 1);
     capacity = capacity.minus(state.node.capacity());
     freeWholeGpus -= state.freeWholeGpus;
@@ -208,7 +214,7 @@ public final class ClusterState {
   public void reportMigLayout(String nodeId, int gpuIndex, MigLayout layout) {
     NodeState state = requireNode(nodeId);
     MigGpuState gpu = state.migGpu(gpuIndex);
-    if (!layout.model().equals(gpu.gpu.model())) {
+    if (!layout.model().sameModel(gpu.gpu.model())) {
       throw new InvalidInputException("gpu.migLayout", layout, "node " + nodeId + " GPU " + gpuIndex + " is a "
           + gpu.gpu.model().name());
     }
@@ -223,28 +229,35 @@ public final class ClusterState {
   /** Marks an idle MIG GPU as being re-partitioned: unavailable until reported and {@code availableAtMillis}. */
   public void beginReconfigure(String nodeId, int gpuIndex, MigLayout desired, long availableAtMillis) {
     NodeState state = requireNode(nodeId);
+    MigGpuState gpu = state.migGpu(gpuIndex);
     detach(state);
-    state.migGpu(gpuIndex).beginReconfigure(desired, availableAtMillis);
-    attach(state);
+    try {
+      gpu.beginReconfigure(desired, availableAtMillis);
+    } finally {
+      attach(state);
+    }
+    inFlight.put(gpu, state);
   }
 
   /** Puts re-partitioned GPUs whose report has arrived and whose time has come back into service. */
   public void activateReconfiguredGpus(long nowMillis) {
-    for (NodeState state : migNodes()) {
-      boolean changed = false;
-      for (MigGpuState gpu : state.migGpus()) {
-        if (gpu.pending() != null) {
-          if (!changed) {
-            detach(state);
-            changed = true;
-          }
-          gpu.activateIfDue(nowMillis);
-        }
-      }
-      if (changed) {
-        attach(state);
+    if (inFlight.isEmpty()) {
+      return;
+    }
+    for (Iterator<Map.Entry<MigGpuState, NodeState>> it = inFlight.entrySet().iterator(); it.hasNext(); ) {
+      Map.Entry<MigGpuState, NodeState> e = it.next();
+      if (e.getKey().due(nowMillis)) {
+        detach(e.getValue());
+        e.getKey().activate();
+        attach(e.getValue());
+        it.remove();
       }
     }
+  }
+
+  /** GPUs with a re-partition in flight, and their nodes, in the order the re-partitions were planned. */
+  Map<MigGpuState, NodeState> gpusInFlight() {
+    return Collections.unmodifiableMap(inFlight);
   }
 
   /** Nodes with at least one MIG-mode GPU, in registration order. */
@@ -266,10 +279,10 @@ public final class ClusterState {
 
   public int migInstancesInFlight(String profileName) {
     int n = 0;
-    for (NodeState state : migNodes()) {
-      for (MigGpuState gpu : state.migGpus()) {
-        if (gpu.pending() != null) {
-          n += (int) gpu.pending().placements().stream().filter(p -> p.profile().name().equals(profileName)).count();
+    for (MigGpuState gpu : inFlight.keySet()) {
+      for (MigPlacement p : gpu.pending().placements()) {
+        if (p.profile().name().equals(profileName)) {
+          n++;
         }
       }
     }

@@ -121,12 +121,13 @@ final class MigGpuState {
     reported = true;
   }
 
-  /** Ends a re-partition once it is reported and its time has passed; true when the GPU just became available. */
-  boolean activateIfDue(long nowMillis) {
-    if (pending != null && reported && nowMillis >= availableAtMillis) {
-      pending = null;
-      return true;
-    }
-    return false;
+  /** A re-partition in flight whose report has arrived and whose time has come. */
+  boolean due(long nowMillis) {
+    return pending != null && reported && nowMillis >= availableAtMillis;
+  }
+
+  /** Ends a re-partition that is {@link #due}: the reported layout is in force. */
+  void activate() {
+    pending = null;
   }
 }

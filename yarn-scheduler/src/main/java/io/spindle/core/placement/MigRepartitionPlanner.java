@@ -42,7 +42,7 @@ public final class MigRepartitionPlanner {
     List<Candidate> idle = idleGpus(cluster);
     List<GpuModel> models = new ArrayList<>();
     for (Candidate c : idle) {
-      if (!models.contains(c.gpu.gpu.model())) {
+      if (models.stream().noneMatch(m -> m.sameModel(c.gpu.gpu.model()))) {
         models.add(c.gpu.gpu.model());
       }
     }
@@ -89,7 +89,7 @@ public final class MigRepartitionPlanner {
       }
       List<Candidate> options = new ArrayList<>();
       for (Candidate c : planned.values()) {
-        if (c.gpu.gpu.model().equals(model) && c.node.fitsCpuAndMemory(shape)) {
+        if (c.gpu.gpu.model().sameModel(model) && c.node.fitsCpuAndMemory(shape)) {
           options.add(c);
         }
       }
@@ -98,7 +98,7 @@ public final class MigRepartitionPlanner {
       if (planned.size() < maxGpus) {
         for (int i = freshCursor[m]; i < idle.size(); i++) {
           Candidate c = idle.get(i);
-          if (!planned.containsKey(c.gpu) && c.gpu.gpu.model().equals(model) && c.node.fitsCpuAndMemory(shape)) {
+          if (!planned.containsKey(c.gpu) && c.gpu.gpu.model().sameModel(model) && c.node.fitsCpuAndMemory(shape)) {
             fresh = c;
             break;
           }

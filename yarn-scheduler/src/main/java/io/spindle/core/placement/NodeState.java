@@ -28,6 +28,8 @@ final class NodeState {
   private final int wholeGpuCount;
   /** Per GPU position: state of a MIG-mode GPU, {@code null} for a whole GPU. */
   private final MigGpuState[] mig;
+  /** The non-null entries of {@code mig}, built once: planning walks them for every node, every cycle. */
+  private final List<MigGpuState> migList;
   /** Memory slices of MIG-mode GPUs that no container holds; orders nodes fullest first for MIG placement. */
   int freeMigSlices;
   /** Topology subtrees holding this node, top level first; set by {@link ClusterState}. */
@@ -52,6 +54,7 @@ final class NodeState {
     this.mig = new MigGpuState[0];
     this.islandIds = new int[0];
     this.wholeGpuCount = 0;
+    this.migList = List.of();
   }
 
   NodeState(Node node, int seq) {
@@ -73,6 +76,13 @@ final class NodeState {
       }
     }
     this.wholeGpuCount = freeWholeGpus;
+    List<MigGpuState> list = new ArrayList<>();
+    for (MigGpuState g : mig) {
+      if (g != null) {
+        list.add(g);
+      }
+    }
+    this.migList = List.copyOf(list);
   }
 
   String id() {
@@ -80,12 +90,7 @@ final class NodeState {
   }
 
   boolean hasMigGpus() {
-    for (MigGpuState g : mig) {
-      if (g != null) {
-        return true;
-      }
-    }
-    return false;
+    return !migList.isEmpty();
   }
 
   /** How many containers of the shape fit here now, at most {@code limit}. */
@@ -250,15 +255,9 @@ final class NodeState {
     }
   }
 
-  /** The MIG-mode GPUs of this node, in GPU order. */
+  /** The MIG-mode GPUs of this node, in GPU order (one unmodifiable list, not a copy per call). */
   List<MigGpuState> migGpus() {
-    List<MigGpuState> out = new ArrayList<>();
-    for (MigGpuState g : mig) {
-      if (g != null) {
-        out.add(g);
-      }
-    }
-    return out;
+    return migList;
   }
 
   MigGpuState migGpu(int gpuIndex) {
