@@ -54,7 +54,7 @@ public final class Engine {
   private final Topology topology;
   private final Clock clock;
   private final EngineSettings settings;
-  private final MigRepartitionPlanner migPlanner;
+  private final MigRepartitioning migRepartitioning;
   private final ClusterState cluster;
   private final GangPlacer gangPlacer;
   private QueueTree tree;
@@ -77,10 +77,10 @@ public final class Engine {
   public Engine(GpuModelCatalog catalog, QueueTree tree, Topology topology, Clock clock, EngineSettings settings) {
     this.catalog = catalog;
     this.settings = settings;
-    this.migPlanner = new MigRepartitionPlanner(settings.migSlotPolicy());
     this.topology = topology;
     this.clock = clock;
     this.cluster = new ClusterState(topology);
+    this.migRepartitioning = new MigRepartitioning(cluster, settings, clock);
     this.gangPlacer = new GangPlacer(cluster);
     installQueues(tree);
   }
@@ -437,11 +437,16 @@ public final class Engine {
       }
     }
 
-    planMigRepartitions(waiting, decisions);
+    List<MigRepartitionPlanner.Need> migNeeds = new ArrayList<>();
+    for (DemandState d : waiting) {
+      if (d.waitingReason == NO_ROOM && d.shape.wantsMig()) {
+        migNeeds.add(new MigRepartitionPlanner.Need(d.shape, d.outstanding));
+      }
+    }
+    Map<Resources, String> noRoomReasons = migRepartitioning.plan(migNeeds, decisions);
 
     // "No room" is explained against the cluster as the cycle leaves it, so the reason is the same from one
     // cycle to the next while the situation is, and a Wait is re-announced only when something really changed.
-    Map<Resources, String> noRoomReasons = new HashMap<>();
     for (DemandState d : waiting) {
       if (d.waitingReason == NO_ROOM) {
         d.waitingReason = noRoomReasons.computeIfAbsent(d.shape, cluster::whyNotNow);
@@ -450,39 +455,6 @@ public final class Engine {
         d.reportedReason = d.waitingReason;
         decisions.add(new Decision.Wait(d.app.id, d.key, d.waitingReason));
       }
-    }
-  }
-
-  /**
-   * Requests that wait for a MIG profile no free instance serves get idle GPUs re-partitioned for them, counting
-   * instances already on their way so a request is planned for once.
-   */
-  private void planMigRepartitions(List<DemandState> waiting, List<Decision> decisions) {
-    Map<String, Integer> wanted = new LinkedHashMap<>();
-    Map<String, Resources> shapeOf = new LinkedHashMap<>();
-    for (DemandState d : waiting) {
-      if (d.waitingReason == NO_ROOM && d.shape.wantsMig()) {
-        String key = d.shape.migProfile() + "|" + d.shape.gpuModel();
-        wanted.merge(key, d.outstanding * d.shape.migInstances(), Integer::sum);
-        shapeOf.putIfAbsent(key, d.shape);
-      }
-    }
-    if (wanted.isEmpty() || settings.maxMigReconfigurationsPerCycle() == 0) {
-      return;
-    }
-    List<MigRepartitionPlanner.Need> needs = new ArrayList<>();
-    for (Map.Entry<String, Integer> w : wanted.entrySet()) {
-      Resources shape = shapeOf.get(w.getKey());
-      int missing = w.getValue() - cluster.migInstancesInFlight(shape.migProfile())
-          - cluster.freeMigInstances(shape.migProfile());
-      if (missing > 0) {
-        needs.add(new MigRepartitionPlanner.Need(shape, missing));
-      }
-    }
-    long availableAt = clock.nowMillis() + settings.migReconfigureMillis();
-    for (MigRepartitionPlanner.Plan p : migPlanner.plan(cluster, needs, settings.maxMigReconfigurationsPerCycle())) {
-      cluster.beginReconfigure(p.nodeId(), p.gpuIndex(), p.layout(), availableAt);
-      decisions.add(new Decision.ReconfigureMig(p.nodeId(), p.gpuIndex(), p.layout(), availableAt));
     }
   }
 
@@ -557,9 +529,8 @@ public final class Engine {
   private String tryPlaceGang(DemandState d, List<Decision> decisions) {
     List<Placement> members = gangPlacer.place(d.shape, d.outstanding, d.requiredDepth, d.reservation);
     if (members == null) {
-      if (d.shape.wantsMig()
-          && cluster.freeMigInstances(d.shape.migProfile()) < d.outstanding * d.shape.migInstances()) {
-        return NO_ROOM; // Instances are missing, not nodes: the MIG planner re-partitions idle GPUs for the gang.
+      if (d.shape.wantsMig() && cluster.migContainersPlaceable(d.shape, d.outstanding) < d.outstanding) {
+        return NO_ROOM; // Instances are missing, not nodes: the MIG planner makes them for the gang.
       }
       return reserveFor(d, decisions);
     }

@@ -265,7 +265,32 @@ public final class ClusterState {
     return migNodes;
   }
 
-  /** Free instances of the profile over the cluster, and instances of it in re-partitions not yet in force. */
+  /** Nodes with a free instance of the profile now, fullest first (nodes held for gangs are not among them). */
+  Collection<NodeState> nodesWithFreeInstance(String profileName) {
+    TreeSet<NodeState> set = byMigProfile.get(profileName);
+    return set == null ? List.of() : set;
+  }
+
+  /**
+   * How many containers of a MIG shape, at most {@code limit}, the nodes could take now, each on one node with its
+   * CPU and memory (nodes held for gangs aside): what free instances are worth to that shape, unlike
+   * {@link #freeMigInstances}.
+   */
+  public int migContainersPlaceable(Resources shape, int limit) {
+    int n = 0;
+    for (NodeState state : nodesWithFreeInstance(shape.migProfile())) {
+      if (n >= limit) {
+        break;
+      }
+      n += state.capacityFor(shape, limit - n);
+    }
+    return n;
+  }
+
+  /**
+   * Free instances of the profile over the cluster, wherever they are and whatever node CPU or GPU model a request
+   * needs: a statistic, not an answer to whether a request can be served (see {@link #migContainersPlaceable}).
+   */
   public int freeMigInstances(String profileName) {
     TreeSet<NodeState> set = byMigProfile.get(profileName);
     int n = 0;
@@ -277,6 +302,7 @@ public final class ClusterState {
     return n;
   }
 
+  /** Instances of the profile in the layouts of re-partitions not yet in force. */
   public int migInstancesInFlight(String profileName) {
     int n = 0;
     for (MigGpuState gpu : inFlight.keySet()) {

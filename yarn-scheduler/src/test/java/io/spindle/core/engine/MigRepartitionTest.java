@@ -114,4 +114,87 @@ class MigRepartitionTest {
 
     assertThat(plans(r)).singleElement().satisfies(p -> assertThat(p.gpuIndex()).isEqualTo(1));
   }
+
+  // ------------------------------------------------------------------ A: only usable instances count
+
+  @Test
+  void freeInstancesOnANodeWithoutRoomForTheContainerDoNotStopPlanning() {
+    // "small" has two free 3g instances but 2 vcores; the container asks 4.
+    engine.cycle(List.of(new NodeAdded(migNode("small", 512_000, 2, layout("3g.40gb@0", "3g.40gb@4"))),
+        new NodeAdded(migNode("big", 512_000, 64, MigLayout.empty(H100)))));
+    CycleResult r = engine.cycle(List.of(new AppSubmitted("app", "a", "u", 0),
+        new Demand("app", "c", Resources.of(1024, 4).withMig("3g.40gb", 1), 1)));
+
+    assertThat(plans(r)).singleElement().satisfies(p -> assertThat(p.nodeId()).isEqualTo("big"));
+    assertThat(applyAll(plans(r)).allocations()).singleElement()
+        .satisfies(a -> assertThat(a.nodeId()).isEqualTo("big"));
+  }
+
+  @Test
+  void freeInstancesOfAnotherGpuModelDoNotStopPlanning() {
+    // A100-80GB names its profiles as H100-80GB does; a request for H100s cannot use the A100's 3g instances.
+    io.spindle.core.model.GpuModel a100 = CATALOG.require("model", "A100-80GB");
+    MigLayout a100Layout = MigLayout.of(a100, List.of(new MigPlacement(a100.profile("3g.40gb").orElseThrow(), 0)));
+    engine.cycle(List.of(
+        new NodeAdded(new Node("a", "/r1", 512_000, 64, List.of(Gpu.mig(0, a100, 0, a100Layout)))),
+        new NodeAdded(migNode("h", 512_000, 64, MigLayout.empty(H100)))));
+    CycleResult r = engine.cycle(List.of(new AppSubmitted("app", "a", "u", 0),
+        new Demand("app", "c", mig("3g.40gb", 1).withGpuModel("H100-80GB"), 1)));
+
+    assertThat(plans(r)).singleElement().satisfies(p -> assertThat(p.nodeId()).isEqualTo("h"));
+    assertThat(applyAll(plans(r)).allocations()).singleElement().satisfies(a -> assertThat(a.nodeId()).isEqualTo("h"));
+  }
+
+  @Test
+  void instancesOnTheirWayCountOnlyForRequestsTheirNodeCanHold() {
+    engine.cycle(List.of(new NodeAdded(migNode("small", 512_000, 8, MigLayout.empty(H100))),
+        new NodeAdded(migNode("big", 512_000, 64, MigLayout.empty(H100)))));
+    CycleResult first = engine.cycle(List.of(new AppSubmitted("app", "a", "u", 0),
+        new Demand("app", "thin", mig("3g.40gb", 1), 1)));
+    assertThat(plans(first)).singleElement().satisfies(p -> assertThat(p.nodeId()).isEqualTo("small"));
+
+    // While small is being re-partitioned, a request arrives that needs 48 vcores: small's 3g are no use to it.
+    clock.advance(1_000);
+    CycleResult second = engine.cycle(List.of(
+        new Demand("app", "fat", Resources.of(1024, 48).withMig("3g.40gb", 1), 1)));
+    assertThat(plans(second)).singleElement().satisfies(p -> assertThat(p.nodeId()).isEqualTo("big"));
+
+    List<ReconfigureMig> all = new ArrayList<>(plans(first));
+    all.addAll(plans(second));
+    List<Allocate> placed = applyAll(all).allocations();
+    assertThat(placed).extracting(Allocate::requestKey).containsExactlyInAnyOrder("thin", "fat");
+    assertThat(placed).filteredOn(a -> a.requestKey().equals("fat")).singleElement()
+        .satisfies(a -> assertThat(a.nodeId()).isEqualTo("big"));
+  }
+
+  // ------------------------------------------------------------------ B: one container, one node
+
+  @Test
+  void allInstancesOfOneContainerArePlannedOnOneNode() {
+    // m1's GPU 0 is busy; the container needs two 7g on one node, which only m2 can give.
+    engine.cycle(List.of(new NodeAdded(migNode("m1", 512_000, 64, layout("7g.80gb@0"), MigLayout.empty(H100))),
+        new NodeAdded(migNode("m2", 512_000, 64, MigLayout.empty(H100), MigLayout.empty(H100)))));
+    engine.cycle(List.of(new AppSubmitted("other", "a", "u", 0), new Demand("other", "c", mig("7g.80gb", 1), 1)));
+    CycleResult r = engine.cycle(List.of(new AppSubmitted("app", "a", "u", 0),
+        new Demand("app", "c", mig("7g.80gb", 2), 1)));
+
+    assertThat(plans(r)).hasSize(2).allSatisfy(p -> assertThat(p.nodeId()).isEqualTo("m2"));
+    assertThat(applyAll(plans(r)).allocations()).singleElement().satisfies(a -> {
+      assertThat(a.nodeId()).isEqualTo("m2");
+      assertThat(a.gpus()).hasSize(2);
+    });
+  }
+
+  @Test
+  void aNodesCpuIsChargedOncePerContainerPlannedOntoIt() {
+    // Two containers of 6 vcores: "small" (8 vcores) can run one of them, however many instances its GPU has.
+    engine.cycle(List.of(new NodeAdded(migNode("small", 512_000, 8, MigLayout.empty(H100))),
+        new NodeAdded(migNode("big", 512_000, 64, MigLayout.empty(H100)))));
+    CycleResult r = engine.cycle(List.of(new AppSubmitted("app", "a", "u", 0),
+        new Demand("app", "c", Resources.of(1024, 6).withMig("1g.10gb", 1), 2)));
+
+    assertThat(plans(r)).extracting(ReconfigureMig::nodeId).containsExactlyInAnyOrder("small", "big");
+    assertThat(applyAll(plans(r)).allocations()).extracting(Allocate::nodeId)
+        .containsExactlyInAnyOrder("small", "big");
+  }
 }
