@@ -247,6 +247,10 @@ public final class Engine {
     }
     String why = whyImpossible(app, e);
     DemandState old = app.demands.get(e.requestKey());
+    if (why == null) {
+      // Only what is new counts: drivers re-send a request's whole outstanding count.
+      migRepartitioning.asked(e.shape(), e.count() - (old != null && old.shape.equals(e.shape()) ? old.outstanding : 0));
+    }
     if (old != null) {
       app.leaf.addPending(old.pending().times(-1));
       app.demands.remove(e.requestKey());

@@ -2,6 +2,7 @@ package io.spindle.core.engine;
 
 import io.spindle.core.model.Resources;
 import io.spindle.core.placement.ClusterState;
+import io.spindle.core.placement.MigDemandMix;
 import io.spindle.core.placement.MigRepartitionPlanner;
 import io.spindle.core.placement.MigRepartitionPlanner.Need;
 import io.spindle.core.placement.MigRepartitionPlanner.Status;
@@ -19,12 +20,20 @@ final class MigRepartitioning {
   private final EngineSettings settings;
   private final Clock clock;
   private final MigRepartitionPlanner planner;
+  private final MigDemandMix recent = new MigDemandMix(MigDemandMix.DEFAULT_WINDOW);
 
   MigRepartitioning(ClusterState cluster, EngineSettings settings, Clock clock) {
     this.cluster = cluster;
     this.settings = settings;
     this.clock = clock;
     this.planner = new MigRepartitionPlanner(settings.migSlotPolicy());
+  }
+
+  /** {@code containers} new containers of a shape were asked for: the mix that fills re-partitioned GPUs follows. */
+  void asked(Resources shape, long containers) {
+    if (shape.wantsMig()) {
+      recent.record(shape.migProfile(), containers * shape.migInstances());
+    }
   }
 
   /**
@@ -39,7 +48,7 @@ final class MigRepartitioning {
       return reasons;
     }
     int budget = settings.maxMigReconfigurationsPerCycle();
-    MigRepartitionPlanner.Result result = planner.plan(cluster, needs, budget);
+    MigRepartitionPlanner.Result result = planner.plan(cluster, needs, budget, recent);
     long availableAt = clock.nowMillis() + settings.migReconfigureMillis();
     for (MigRepartitionPlanner.Plan p : result.plans()) {
       cluster.beginReconfigure(p.nodeId(), p.gpuIndex(), p.layout(), availableAt);

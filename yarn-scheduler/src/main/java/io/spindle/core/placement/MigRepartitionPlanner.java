@@ -16,7 +16,8 @@ import java.util.Map;
  *
  * <p>Containers are planned one at a time, in the order the needs come (the engine passes them in scheduling
  * order), each on one node that has its CPU and memory: see {@link MigPlanningPass}. A re-partition never destroys
- * an instance in use. Space left on a planned GPU is then filled with more instances of the profiles asked for.
+ * an instance in use. Space left on a planned GPU is then filled by the recent demand mix (see
+ * {@link #fillRemainingSpace}).
  */
 public final class MigRepartitionPlanner {
 
@@ -49,7 +50,7 @@ public final class MigRepartitionPlanner {
    * @param maxGpus at most this many GPUs are re-partitioned in one call, so one burst of requests cannot take
    *     every idle GPU out of service at once
    */
-  public Result plan(ClusterState cluster, List<Need> needs, int maxGpus) {
+  public Result plan(ClusterState cluster, List<Need> needs, int maxGpus, MigDemandMix recent) {
     MigPlanningPass pass = new MigPlanningPass(cluster, policy, maxGpus, false);
     Map<Resources, Status> status = new LinkedHashMap<>();
     for (Need need : needs) {
@@ -66,7 +67,7 @@ public final class MigRepartitionPlanner {
     }
     List<Plan> out = new ArrayList<>();
     for (MigPlanningPass.Target t : pass.planned()) {
-      fillRemainingSpace(t, needs, pass);
+      fillRemainingSpace(t, recent);
       // Re-partitioning a GPU to what it already has takes it out of service for nothing; repeated every cycle it
       // is a livelock.
       if (!t.layout.equals(t.gpu.configured())) {
@@ -77,27 +78,40 @@ public final class MigRepartitionPlanner {
   }
 
   /**
-   * A re-partition takes a GPU out of service and, once containers run on it, it is not re-partitioned again
-   * until they all end; so the space the needs left is filled now, with more instances of the profiles asked for
-   * (largest first, where the slot policy puts them) — requests for the same profiles tend to keep coming.
+   * Fills the space a planned GPU has left with instances for the profiles asked for recently, so that the next
+   * requests find instances ready instead of waiting for another re-partition. The space is apportioned in proportion
+   * to the memory slices recently asked for each profile (D'Hondt: each next instance goes to the profile with the
+   * most recent slices per slice it already got in this fill, among those the slot policy can still place), so a GPU
+   * planned for one 4g.40gb gets the small and mid-size instances the queue has been asking for beside it. Profiles
+   * with no recent demand get nothing: space no recent profile fits stays unpartitioned, for whatever comes.
    */
-  private void fillRemainingSpace(MigPlanningPass.Target t, List<Need> needs, MigPlanningPass pass) {
+  private void fillRemainingSpace(MigPlanningPass.Target t, MigDemandMix recent) {
     GpuModel model = t.gpu.gpu.model();
     List<MigProfile> profiles = new ArrayList<>();
-    for (Need need : needs) {
-      MigProfile p = model.profile(need.shape().migProfile()).orElse(null);
-      if (p != null && !profiles.contains(p) && pass.eligible(t.node, need.shape())) {
+    Map<MigProfile, Long> weight = new LinkedHashMap<>();
+    for (MigProfile p : model.profiles()) {
+      long asked = recent.instancesByProfile().getOrDefault(p.name(), 0L);
+      if (asked > 0) {
         profiles.add(p);
+        weight.put(p, asked * p.memorySlices());
       }
     }
-    profiles.sort(Comparator.comparingLong((MigProfile p) -> -p.gpuUnits()).thenComparing(MigProfile::name));
+    Map<MigProfile, Long> given = new LinkedHashMap<>();
+    for (MigProfile p : profiles) {
+      given.put(p, 0L);
+    }
+    // w_a / (g_a + s_a) > w_b / (g_b + s_b), compared without division.
+    Comparator<MigProfile> byQuotient = (a, b) -> Long.compare(
+        weight.get(b) * (given.get(a) + a.memorySlices()), weight.get(a) * (given.get(b) + b.memorySlices()));
     boolean added = true;
     while (added) {
       added = false;
+      profiles.sort(byQuotient.thenComparing(MigProfile::name));
       for (MigProfile profile : profiles) {
         MigSlotPolicy.Choice choice = policy.choose(profile, List.of(t.layout));
         if (choice != null) {
           t.layout = t.layout.with(new MigPlacement(profile, choice.start()));
+          given.merge(profile, (long) profile.memorySlices(), Long::sum);
           added = true;
           break;
         }

@@ -197,4 +197,41 @@ class MigRepartitionTest {
     assertThat(applyAll(plans(r)).allocations()).extracting(Allocate::nodeId)
         .containsExactlyInAnyOrder("small", "big");
   }
+
+  // ------------------------------------------------------------------ D: what fills the rest of a planned GPU
+
+  @Test
+  void theRestOfAPlannedGpuIsFilledByTheRecentDemandMix() {
+    engine.cycle(List.of(new NodeAdded(migNode("m1", 512_000, 64,
+        layout("1g.10gb@0", "1g.10gb@1", "1g.10gb@2", "1g.10gb@3", "1g.10gb@4", "1g.10gb@5", "1g.10gb@6"),
+        MigLayout.empty(H100)))));
+    // Three 1g.10gb requests are served by GPU 0's free instances: no re-partition, but they are recent demand.
+    CycleResult small = engine.cycle(List.of(new AppSubmitted("small", "a", "u", 0),
+        new Demand("small", "c", mig("1g.10gb", 1), 3)));
+    assertThat(small.allocations()).hasSize(3);
+    assertThat(plans(small)).isEmpty();
+
+    CycleResult big = engine.cycle(List.of(new AppSubmitted("big", "a", "u", 0),
+        new Demand("big", "c", mig("4g.40gb", 1), 1)));
+    // The 4g leaves 4 memory and 3 compute slices: the recent mix (1g.10gb) gets them instead of nothing.
+    assertThat(plans(big)).singleElement().satisfies(p -> assertThat(p.layout())
+        .isEqualTo(layout("4g.40gb@0", "1g.10gb@4", "1g.10gb@5", "1g.10gb@6")));
+  }
+
+  @Test
+  void spaceIsApportionedByRecentMemorySlicesAndNoRecentProfileLeavesItEmpty() {
+    engine.cycle(List.of(new NodeAdded(migNode("m1", 512_000, 64,
+        layout("2g.20gb@0", "2g.20gb@2", "2g.20gb@4", "1g.20gb@6"), MigLayout.empty(H100), MigLayout.empty(H100)))));
+    // Served at once by GPU 0: 2g.20gb was asked for twice the memory slices of 1g.20gb.
+    CycleResult first = engine.cycle(List.of(new AppSubmitted("app", "a", "u", 0),
+        new Demand("app", "two", mig("2g.20gb", 1), 2), new Demand("app", "one", mig("1g.20gb", 1), 1)));
+    assertThat(first.allocations()).hasSize(3);
+
+    CycleResult r = engine.cycle(List.of(new Demand("app", "four", mig("4g.40gb", 1), 1),
+        new Demand("app", "seven", mig("7g.80gb", 1), 1)));
+    // Beside the 4g: a 2g first (quotient 4/2 against 2/2), then 1g.20gb and 2g tie at 1 and the name decides;
+    // then compute is used up. The 7g's GPU is full with it.
+    assertThat(plans(r)).extracting(ReconfigureMig::layout).containsExactlyInAnyOrder(
+        layout("4g.40gb@0", "2g.20gb@4", "1g.20gb@6"), layout("7g.80gb@0"));
+  }
 }
