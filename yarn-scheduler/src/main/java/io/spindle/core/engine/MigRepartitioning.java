@@ -70,7 +70,7 @@ final class MigRepartitioning {
           : "none is free on a node with room for the container; at most " + budget
               + " GPUs are re-partitioned per cycle, and more follow");
       case NO_ROOM -> what + "none is free on a node with room for the container, and no MIG GPU there can make "
-          + "one now (GPUs with running work are never re-partitioned)";
+          + "one without destroying an instance in use";
     };
   }
 }

@@ -226,7 +226,10 @@ public final class ClusterState {
     }
   }
 
-  /** Marks an idle MIG GPU as being re-partitioned: unavailable until reported and {@code availableAtMillis}. */
+  /**
+   * Starts a MIG GPU's re-partition to {@code desired}, which keeps every instance in use. Until the node reported it
+   * and {@code availableAtMillis} has come, only the instances it keeps are handed out.
+   */
   public void beginReconfigure(String nodeId, int gpuIndex, MigLayout desired, long availableAtMillis) {
     NodeState state = requireNode(nodeId);
     MigGpuState gpu = state.migGpu(gpuIndex);
@@ -400,9 +403,8 @@ public final class ClusterState {
     // The text stays the same while the situation does: drivers re-announce a request only when its reason changes.
     if (shape.wantsMig()) {
       return migInstancesInFlight(shape.migProfile()) > 0
-          ? "waiting for a MIG instance of " + shape.migProfile() + ": idle GPUs are being re-partitioned for it"
-          : "waiting for a MIG instance of " + shape.migProfile() + ": none is free and no idle MIG GPU can be "
-              + "re-partitioned for it now (GPUs with running work are never re-partitioned)";
+          ? "waiting for a MIG instance of " + shape.migProfile() + ": MIG GPUs are being re-partitioned for it"
+          : "waiting for a MIG instance of " + shape.migProfile() + ": none is free on a node with room for it";
     }
     if (shape.gpus() > 0 && freeWholeGpus >= shape.gpus()) {
       return "waiting for capacity: enough GPUs are free in the cluster, but no node has " + shape.gpus()

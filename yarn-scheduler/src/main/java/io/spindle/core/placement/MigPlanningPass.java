@@ -22,9 +22,10 @@ import java.util.Set;
  * memory with it, so no later container of the pass counts them again.
  *
  * <p>New instances go where the {@link MigSlotPolicy} puts them among the GPUs that can take them beside what
- * already exists: first GPUs already planned in the pass (no further GPU disturbed), then the others that may be
- * changed. Only when no GPU can do that are unused instances in the way destroyed. A GPU with a re-partition in
- * flight is left alone until it is in force.
+ * already exists: first GPUs already planned in the pass (no further GPU disturbed), then GPUs with work on them
+ * (their free slices are otherwise stranded; idle GPUs stay whole for large instances), then idle ones. Only when no
+ * GPU can do that are unused instances in the way destroyed; instances in use never are. A GPU with a re-partition
+ * in flight is left alone until it is in force.
  */
 final class MigPlanningPass {
 
@@ -49,7 +50,6 @@ final class MigPlanningPass {
 
   private final ClusterState cluster;
   private final MigSlotPolicy policy;
-  private final boolean changeBusyGpus;
   private int budget;
   /** Memory (MB) and vcores promised to containers planned onto each node in this pass. */
   private final Map<NodeState, long[]> promisedCpu = new HashMap<>();
@@ -62,13 +62,11 @@ final class MigPlanningPass {
 
   /**
    * @param maxGpus how many GPUs not yet being re-partitioned the pass may change
-   * @param changeBusyGpus whether GPUs with instances in use may get new instances beside them
    */
-  MigPlanningPass(ClusterState cluster, MigSlotPolicy policy, int maxGpus, boolean changeBusyGpus) {
+  MigPlanningPass(ClusterState cluster, MigSlotPolicy policy, int maxGpus) {
     this.cluster = cluster;
     this.policy = policy;
     this.budget = maxGpus;
-    this.changeBusyGpus = changeBusyGpus;
     for (NodeState node : cluster.migNodes()) {
       GpuModel m = node.node.gpuModel();
       if (models.stream().noneMatch(m::sameModel)) {
@@ -304,9 +302,12 @@ final class MigPlanningPass {
     return out;
   }
 
-  /** Whether the pass may change this GPU now. */
+  /**
+   * Whether the pass may change this GPU now. Work running on it is no obstacle: MIG creates and destroys instances
+   * beside running ones, and a plan never destroys an instance in use ({@link #mustKeep}).
+   */
   private boolean changeable(MigGpuState gpu) {
-    return budget > 0 && gpu.available() && (changeBusyGpus || gpu.inUse().isEmpty());
+    return budget > 0 && gpu.available();
   }
 
   /** The instances of a GPU nothing may destroy: those in use and those promised in this pass. */

@@ -15,8 +15,9 @@ import java.util.Map;
  * Plans MIG layout changes for containers that wait for instances no node can give them now.
  *
  * <p>Containers are planned one at a time, in the order the needs come (the engine passes them in scheduling
- * order), each on one node that has its CPU and memory: see {@link MigPlanningPass}. A re-partition never destroys
- * an instance in use. Space left on a planned GPU is then filled by the recent demand mix (see
+ * order), each on one node that has its CPU and memory: see {@link MigPlanningPass}. A GPU with work on it may get
+ * new instances beside the running ones, or lose unused ones in their way; a re-partition never destroys an instance
+ * in use. Space left on a planned GPU is then filled by the recent demand mix (see
  * {@link #fillRemainingSpace}).
  */
 public final class MigRepartitionPlanner {
@@ -33,7 +34,7 @@ public final class MigRepartitionPlanner {
     COVERED,
     /** Some have none, and this cycle's re-partition budget is spent. */
     OUT_OF_BUDGET,
-    /** Some have none, and no GPU on a node with room for the container can make them now. */
+    /** Some have none, and no GPU on a node with room for the container can make them without destroying one in use. */
     NO_ROOM
   }
 
@@ -48,10 +49,11 @@ public final class MigRepartitionPlanner {
 
   /**
    * @param maxGpus at most this many GPUs are re-partitioned in one call, so one burst of requests cannot take
-   *     every idle GPU out of service at once
+   *     every GPU's free instances out of service at once
+   * @param recent what the rest of a planned GPU is filled with
    */
   public Result plan(ClusterState cluster, List<Need> needs, int maxGpus, MigDemandMix recent) {
-    MigPlanningPass pass = new MigPlanningPass(cluster, policy, maxGpus, false);
+    MigPlanningPass pass = new MigPlanningPass(cluster, policy, maxGpus);
     Map<Resources, Status> status = new LinkedHashMap<>();
     for (Need need : needs) {
       Status before = status.get(need.shape());

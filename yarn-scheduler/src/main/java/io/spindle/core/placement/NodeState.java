@@ -164,7 +164,7 @@ final class NodeState {
 
   /**
    * Chooses {@code count} free instances of {@code profileName}: each from the GPU whose containers hold the most
-   * memory slices (fill busy GPUs first, so idle ones stay free to re-partition), lowest start first. {@code null}
+   * memory slices (fill busy GPUs first, so idle ones stay whole for large instances), lowest start first. {@code null}
    * if they are not all free.
    */
   List<GpuSlot> chooseMigInstances(String profileName, int count) {
@@ -193,12 +193,8 @@ final class NodeState {
   /** A free instance not yet chosen; chosen instances are told apart by GPU, since every GPU may have a 7g@0. */
   private static MigPlacement freeInstanceExcluding(MigGpuState gpu, int gpuIndex, String profileName,
       List<GpuSlot> chosen) {
-    if (!gpu.available()) {
-      return null;
-    }
     for (MigPlacement p : gpu.configured().placements()) {
-      if (p.profile().name().equals(profileName) && !gpu.inUse().placements().contains(p)
-          && !chosen.contains(new GpuSlot(gpuIndex, p))) {
+      if (p.profile().name().equals(profileName) && gpu.allocatable(p) && !chosen.contains(new GpuSlot(gpuIndex, p))) {
         return p;
       }
     }

@@ -249,8 +249,8 @@ class EngineTest {
     assertThat(allocs.get(1).gpus()).extracting(GpuSlot::toString).containsExactly("gpu0:3g.40gb@4");
     // 3g.40gb = max(3/7, 4/8) of a GPU = 420 units.
     assertThat(allocs.get(0).charge().gpuUnits()).isEqualTo(G / 2);
-    // The GPU is busy now, so it is never re-partitioned for the 1g: that request waits, and says why.
-    assertThat(e.pendingReasons("app").get("small")).contains("GPUs with running work are never re-partitioned");
+    // The GPU is busy and full now: the 1g could only go where a running 3g is, so that request waits, and says why.
+    assertThat(e.pendingReasons("app").get("small")).contains("without destroying an instance in use");
     assertThat(e.queueSnapshots().stream().filter(q -> q.path().equals("root.a")).findFirst().orElseThrow().usage())
         .isEqualTo(new ResourceVector(2048, 2, G));
   }

@@ -234,4 +234,60 @@ class MigRepartitionTest {
     assertThat(plans(r)).extracting(ReconfigureMig::layout).containsExactlyInAnyOrder(
         layout("4g.40gb@0", "2g.20gb@4", "1g.20gb@6"), layout("7g.80gb@0"));
   }
+
+  // ------------------------------------------------------------------ E: busy GPUs change too
+
+  /** Places one container of {@code shape} on the current instances; returns it. */
+  private Allocate run(String app, Resources shape) {
+    CycleResult r = engine.cycle(List.of(new AppSubmitted(app, "a", "u", 0), new Demand(app, "c", shape, 1)));
+    return r.allocations().get(0);
+  }
+
+  @Test
+  void newInstancesAreCreatedInTheFreeSlicesOfABusyGpu() {
+    engine.cycle(List.of(new NodeAdded(migNode("m1", 512_000, 64, layout("4g.40gb@0"), MigLayout.empty(H100)))));
+    Allocate four = run("four", mig("4g.40gb", 1));
+    assertThat(four.gpus()).extracting(Object::toString).containsExactly("gpu0:4g.40gb@0");
+
+    CycleResult r = engine.cycle(List.of(new AppSubmitted("app", "a", "u", 0),
+        new Demand("app", "c", mig("3g.40gb", 1), 1)));
+    // Beside the running 4g, not on the empty GPU 1, which stays whole for a 7g.
+    assertThat(plans(r)).singleElement().satisfies(p -> {
+      assertThat(p.gpuIndex()).isZero();
+      assertThat(p.layout()).isEqualTo(layout("4g.40gb@0", "3g.40gb@4"));
+    });
+    assertThat(applyAll(plans(r)).allocations()).singleElement()
+        .satisfies(a -> assertThat(a.gpus()).extracting(Object::toString).containsExactly("gpu0:3g.40gb@4"));
+  }
+
+  @Test
+  void unusedInstancesOfABusyGpuAreDestroyedOnlyWhenInTheWay() {
+    engine.cycle(List.of(new NodeAdded(migNode("m1", 512_000, 64,
+        layout("3g.40gb@0", "1g.10gb@4", "1g.10gb@5", "1g.10gb@6")))));
+    run("three", mig("3g.40gb", 1));
+
+    CycleResult r = engine.cycle(List.of(new AppSubmitted("app", "a", "u", 0),
+        new Demand("app", "c", mig("2g.20gb", 1), 1)));
+    // 2g.20gb may start at 0, 2 or 4: only 4 is free of the running 3g, and only 1g@4 and 1g@5 are in its way.
+    assertThat(plans(r)).singleElement().satisfies(p -> assertThat(p.layout())
+        .isEqualTo(layout("3g.40gb@0", "2g.20gb@4", "1g.10gb@6")));
+  }
+
+  @Test
+  void instancesARepartitionKeepsServeWhileItIsInFlight() {
+    engine.cycle(List.of(new NodeAdded(migNode("m1", 512_000, 64, layout("4g.40gb@0", "1g.10gb@6")))));
+    run("four", mig("4g.40gb", 1));
+    CycleResult r = engine.cycle(List.of(new AppSubmitted("app", "a", "u", 0),
+        new Demand("app", "c", mig("2g.20gb", 1), 1)));
+    assertThat(plans(r)).singleElement().satisfies(p -> assertThat(p.layout())
+        .isEqualTo(layout("4g.40gb@0", "2g.20gb@4", "1g.10gb@6")));
+
+    // Not reported yet: the kept 1g.10gb@6 is handed out; the new 2g is not, until the change is in force.
+    clock.advance(1_000);
+    Allocate one = run("one", mig("1g.10gb", 1));
+    assertThat(one.gpus()).extracting(Object::toString).containsExactly("gpu0:1g.10gb@6");
+    assertThat(engine.pendingReasons("app").get("c")).contains("being re-partitioned");
+    assertThat(applyAll(plans(r)).allocations()).singleElement()
+        .satisfies(a -> assertThat(a.gpus()).extracting(Object::toString).containsExactly("gpu0:2g.20gb@4"));
+  }
 }
