@@ -27,17 +27,22 @@ import java.util.TreeSet;
  * Free capacity of every node, indexed so that finding a node for a container costs a logarithmic lookup, not a
  * scan of the cluster.
  *
- * <p>Whole-GPU and CPU-only containers use ordered sets of nodes keyed by (free whole GPUs, free memory, free
- * vcores): a ceiling lookup lands on the best fit (fewest free GPUs, then least free memory that still holds the
- * container) and skips every node that is too small. MIG containers use one ordered set per profile name holding
+ * <p>Whole-GPU and CPU-only containers use ordered sets of nodes keyed by (free whole GPUs, free MIG memory slices,
+ * free memory, free vcores): a ceiling lookup lands on the best fit (fewest free GPUs, then least free GPU capacity
+ * in MIG mode, then least free memory that still holds the container) and skips every node that is too small. MIG containers use one ordered set per profile name holding
  * only the nodes that can place that profile now, fullest first, so partly used MIG GPUs fill before fresh ones.
  */
 public final class ClusterState {
 
   // Hand-written rather than Comparator.comparing chains: these run on every placement, in every TreeSet step.
+  // Free MIG slices come second so that a container without GPUs goes where no GPU capacity is left to strand (a
+  // CPU-only node, or GPUs all in use) even when every GPU is in MIG mode, where free whole GPUs are 0 everywhere.
   private static final Comparator<NodeState> BY_FREE_CAPACITY = (a, b) -> {
     if (a.freeWholeGpus != b.freeWholeGpus) {
       return Integer.compare(a.freeWholeGpus, b.freeWholeGpus);
+    }
+    if (a.freeMigSlices != b.freeMigSlices) {
+      return Integer.compare(a.freeMigSlices, b.freeMigSlices);
     }
     if (a.freeMemoryMb != b.freeMemoryMb) {
       return Long.compare(a.freeMemoryMb, b.freeMemoryMb);
@@ -167,12 +172,15 @@ public final class ClusterState {
       return null;
     }
     int level = shape.gpus();
-    NodeState candidate = set.ceiling(probe(level, shape.memoryMb()));
+    int mig = 0;
+    NodeState candidate = set.ceiling(probe(level, mig, shape.memoryMb()));
     while (candidate != null) {
-      if (candidate.freeWholeGpus > level) {
-        // Next GPU level: jump past its nodes with too little memory instead of walking them.
+      if (candidate.freeWholeGpus > level || candidate.freeMigSlices > mig) {
+        // Next group of (free GPUs, free MIG slices): jump past its nodes with too little memory instead of walking
+        // them.
+        mig = candidate.freeWholeGpus > level ? 0 : candidate.freeMigSlices;
         level = candidate.freeWholeGpus;
-        candidate = set.ceiling(probe(level, shape.memoryMb()));
+        candidate = set.ceiling(probe(level, mig, shape.memoryMb()));
         continue;
       }
       if (candidate.freeMemoryMb >= shape.memoryMb() && candidate.freeVcores >= shape.vcores()) {
@@ -481,8 +489,8 @@ public final class ClusterState {
     return new NodeShape(node.memoryMb(), node.vcores(), node.gpuModel(), node.gpus().size() - mig, mig);
   }
 
-  private static NodeState probe(int freeWholeGpus, long freeMemoryMb) {
-    return NodeState.probe(freeWholeGpus, freeMemoryMb);
+  private static NodeState probe(int freeWholeGpus, int freeMigSlices, long freeMemoryMb) {
+    return NodeState.probe(freeWholeGpus, freeMigSlices, freeMemoryMb);
   }
 
   /** Every node's state, in registration order (gang placement walks them when subtree sums allow). */

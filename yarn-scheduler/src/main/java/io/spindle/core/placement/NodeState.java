@@ -30,7 +30,10 @@ final class NodeState {
   private final MigGpuState[] mig;
   /** The non-null entries of {@code mig}, built once: planning walks them for every node, every cycle. */
   private final List<MigGpuState> migList;
-  /** Memory slices of MIG-mode GPUs that no container holds; orders nodes fullest first for MIG placement. */
+  /**
+   * Memory slices of MIG-mode GPUs that no container holds; orders nodes fullest first for MIG placement, and keeps
+   * containers without GPUs off nodes whose MIG GPUs still have room.
+   */
   int freeMigSlices;
   /** Topology subtrees holding this node, top level first; set by {@link ClusterState}. */
   List<Subtree> ancestors = List.of();
@@ -40,14 +43,15 @@ final class NodeState {
   private final int[] islandIds;
 
   /** A key-only instance for ceiling lookups in {@link ClusterState}'s ordered sets. */
-  static NodeState probe(int freeWholeGpus, long freeMemoryMb) {
-    return new NodeState(freeWholeGpus, freeMemoryMb);
+  static NodeState probe(int freeWholeGpus, int freeMigSlices, long freeMemoryMb) {
+    return new NodeState(freeWholeGpus, freeMigSlices, freeMemoryMb);
   }
 
-  private NodeState(int freeWholeGpus, long freeMemoryMb) {
+  private NodeState(int freeWholeGpus, int freeMigSlices, long freeMemoryMb) {
     this.node = null;
     this.seq = Integer.MIN_VALUE;
     this.freeWholeGpus = freeWholeGpus;
+    this.freeMigSlices = freeMigSlices;
     this.freeMemoryMb = freeMemoryMb;
     this.freeVcores = Integer.MIN_VALUE;
     this.wholeTaken = new boolean[0];
