@@ -249,7 +249,8 @@ public final class Engine {
     DemandState old = app.demands.get(e.requestKey());
     if (why == null) {
       // Only what is new counts: drivers re-send a request's whole outstanding count.
-      migRepartitioning.asked(e.shape(), e.count() - (old != null && old.shape.equals(e.shape()) ? old.outstanding : 0));
+      int before = old != null && old.shape.equals(e.shape()) ? old.outstanding : 0;
+      migRepartitioning.asked(e.shape(), e.count() - before);
     }
     if (old != null) {
       app.leaf.addPending(old.pending().times(-1));
@@ -416,6 +417,8 @@ public final class Engine {
     long cycle = cycles + 1;
     // Capacity only shrinks within a cycle, so a shape that found no node stays unplaceable until the cycle ends.
     Set<Resources> noRoom = new HashSet<>();
+    refusedThisCycle.clear();
+    foundThisCycle.clear();
     List<DemandState> waiting = new ArrayList<>();
     QueueState leaf;
     while ((leaf = pickLeaf()) != null) {
@@ -508,7 +511,9 @@ public final class Engine {
     if (d.isGang()) {
       return tryPlaceGang(d, decisions);
     }
-    Placement placement = noRoom.contains(d.shape) ? null : cluster.find(d.shape);
+    // Under sustained load a queue sits at its maximum and thousands of waiting requests of a few shapes find room
+    // but are refused: the place found for a shape holds until the next container starts.
+    Placement placement = noRoom.contains(d.shape) ? null : foundThisCycle.computeIfAbsent(d.shape, cluster::find);
     if (placement == null) {
       noRoom.add(d.shape);
       if (d.spec.maxRuntimeMillis() > 0) {
@@ -518,7 +523,7 @@ public final class Engine {
     if (placement == null) {
       return NO_ROOM;
     }
-    String over = overLimits(d.app, placement.charge());
+    String over = refusedByLimits(d.app, placement.charge());
     if (over != null) {
       return over;
     }
@@ -621,6 +626,28 @@ public final class Engine {
     }
   }
 
+  /** Where a shape would go, found in this cycle since the last container started; never a "no room". */
+  private final Map<Resources, Placement> foundThisCycle = new HashMap<>();
+
+  /** A charge to one user in one leaf, refused by a limit: usage only grows while a cycle places, so it stays so. */
+  private record LimitKey(QueueState leaf, String user, ResourceVector charge) {}
+
+  /** Charges a limit refused in this cycle, with the reason: thousands of waiting requests of a shape word it once. */
+  private final Map<LimitKey, String> refusedThisCycle = new HashMap<>();
+
+  /** {@link #overLimits}, remembered for the rest of the cycle when it refuses. */
+  private String refusedByLimits(AppState app, ResourceVector charge) {
+    LimitKey key = new LimitKey(app.leaf, app.user, charge);
+    String why = refusedThisCycle.get(key);
+    if (why == null) {
+      why = overLimits(app, charge);
+      if (why != null) {
+        refusedThisCycle.put(key, why);
+      }
+    }
+    return why;
+  }
+
   /** Why charging {@code charge} to the application would break a queue maximum or its user limit, or null. */
   private String overLimits(AppState app, ResourceVector charge) {
     for (QueueState q = app.leaf; q != null; q = q.parent) {
@@ -635,6 +662,7 @@ public final class Engine {
 
   /** Commits one container of {@code d} at {@code placement} and announces it. */
   private void start(DemandState d, Placement placement, List<Decision> decisions) {
+    foundThisCycle.clear();
     AppState app = d.app;
     ResourceVector charge = placement.charge();
     cluster.commit(d.shape, placement);

@@ -29,8 +29,9 @@ import java.util.TreeSet;
  *
  * <p>Whole-GPU and CPU-only containers use ordered sets of nodes keyed by (free whole GPUs, free MIG memory slices,
  * free memory, free vcores): a ceiling lookup lands on the best fit (fewest free GPUs, then least free GPU capacity
- * in MIG mode, then least free memory that still holds the container) and skips every node that is too small. MIG containers use one ordered set per profile name holding
- * only the nodes that can place that profile now, fullest first, so partly used MIG GPUs fill before fresh ones.
+ * in MIG mode, then least free memory that still holds the container) and skips every node that is too small. MIG
+ * containers use one ordered set per profile name holding only the nodes that can place that profile now, fullest
+ * first, so partly used MIG GPUs fill before fresh ones.
  */
 public final class ClusterState {
 

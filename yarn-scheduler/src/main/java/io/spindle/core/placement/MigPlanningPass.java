@@ -326,9 +326,9 @@ final class MigPlanningPass {
   }
 
   /**
-   * The GPU's layout (as planned so far) without the unused instances that keep {@code add} out (those overlapping it, then, if the
-   * compute budget or an instance limit still refuses it, more of them, smallest first); null if what must stay
-   * refuses it.
+   * The GPU's layout (as planned so far) without the unused instances that keep {@code add} out (those overlapping
+   * it, then, if the compute budget or an instance limit still refuses it, more of them, smallest first); null if
+   * what must stay refuses it.
    */
   private MigLayout withoutWhatIsInTheWay(MigGpuState gpu, MigPlacement add) {
     MigLayout keep = mustKeep(gpu);
@@ -380,14 +380,7 @@ final class MigPlanningPass {
     }
     nodes.sort(Comparator.comparingInt(slack::get));
     for (NodeState node : nodes) {
-      Map<MigGpuState, Integer> startsBefore = new HashMap<>();
-      Map<MigGpuState, MigLayout> layoutsBefore = new HashMap<>();
-      for (MigGpuState gpu : node.migGpus()) {
-        startsBefore.put(gpu, promisedStarts.get(gpu));
-        Target t = planned.get(gpu);
-        layoutsBefore.put(gpu, t == null ? null : t.layout);
-      }
-      int budgetBefore = budget;
+      NodeSnapshot before = snapshot(node);
       int fromReady = Math.min(k, readySupply(node, name));
       promiseReady(node, name, fromReady);
       boolean ok = true;
@@ -397,23 +390,41 @@ final class MigPlanningPass {
       if (ok) {
         return node;
       }
-      for (MigGpuState gpu : node.migGpus()) {
-        Integer starts = startsBefore.get(gpu);
-        if (starts == null) {
-          promisedStarts.remove(gpu);
-        } else {
-          promisedStarts.put(gpu, starts);
-        }
-        MigLayout layout = layoutsBefore.get(gpu);
-        if (layout == null) {
-          planned.remove(gpu);
-        } else {
-          planned.get(gpu).layout = layout;
-        }
-      }
-      budget = budgetBefore;
+      restore(node, before);
     }
     return null;
+  }
+
+  /** What the pass holds on one node's GPUs (promised starts, planned layouts) and its budget, to undo an attempt. */
+  private record NodeSnapshot(Map<MigGpuState, Integer> starts, Map<MigGpuState, MigLayout> layouts, int budget) {}
+
+  private NodeSnapshot snapshot(NodeState node) {
+    Map<MigGpuState, Integer> starts = new HashMap<>();
+    Map<MigGpuState, MigLayout> layouts = new HashMap<>();
+    for (MigGpuState gpu : node.migGpus()) {
+      starts.put(gpu, promisedStarts.get(gpu));
+      Target t = planned.get(gpu);
+      layouts.put(gpu, t == null ? null : t.layout);
+    }
+    return new NodeSnapshot(starts, layouts, budget);
+  }
+
+  private void restore(NodeState node, NodeSnapshot before) {
+    for (MigGpuState gpu : node.migGpus()) {
+      Integer starts = before.starts().get(gpu);
+      if (starts == null) {
+        promisedStarts.remove(gpu);
+      } else {
+        promisedStarts.put(gpu, starts);
+      }
+      MigLayout layout = before.layouts().get(gpu);
+      if (layout == null) {
+        planned.remove(gpu);
+      } else {
+        planned.get(gpu).layout = layout;
+      }
+    }
+    budget = before.budget();
   }
 
   /** How many more instances of the profile the node's GPUs could be given in this pass, within its budget. */

@@ -225,6 +225,20 @@ class EngineTest {
   }
 
   @Test
+  void aPlaceFoundForARequestALimitRefusesServesTheNextRequestOfThatShape() {
+    // ann is at her user limit; ben, asking the same shape in the same cycle after her, still gets a GPU, and the
+    // one after him another.
+    Engine e = engine(queues("root.queues", "a,b", "root.a.capacity", "50", "root.b.capacity", "50"));
+    e.cycle(List.of(new NodeAdded(gpuNode("n1", "/r1", 4)), new NodeAdded(gpuNode("n2", "/r2", 4))));
+    e.cycle(List.of(new AppSubmitted("x", "b", "ann", 0), new Demand("x", "w", ONE_GPU, 4)));
+    CycleResult r = e.cycle(List.of(new AppSubmitted("y", "b", "ann", 0), new Demand("y", "w", ONE_GPU, 1),
+        new AppSubmitted("z", "b", "ben", 0), new Demand("z", "w", ONE_GPU, 2)));
+    assertThat(containersByApp(r.decisions())).isEqualTo(Map.of("z", 2L));
+    assertThat(r.allocations()).extracting(a -> a.nodeId() + "/" + a.gpus().get(0)).doesNotHaveDuplicates();
+    assertThat(e.pendingReasons("y").get("w")).contains("user ann is at the user limit");
+  }
+
+  @Test
   void migRequestsWaitForARepartitionThenLandOnReportedInstancesChargedBySliceSize() {
     Engine e = engine(twoQueues());
     e.cycle(List.of(new NodeAdded(node("m1", "/r1", 512_000, 64, Fixtures.H100, 1, 1, true))));
