@@ -513,7 +513,7 @@ public final class Engine {
     }
     // Under sustained load a queue sits at its maximum and thousands of waiting requests of a few shapes find room
     // but are refused: the place found for a shape holds until the next container starts.
-    Placement placement = noRoom.contains(d.shape) ? null : foundThisCycle.computeIfAbsent(d.shape, cluster::find);
+    Placement placement = noRoom.contains(d.shape) ? null : findSinceLastStart(d.shape);
     if (placement == null) {
       noRoom.add(d.shape);
       if (d.spec.maxRuntimeMillis() > 0) {
@@ -626,8 +626,24 @@ public final class Engine {
     }
   }
 
-  /** Where a shape would go, found in this cycle since the last container started; never a "no room". */
-  private final Map<Resources, Placement> foundThisCycle = new HashMap<>();
+  /** Where a shape would go, and after how many container starts of this cycle it was found. */
+  private record Found(Placement placement, long starts) {}
+
+  /** Places found in this cycle; one is valid while no container started since (a stamp, not a clear per start). */
+  private final Map<Resources, Found> foundThisCycle = new HashMap<>();
+  private long startsThisCycle;
+
+  private Placement findSinceLastStart(Resources shape) {
+    Found f = foundThisCycle.get(shape);
+    if (f != null && f.starts() == startsThisCycle) {
+      return f.placement();
+    }
+    Placement p = cluster.find(shape);
+    if (p != null) {
+      foundThisCycle.put(shape, new Found(p, startsThisCycle));
+    }
+    return p;
+  }
 
   /** A charge to one user in one leaf, refused by a limit: usage only grows while a cycle places, so it stays so. */
   private record LimitKey(QueueState leaf, String user, ResourceVector charge) {}
@@ -662,7 +678,7 @@ public final class Engine {
 
   /** Commits one container of {@code d} at {@code placement} and announces it. */
   private void start(DemandState d, Placement placement, List<Decision> decisions) {
-    foundThisCycle.clear();
+    startsThisCycle++;
     AppState app = d.app;
     ResourceVector charge = placement.charge();
     cluster.commit(d.shape, placement);
