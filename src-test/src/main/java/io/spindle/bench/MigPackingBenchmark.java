@@ -53,7 +53,8 @@ import java.util.function.LongFunction;
  * {@code availableAtMillis} falls on a tick, that is exactly {@code max(report, availableAtMillis)}.
  *
  * <p>The harness mirrors every GPU (layout as reported, instances held, re-partition in flight) from the decisions
- * alone, checks each {@code Allocate} against the mirror (the instance must exist, be free and be in service), and
+ * alone, checks each {@code Allocate} against the mirror (the instance must exist, be free and be in service or
+ * kept by the re-partition in flight) and each {@code ReconfigureMig} (it must keep every held instance), and
  * integrates the slice categories of {@link MigSliceLedger} over a measurement window after a warm-up.
  *
  * <p>Run: {@code scripts/bench-mig [--key=value ...]}; see {@link Config#parse} for the keys. Output on stdout is a
@@ -278,6 +279,8 @@ public final class MigPackingBenchmark {
     MigLayout layout;
     int heldMask;
     MigLayout pending;
+    /** While a re-partition is in flight: the instances of the layout before it that it keeps, which still serve. */
+    List<MigPlacement> kept = List.of();
     long availableAt;
     boolean reported = true;
 
@@ -396,6 +399,7 @@ public final class MigPackingBenchmark {
         GpuMirror g = inFlight.get(i);
         if (g.reported && t >= g.availableAt) {
           g.pending = null;
+          g.kept = List.of();
           inFlight.remove(i);
           update(ledger, g, coverage);
         }
@@ -412,7 +416,8 @@ public final class MigPackingBenchmark {
           GpuSlot slot = a.gpus().get(0);
           GpuMirror g = gpus[firstGpuOfNode.get(a.nodeId()) + slot.gpuIndex()];
           MigPlacement inst = slot.mig();
-          if (g.repartitioning() || !g.layout.placements().contains(inst) || (g.heldMask & inst.sliceMask()) != 0) {
+          if ((g.repartitioning() && !g.kept.contains(inst)) || !g.layout.placements().contains(inst)
+              || (g.heldMask & inst.sliceMask()) != 0) {
             throw new IllegalStateException("engine placed " + a + " on " + g.nodeId + "/gpu" + g.index
                 + " but the harness sees layout " + g.layout + ", held " + Integer.toBinaryString(g.heldMask)
                 + (g.repartitioning() ? ", re-partitioning" : ""));
@@ -432,9 +437,20 @@ public final class MigPackingBenchmark {
           }
         } else if (d instanceof Decision.ReconfigureMig rc) {
           GpuMirror g = gpus[firstGpuOfNode.get(rc.nodeId()) + rc.gpuIndex()];
-          if (g.heldMask != 0 || g.repartitioning()) {
-            throw new IllegalStateException("engine re-partitions a GPU the harness sees busy: " + rc);
+          if (g.repartitioning() || rc.layout().equals(g.layout)) {
+            throw new IllegalStateException("engine re-partitions a GPU already being re-partitioned, or to the "
+                + "layout it has: " + rc);
           }
+          List<MigPlacement> kept = new ArrayList<>();
+          for (MigPlacement inst : g.layout.placements()) {
+            if (rc.layout().placements().contains(inst)) {
+              kept.add(inst);
+            } else if ((g.heldMask & inst.sliceMask()) != 0) {
+              throw new IllegalStateException("engine re-partition destroys " + inst + ", which a container holds: "
+                  + rc);
+            }
+          }
+          g.kept = List.copyOf(kept);
           g.pending = rc.layout();
           g.availableAt = rc.availableAtMillis();
           g.reported = false;

@@ -11,12 +11,12 @@ package io.spindle.bench;
  *   <li>{@link #FREE_INSTANCE}: in an instance that exists on a busy GPU (one holding at least one container) but
  *       that no container holds — usable only by a request for that very profile;
  *   <li>{@link #UNPARTITIONED}: on a busy GPU, in no instance, but new instances could still be created there
- *       beside the running ones (compute slices and a legal start are left) — unusable today until every container
- *       on the GPU ends, because the engine re-partitions only idle GPUs;
+ *       beside the running ones (compute slices and a legal start are left) — usable once the engine creates one;
  *   <li>{@link #DEAD}: on a busy GPU, in no instance, and no instance can ever cover it in this layout (the
  *       compute slices are all taken, or no legal start reaches it) — lost until the GPU is re-partitioned;
  *   <li>{@link #IDLE_GPU}: on a GPU no container holds and no re-partition is in flight for (whatever its layout);
- *   <li>{@link #REPARTITIONING}: on a GPU whose re-partition is planned and not yet in force.
+ *   <li>{@link #REPARTITIONING}: on a GPU whose re-partition is planned and not yet in force, and not held (a
+ *       re-partition keeps the instances containers hold; their slices stay {@link #HELD}).
  * </ul>
  */
 final class MigSliceLedger {
@@ -61,10 +61,8 @@ final class MigSliceLedger {
     int[] c = new int[CATEGORIES];
     int held = Integer.bitCount(heldMask);
     if (repartitioning) {
-      if (held != 0) {
-        throw new IllegalArgumentException("a GPU with held instances is never re-partitioned");
-      }
-      c[REPARTITIONING] = slicesPerGpu;
+      c[HELD] = held;
+      c[REPARTITIONING] = slicesPerGpu - held;
     } else if (held == 0) {
       c[IDLE_GPU] = slicesPerGpu;
     } else {

@@ -360,8 +360,9 @@ public final class OpenbPackingBenchmark {
     }
 
     /**
-     * Whether this node could hold the MIG request if every idle GPU were re-partitioned for it (what the engine's
-     * planner may do): free instances of the profile on busy GPUs plus what idle GPUs could hold.
+     * Whether this node could hold the MIG request if its GPUs were re-partitioned for it without touching an
+     * instance in use (what the engine's planner may do): on each GPU, as many instances of the profile as fit
+     * beside the instances held there.
      */
     boolean couldHold(Resources shape, GpuModel model) {
       if (freeCpu < shape.vcores() || freeMem < shape.memoryMb()) {
@@ -381,17 +382,14 @@ public final class OpenbPackingBenchmark {
       }
       MigProfile p = model.profile(shape.migProfile()).orElseThrow();
       int room = 0;
-      int perIdle = MigLayout.empty(model).placeable(p);
       for (int g = 0; g < layouts.length; g++) {
-        if (heldMask[g] == 0) {
-          room += perIdle;
-        } else {
-          for (MigPlacement inst : layouts[g].placements()) {
-            if (inst.profile().equals(p) && (heldMask[g] & inst.sliceMask()) == 0) {
-              room++;
-            }
+        MigLayout held = MigLayout.empty(model);
+        for (MigPlacement inst : layouts[g].placements()) {
+          if ((heldMask[g] & inst.sliceMask()) != 0) {
+            held = held.with(inst);
           }
         }
+        room += held.placeable(p);
       }
       return room >= shape.migInstances();
     }
@@ -400,8 +398,14 @@ public final class OpenbPackingBenchmark {
   /** The NodeManager's side of a re-partition: applied at once and reported; the mirror follows. */
   private static EngineEvent applyReconfigure(Decision.ReconfigureMig rc, Map<String, NodeMirror> mirrors) {
     NodeMirror m = mirrors.get(rc.nodeId());
-    if (m.heldMask[rc.gpuIndex()] != 0) {
-      throw new IllegalStateException("re-partition of a busy GPU: " + rc);
+    MigLayout before = m.layouts[rc.gpuIndex()];
+    if (rc.layout().equals(before)) {
+      throw new IllegalStateException("re-partition to the layout the GPU has: " + rc);
+    }
+    for (MigPlacement inst : before.placements()) {
+      if ((m.heldMask[rc.gpuIndex()] & inst.sliceMask()) != 0 && !rc.layout().placements().contains(inst)) {
+        throw new IllegalStateException("re-partition destroys " + inst + ", which a container holds: " + rc);
+      }
     }
     m.layouts[rc.gpuIndex()] = rc.layout();
     return new EngineEvent.MigLayoutReported(rc.nodeId(), rc.gpuIndex(), rc.layout());
@@ -560,9 +564,9 @@ public final class OpenbPackingBenchmark {
             droppedFeasible++;
             cls[3]++;
           }
-          // The engine plans a re-partition only for instances it counts as missing cluster-wide; when it counts
-          // enough free ones (on nodes that cannot take this task, or spread over several nodes for a multi-instance
-          // container) it plans nothing and the task waits on them.
+          // Free instances that exist somewhere but not where this task can use them (nodes without its CPU or
+          // memory, or spread over several nodes for a multi-instance container): what fooled an engine counting
+          // instances cluster-wide.
           if (shape.wantsMig() && engine.cluster().freeMigInstances(shape.migProfile()) >= shape.migInstances()) {
             droppedCounted++;
           }
@@ -725,8 +729,9 @@ public final class OpenbPackingBenchmark {
     }
     s.append("\nper run, mean over seeds (to 130% arrived): tasks; placed; rejected by the engine as impossible; dropped"
         + " (left pending, then cancelled); of the dropped, 'feasible' = some node had the CPU and memory and could hold"
-        + " the instances after re-partitioning its idle GPUs, 'counted' = the engine counted enough free instances of"
-        + " the profile cluster-wide, so it planned no re-partition, 'looping' = the engine was still re-partitioning"
+        + " the instances after re-partitioning its GPUs without touching an instance in use, 'counted' = at least as"
+        + " many free instances of the profile as the task needs existed somewhere in the cluster (an engine counting"
+        + " cluster-wide would plan no re-partition), 'looping' = the engine was still re-partitioning"
         + " after " + MAX_ROUNDS + " rounds; re-partitions\n");
     for (int v = 0; v < variants.size(); v++) {
       List<RunResult> rs = results.get(v);

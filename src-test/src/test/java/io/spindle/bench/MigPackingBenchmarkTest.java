@@ -48,6 +48,8 @@ class MigPackingBenchmarkTest {
     // Idle and re-partitioning GPUs count whole, whatever their layout.
     assertThat(MigSliceLedger.classify(8, l.usedSliceMask(), 0, false, 0)).containsExactly(0, 0, 0, 0, 8, 0);
     assertThat(MigSliceLedger.classify(8, 0, 0, true, 0)).containsExactly(0, 0, 0, 0, 0, 8);
+    // A busy GPU being re-partitioned keeps what is held; the rest is out of service until the change is in force.
+    assertThat(MigSliceLedger.classify(8, l.usedSliceMask(), 0b1111, true, 0)).containsExactly(4, 0, 0, 0, 0, 4);
   }
 
   @Test

@@ -4,20 +4,26 @@ import java.security.PrivilegedExceptionAction;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
+import java.util.stream.Collectors;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.security.UserGroupInformation;
 import org.apache.hadoop.security.token.Token;
+import org.apache.hadoop.yarn.api.protocolrecords.AllocateResponse;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
 import org.apache.hadoop.yarn.api.records.ApplicationReport;
 import org.apache.hadoop.yarn.api.records.Container;
 import org.apache.hadoop.yarn.api.records.ContainerId;
+import org.apache.hadoop.yarn.api.records.ContainerStatus;
 import org.apache.hadoop.yarn.api.records.FinalApplicationStatus;
+import org.apache.hadoop.yarn.api.records.PreemptionContainer;
+import org.apache.hadoop.yarn.api.records.PreemptionMessage;
 import org.apache.hadoop.yarn.api.records.Priority;
 import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.api.records.YarnApplicationAttemptState;
 import org.apache.hadoop.yarn.client.ClientRMProxy;
-import org.apache.hadoop.yarn.client.api.AMRMClient;
 import org.apache.hadoop.yarn.client.api.AMRMClient.ContainerRequest;
+import org.apache.hadoop.yarn.client.api.AMRMClient;
 import org.apache.hadoop.yarn.client.api.YarnClient;
 import org.apache.hadoop.yarn.security.AMRMTokenIdentifier;
 
@@ -33,9 +39,19 @@ public final class UnmanagedAm implements AutoCloseable {
   private final List<Container> held = new ArrayList<>();
   private int firstBatch = -1;
 
-  private UnmanagedAm(UserGroupInformation ugi, AMRMClient<ContainerRequest> client) {
+  private final List<ContainerStatus> completed = new java.util.concurrent.CopyOnWriteArrayList<>();
+  private volatile Set<ContainerId> lastContract = Set.of();
+
+  private final ApplicationId app;
+
+  private UnmanagedAm(ApplicationId app, UserGroupInformation ugi, AMRMClient<ContainerRequest> client) {
+    this.app = app;
     this.ugi = ugi;
     this.client = client;
+  }
+
+  public ApplicationId applicationId() {
+    return app;
   }
 
   /** Waits for the application's attempt to be launched, then registers as its AM. */
@@ -64,7 +80,7 @@ public final class UnmanagedAm implements AutoCloseable {
       c.registerApplicationMaster("localhost", 0, "");
       return c;
     });
-    return new UnmanagedAm(ugi, client);
+    return new UnmanagedAm(app, ugi, client);
   }
 
   public void ask(int containers, Resource each) {
@@ -85,13 +101,37 @@ public final class UnmanagedAm implements AutoCloseable {
 
   /** One heartbeat; returns the containers it brought. */
   public List<Container> heartbeat() throws Exception {
-    List<Container> got = ugi.doAs((PrivilegedExceptionAction<List<Container>>) () ->
-        client.allocate(0.5f).getAllocatedContainers());
+    AllocateResponse response = ugi.doAs((PrivilegedExceptionAction<AllocateResponse>) () -> client.allocate(0.5f));
+    List<Container> got = response.getAllocatedContainers();
     if (!got.isEmpty() && firstBatch < 0) {
       firstBatch = got.size();
     }
     held.addAll(got);
+    for (ContainerStatus s : response.getCompletedContainersStatuses()) {
+      completed.add(s);
+      held.removeIf(c -> c.getId().equals(s.getContainerId()));
+    }
+    PreemptionMessage message = response.getPreemptionMessage();
+    lastContract = message == null || message.getStrictContract() == null ? Set.of()
+        : message.getStrictContract().getContainers().stream().map(PreemptionContainer::getId)
+            .collect(Collectors.toSet());
     return got;
+  }
+
+  /** Containers that ended, with their exit status, as the RM reported them. */
+  public List<ContainerStatus> completed() {
+    return completed;
+  }
+
+  /** The containers the last allocate answer's strict preemption contract named. */
+  public Set<ContainerId> lastContract() {
+    return lastContract;
+  }
+
+  /** The password of this AM's AMRMToken: the secret Spindle's checkpoint client authenticates with. */
+  public byte[] amRmTokenPassword() {
+    return ugi.getTokens().stream().filter(t -> t.getKind().equals(AMRMTokenIdentifier.KIND_NAME))
+        .findFirst().orElseThrow().getPassword();
   }
 
   /** Gives back {@code n} held containers. */

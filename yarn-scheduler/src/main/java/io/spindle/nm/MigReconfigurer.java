@@ -11,8 +11,13 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Re-partitions one MIG GPU to a desired layout with {@code nvidia-smi mig}, and never touches a GPU with running
- * work.
+ * Re-partitions one MIG GPU to a desired layout with {@code nvidia-smi mig}, and never touches an instance with
+ * running work.
+ *
+ * <p>MIG creates and destroys instances beside running ones, so a GPU with work on it is changed too, as long as no
+ * instance to destroy runs a process. Destroying also waits while a container was just given an instance of the GPU
+ * (its process may not have started, and which instance it got is the device plugin's, not known here); creating
+ * instances in free slices never waits.
  *
  * <p>Only the difference is applied: instances that are in both layouts stay (their UUIDs too); the others are
  * destroyed, compute instances first, then GPU instances, and the missing ones are created at their exact memory
@@ -32,7 +37,10 @@ public final class MigReconfigurer {
     UNCHANGED,
     /** The layout was applied and nvidia-smi reports it. */
     APPLIED,
-    /** Work runs on the GPU (or a container holds it); nothing was run. Try again when it is idle. */
+    /**
+     * Work runs on an instance the layout drops (or a container was just given an instance of the GPU and the layout
+     * drops one); nothing was run. Try again later.
+     */
     BUSY,
     /** The layout cannot be applied or applying it failed; {@code detail} says why. */
     FAILED
@@ -80,9 +88,12 @@ public final class MigReconfigurer {
     if (remove.isEmpty() && keep.size() == desired.placements().size()) {
       return new Outcome(Status.UNCHANGED, current, "GPU " + gpuIndex + " already has " + desired.placements());
     }
-    if (gpu.busy() || reserved) {
-      return new Outcome(Status.BUSY, current, "GPU " + gpuIndex + (gpu.busy() ? " runs work" : " is held by a "
-          + "container") + "; its layout " + current.placements() + " stays until it is idle");
+    List<MigPlacement> running = remove.stream().filter(DiscoveredMigInstance::busy)
+        .map(DiscoveredMigInstance::placement).toList();
+    if (!running.isEmpty() || (reserved && !remove.isEmpty())) {
+      return new Outcome(Status.BUSY, current, "GPU " + gpuIndex + (running.isEmpty()
+          ? " is held by a container that may not have started" : " runs work on " + running)
+          + "; its layout " + current.placements() + " stays until the instances to destroy are idle");
     }
     LOG.info("GPU {}: re-partitioning {} -> {}", gpuIndex, current.placements(), desired.placements());
     String failure = destroy(gpuIndex, remove);

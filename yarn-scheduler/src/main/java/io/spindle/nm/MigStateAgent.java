@@ -25,8 +25,9 @@ import org.slf4j.LoggerFactory;
 /**
  * The node's half of MIG re-partitioning. Reports every GPU (model, NVLink island, MIG layout) to ZooKeeper when it
  * starts, watches the desired layouts the scheduler writes for this node, applies each one with
- * {@link MigReconfigurer} as soon as its GPU is idle (trying again every retry interval while it is not), and
- * reports the layout the GPU then has, with the desired version it answers.
+ * {@link MigReconfigurer} as soon as the instances it destroys are idle (trying again every retry interval while they
+ * are not; instances it only creates never wait), and reports the layout the GPU then has, with the desired version
+ * it answers.
  *
  * <p>All work runs on one thread, so the pending set and the versions need no locks, and two layouts never reach
  * one GPU at once.

@@ -15,7 +15,9 @@ import io.spindle.core.model.Topology;
 import io.spindle.core.queue.QueueConfig;
 import io.spindle.core.queue.QueueConfigParser;
 import io.spindle.core.queue.QueueTree;
+import io.spindle.ha.CheckpointNoticeStore;
 import io.spindle.ha.MigLayoutExchange;
+import io.spindle.ha.SchedulerZkIdentity;
 import io.spindle.ha.ZkSettings;
 import io.spindle.ha.avro.MigLayoutRecord;
 import java.io.IOException;
@@ -125,6 +127,10 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
   private final Map<ApplicationId, AppAsks> asks = new ConcurrentHashMap<>();
   private final Map<ApplicationId, String> waitReasons = new ConcurrentHashMap<>();
   private final PreemptionNotices preemptions = new PreemptionNotices();
+  /** The container of each engine allocation, for notices and reclaims, which name allocations. */
+  private final Map<Long, ContainerId> containerOf = new ConcurrentHashMap<>();
+  private final CheckpointDelivery checkpoints = new CheckpointDelivery(preemptions,
+      CheckpointDelivery.containers(containerOf::get, this::amRmTokenPassword), inbox::add, System::currentTimeMillis);
   /** Ids for recovered containers count down from -1, apart from the engine's own (1, 2, …). */
   private long nextRecoveredId = -1;
   private Engine engine;
@@ -169,6 +175,7 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
         migReports.add(report);
         wake.release();
       });
+      checkpoints.useStore(CheckpointNoticeStore.start(zk, SchedulerZkIdentity.from(schedulerConf), checkpoints));
     } else {
       // Without ZooKeeper no node can be asked to re-partition, and a GPU planned for it would be lost.
       entries.put(EngineSettings.MAX_MIG_RECONFIGURATIONS_PER_CYCLE, "0");
@@ -208,6 +215,9 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     }
     if (migExchange != null) {
       migExchange.close();
+    }
+    if (checkpoints.store() != null) {
+      checkpoints.store().close();
     }
     super.serviceStop();
   }
@@ -501,7 +511,7 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     app.stop(finalState);
     asks.remove(appId);
     waitReasons.remove(appId);
-    preemptions.forget(appId);
+    checkpoints.forget(appId);
     inbox.add(new EngineEvent.AppFinished(appId.toString()));
   }
 
@@ -512,6 +522,9 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     SpindleAppAttempt attempt = getCurrentAttemptForContainer(container.getId());
     FiCaSchedulerNode node = (FiCaSchedulerNode) getNode(container.getNodeId());
     Long allocation = allocationOf.remove(container.getId());
+    if (allocation != null) {
+      containerOf.remove(allocation);
+    }
     preemptions.ended(container.getId());
     if (allocation != null) {
       inbox.add(new EngineEvent.ContainerFinished(allocation));
@@ -578,6 +591,7 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     }
     normalizeResourceRequests(ask);
     releaseContainers(release, attempt);
+    checkpoints.open(attemptId.getApplicationId());
     AppAsks appAsks = asks.get(attemptId.getApplicationId());
     synchronized (attempt) {
       if (attempt.isStopped()) {
@@ -694,6 +708,21 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     } else if (decision instanceof Decision.Reserve r) {
       LOG.info("Reserved {} nodes in {} for the gang of {} (projected start {})", r.nodeIds().size(), r.subtree(),
           r.appId(), r.projectedStartMillis());
+    } else if (decision instanceof Decision.RequestCheckpoint r) {
+      checkpoints.request(r);
+    } else if (decision instanceof Decision.CancelCheckpoint c) {
+      checkpoints.cancel(c);
+    } else if (decision instanceof Decision.Preempt p) {
+      checkpoints.reclaimed(p);
+      for (ContainerId id : checkpoints.containerIds(p.allocationIds())) {
+        RMContainer c = getRMContainer(id);
+        if (c != null) {
+          completedContainer(c, SchedulerUtils.createPreemptedContainerStatus(id, SchedulerUtils.PREEMPTED_CONTAINER
+              + " by Spindle: " + p.reason()), RMContainerEventType.KILL);
+        }
+      }
+      LOG.info("Preempted {} containers of {} (notice {}); it resumes from {}", p.allocationIds().size(), p.appId(),
+          p.noticeId(), p.checkpointLocation());
     } else if (decision instanceof Decision.ReconfigureMig m) {
       Optional<EngineEvent> refused = inventory.request(m);
       if (refused.isPresent()) {
@@ -740,6 +769,15 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     }
   }
 
+  private Optional<byte[]> amRmTokenPassword(ApplicationId app) {
+    RMApp rmApp = rmContext == null ? null : rmContext.getRMApps().get(app);
+    if (rmApp == null || rmApp.getCurrentAppAttempt() == null
+        || rmApp.getCurrentAppAttempt().getAMRMToken() == null) {
+      return Optional.empty();
+    }
+    return Optional.of(rmApp.getCurrentAppAttempt().getAMRMToken().getPassword());
+  }
+
   private void startContainer(Decision.Allocate a) {
     ApplicationId appId = ApplicationId.fromString(a.appId());
     SchedulerApplication<SpindleAppAttempt> app = applications.get(appId);
@@ -761,6 +799,7 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
       return;
     }
     allocationOf.put(containerId, a.allocationId());
+    containerOf.put(a.allocationId(), containerId);
     appAsks.allocated(a.requestKey());
     node.allocateContainer(rmContainer);
     waitReasons.remove(appId);

@@ -66,18 +66,34 @@ class MigReconfigurerTest {
   }
 
   @Test
-  void neverTouchesAGpuWithRunningWork() {
+  void destroysIdleInstancesBesideRunningWork() {
+    // The 3g.20gb runs a process; the layout keeps it and replaces the idle rest.
     FakeNvidiaSmi fake = FakeNvidiaSmi.of("a100-mig", temp).serve("query.xml", "query-busy.xml");
 
     Outcome outcome = reconfigurer(fake).apply(0, FOUR_THREE, false);
 
+    assertThat(outcome.status()).isEqualTo(Status.APPLIED);
+    assertThat(fake.migLog()).containsExactly(
+        "mig -i 0 -gi 9,10,3 -dci",
+        "mig -i 0 -gi 9,10,3 -dgi",
+        "mig -i 0 -cgi 5:0 -C");
+  }
+
+  @Test
+  void neverDestroysAnInstanceWithRunningWork() {
+    FakeNvidiaSmi fake = FakeNvidiaSmi.of("a100-mig", temp).serve("query.xml", "query-busy.xml");
+    MigLayout dropsTheBusyOne = layout(at("2g.10gb", 0), at("1g.5gb", 2), at("1g.5gb", 3), at("2g.10gb", 4));
+
+    Outcome outcome = reconfigurer(fake).apply(0, dropsTheBusyOne, false);
+
     assertThat(outcome.status()).isEqualTo(Status.BUSY);
+    assertThat(outcome.detail()).contains("runs work on [3g.20gb@4]");
     assertThat(outcome.layout()).isEqualTo(NOW);
     assertThat(fake.migLog()).isEmpty();
   }
 
   @Test
-  void neverTouchesAGpuAContainerHolds() {
+  void neverDestroysWhileAContainerWasJustGivenAnInstance() {
     FakeNvidiaSmi fake = FakeNvidiaSmi.of("a100-mig", temp);
 
     Outcome outcome = reconfigurer(fake).apply(0, FOUR_THREE, true);
@@ -85,6 +101,18 @@ class MigReconfigurerTest {
     assertThat(outcome.status()).isEqualTo(Status.BUSY);
     assertThat(outcome.detail()).contains("held by a container");
     assertThat(fake.migLog()).isEmpty();
+  }
+
+  @Test
+  void createsInstancesInFreeSlicesEvenWhileAContainerWasJustGivenOne() {
+    // Only 4g.20gb@0 exists (say a container was just given it): adding a 3g.20gb in slices 4-7 destroys nothing.
+    FakeNvidiaSmi fake = FakeNvidiaSmi.of("a100-mig-partial", temp);
+
+    Outcome outcome = reconfigurer(fake).apply(0, FOUR_THREE, true);
+
+    assertThat(outcome.status()).isEqualTo(Status.APPLIED);
+    assertThat(outcome.layout()).isEqualTo(FOUR_THREE);
+    assertThat(fake.migLog()).containsExactly("mig -i 0 -cgi 9:4 -C");
   }
 
   @Test

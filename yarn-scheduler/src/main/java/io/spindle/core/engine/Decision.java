@@ -38,9 +38,11 @@ public sealed interface Decision {
   record Wait(String appId, String requestKey, String reason) implements Decision {}
 
   /**
-   * Re-partition an idle MIG GPU to {@code layout}. The node applies it and reports the result
+   * Re-partition a MIG GPU to {@code layout}. Every instance a container holds is in {@code layout}, and the node
+   * must leave it alone: it destroys only the unused instances {@code layout} lacks and creates the missing ones,
+   * which MIG allows beside running work. The node applies it and reports the result
    * ({@link EngineEvent.MigLayoutReported}); the new instances count from then, and not before
-   * {@code availableAtMillis}.
+   * {@code availableAtMillis}. Never the layout the GPU already has.
    */
   record ReconfigureMig(String nodeId, int gpuIndex, MigLayout layout, long availableAtMillis) implements Decision {}
 

@@ -56,7 +56,7 @@ public final class Engine {
   private final Topology topology;
   private final Clock clock;
   private final EngineSettings settings;
-  private final MigRepartitionPlanner migPlanner;
+  private final MigRepartitioning migRepartitioning;
   private final ClusterState cluster;
   private final GangPlacer gangPlacer;
   private final EnginePreemption preemption;
@@ -80,10 +80,10 @@ public final class Engine {
   public Engine(GpuModelCatalog catalog, QueueTree tree, Topology topology, Clock clock, EngineSettings settings) {
     this.catalog = catalog;
     this.settings = settings;
-    this.migPlanner = new MigRepartitionPlanner(settings.migSlotPolicy());
     this.topology = topology;
     this.clock = clock;
     this.cluster = new ClusterState(topology);
+    this.migRepartitioning = new MigRepartitioning(cluster, settings, clock);
     this.gangPlacer = new GangPlacer(cluster);
     this.preemption = new EnginePreemption(settings.preemption(), clock, apps, allocations, cluster, gangPlacer);
     installQueues(tree);
@@ -260,6 +260,11 @@ public final class Engine {
     }
     String why = whyImpossible(app, e);
     DemandState old = app.demands.get(e.requestKey());
+    if (why == null) {
+      // Only what is new counts: drivers re-send a request's whole outstanding count.
+      int before = old != null && old.shape.equals(e.shape()) ? old.outstanding : 0;
+      migRepartitioning.asked(e.shape(), e.count() - before);
+    }
     if (old != null) {
       app.leaf.addPending(old.pending().times(-1));
       app.demands.remove(e.requestKey());
@@ -419,6 +424,8 @@ public final class Engine {
     long cycle = cycles + 1;
     // Capacity only shrinks within a cycle, so a shape that found no node stays unplaceable until the cycle ends.
     Set<Resources> noRoom = new HashSet<>();
+    refusedThisCycle.clear();
+    foundThisCycle.clear();
     List<DemandState> waiting = new ArrayList<>();
     // Capacity a reclaim freed goes to the request it was reclaimed for before anyone else can take part of it.
     for (DemandState d : reclaimedFor) {
@@ -467,11 +474,16 @@ public final class Engine {
       }
     }
 
-    planMigRepartitions(waiting, decisions);
+    List<MigRepartitionPlanner.Need> migNeeds = new ArrayList<>();
+    for (DemandState d : waiting) {
+      if (d.waitingReason == NO_ROOM && d.shape.wantsMig()) {
+        migNeeds.add(new MigRepartitionPlanner.Need(d.shape, d.outstanding));
+      }
+    }
+    Map<Resources, String> noRoomReasons = migRepartitioning.plan(migNeeds, decisions);
 
     // "No room" is explained against the cluster as the cycle leaves it, so the reason is the same from one
     // cycle to the next while the situation is, and a Wait is re-announced only when something really changed.
-    Map<Resources, String> noRoomReasons = new HashMap<>();
     for (DemandState d : waiting) {
       if (d.waitingReason == NO_ROOM) {
         d.waitingReason = noRoomReasons.computeIfAbsent(d.shape, cluster::whyNotNow);
@@ -482,39 +494,6 @@ public final class Engine {
       }
     }
     return waiting;
-  }
-
-  /**
-   * Requests that wait for a MIG profile no free instance serves get idle GPUs re-partitioned for them, counting
-   * instances already on their way so a request is planned for once.
-   */
-  private void planMigRepartitions(List<DemandState> waiting, List<Decision> decisions) {
-    Map<String, Integer> wanted = new LinkedHashMap<>();
-    Map<String, Resources> shapeOf = new LinkedHashMap<>();
-    for (DemandState d : waiting) {
-      if (d.waitingReason == NO_ROOM && d.shape.wantsMig()) {
-        String key = d.shape.migProfile() + "|" + d.shape.gpuModel();
-        wanted.merge(key, d.outstanding * d.shape.migInstances(), Integer::sum);
-        shapeOf.putIfAbsent(key, d.shape);
-      }
-    }
-    if (wanted.isEmpty() || settings.maxMigReconfigurationsPerCycle() == 0) {
-      return;
-    }
-    List<MigRepartitionPlanner.Need> needs = new ArrayList<>();
-    for (Map.Entry<String, Integer> w : wanted.entrySet()) {
-      Resources shape = shapeOf.get(w.getKey());
-      int missing = w.getValue() - cluster.migInstancesInFlight(shape.migProfile())
-          - cluster.freeMigInstances(shape.migProfile());
-      if (missing > 0) {
-        needs.add(new MigRepartitionPlanner.Need(shape, missing));
-      }
-    }
-    long availableAt = clock.nowMillis() + settings.migReconfigureMillis();
-    for (MigRepartitionPlanner.Plan p : migPlanner.plan(cluster, needs, settings.maxMigReconfigurationsPerCycle())) {
-      cluster.beginReconfigure(p.nodeId(), p.gpuIndex(), p.layout(), availableAt);
-      decisions.add(new Decision.ReconfigureMig(p.nodeId(), p.gpuIndex(), p.layout(), availableAt));
-    }
   }
 
   private boolean noWaitingLeaves() {
@@ -563,7 +542,9 @@ public final class Engine {
     if (d.isGang()) {
       return tryPlaceGang(d, decisions);
     }
-    Placement placement = noRoom.contains(d.shape) ? null : cluster.find(d.shape);
+    // Under sustained load a queue sits at its maximum and thousands of waiting requests of a few shapes find room
+    // but are refused: the place found for a shape holds until the next container starts.
+    Placement placement = noRoom.contains(d.shape) ? null : findSinceLastStart(d.shape);
     if (placement == null) {
       noRoom.add(d.shape);
       if (d.spec.maxRuntimeMillis() > 0) {
@@ -573,7 +554,7 @@ public final class Engine {
     if (placement == null) {
       return NO_ROOM;
     }
-    String over = overLimits(d.app, placement.charge());
+    String over = refusedByLimits(d.app, placement.charge());
     if (over != null) {
       return over;
     }
@@ -588,9 +569,8 @@ public final class Engine {
   private String tryPlaceGang(DemandState d, List<Decision> decisions) {
     List<Placement> members = gangPlacer.place(d.shape, d.outstanding, d.requiredDepth, d.reservation);
     if (members == null) {
-      if (d.shape.wantsMig()
-          && cluster.freeMigInstances(d.shape.migProfile()) < d.outstanding * d.shape.migInstances()) {
-        return NO_ROOM; // Instances are missing, not nodes: the MIG planner re-partitions idle GPUs for the gang.
+      if (d.shape.wantsMig() && cluster.migContainersPlaceable(d.shape, d.outstanding) < d.outstanding) {
+        return NO_ROOM; // Instances are missing, not nodes: the MIG planner makes them for the gang.
       }
       return reserveFor(d, decisions);
     }
@@ -677,6 +657,44 @@ public final class Engine {
     }
   }
 
+  /** Where a shape would go, and after how many container starts of this cycle it was found. */
+  private record Found(Placement placement, long starts) {}
+
+  /** Places found in this cycle; one is valid while no container started since (a stamp, not a clear per start). */
+  private final Map<Resources, Found> foundThisCycle = new HashMap<>();
+  private long startsThisCycle;
+
+  private Placement findSinceLastStart(Resources shape) {
+    Found f = foundThisCycle.get(shape);
+    if (f != null && f.starts() == startsThisCycle) {
+      return f.placement();
+    }
+    Placement p = cluster.find(shape);
+    if (p != null) {
+      foundThisCycle.put(shape, new Found(p, startsThisCycle));
+    }
+    return p;
+  }
+
+  /** A charge to one user in one leaf, refused by a limit: usage only grows while a cycle places, so it stays so. */
+  private record LimitKey(QueueState leaf, String user, ResourceVector charge) {}
+
+  /** Charges a limit refused in this cycle, with the reason: thousands of waiting requests of a shape word it once. */
+  private final Map<LimitKey, String> refusedThisCycle = new HashMap<>();
+
+  /** {@link #overLimits}, remembered for the rest of the cycle when it refuses. */
+  private String refusedByLimits(AppState app, ResourceVector charge) {
+    LimitKey key = new LimitKey(app.leaf, app.user, charge);
+    String why = refusedThisCycle.get(key);
+    if (why == null) {
+      why = overLimits(app, charge);
+      if (why != null) {
+        refusedThisCycle.put(key, why);
+      }
+    }
+    return why;
+  }
+
   /** Why charging {@code charge} to the application would break a queue maximum or its user limit, or null. */
   private String overLimits(AppState app, ResourceVector charge) {
     for (QueueState q = app.leaf; q != null; q = q.parent) {
@@ -691,6 +709,7 @@ public final class Engine {
 
   /** Commits one container of {@code d} at {@code placement} and announces it. */
   private void start(DemandState d, Placement placement, List<Decision> decisions) {
+    startsThisCycle++;
     AppState app = d.app;
     ResourceVector charge = placement.charge();
     cluster.commit(d.shape, placement);

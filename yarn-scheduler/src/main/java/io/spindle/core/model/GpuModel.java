@@ -25,7 +25,21 @@ public record GpuModel(
   }
 
   public Optional<MigProfile> profile(String profileName) {
-    return profiles.stream().filter(p -> p.name().equals(profileName)).findFirst();
+    // A loop, not a stream: placement asks this for every GPU it looks at.
+    for (MigProfile p : profiles) {
+      if (p.name().equals(profileName)) {
+        return Optional.of(p);
+      }
+    }
+    return Optional.empty();
+  }
+
+  /**
+   * Whether {@code other} is this model. Models are told apart by name (a catalog refuses duplicates); the record's
+   * own {@code equals} compares every profile and legal-start list, far too slow for placement's inner loops.
+   */
+  public boolean sameModel(GpuModel other) {
+    return this == other || (other != null && name.equals(other.name));
   }
 
   public Map<String, MigProfile> profilesByName() {

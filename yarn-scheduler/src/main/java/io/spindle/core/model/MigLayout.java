@@ -66,7 +66,8 @@ public final class MigLayout {
   /** Why {@code p} cannot be added, or {@code null} when it can. */
   public String whyNot(MigPlacement p) {
     MigProfile profile = p.profile();
-    if (model.profile(profile.name()).filter(profile::equals).isEmpty()) {
+    MigProfile own = ownProfile(profile);
+    if (own == null) {
       return "profile " + profile.name() + " does not belong to " + model.name();
     }
     if (!profile.isLegalStart(p.start())) {
@@ -79,12 +80,34 @@ public final class MigLayout {
       return profile.name() + " needs " + profile.computeSlices() + " compute slices; only "
           + (model.computeSlices() - usedCompute) + " of " + model.computeSlices() + " are free";
     }
-    long same = placements.stream().filter(q -> q.profile().equals(profile)).count();
+    int same = 0;
+    boolean media = false;
+    for (MigPlacement q : placements) {
+      if (q.profile() == own || q.profile().name().equals(own.name())) {
+        same++;
+      }
+      media |= q.profile().mediaExtension();
+    }
     if (same >= profile.maxInstances()) {
       return "at most " + profile.maxInstances() + " instance(s) of " + profile.name() + " per GPU";
     }
-    if (profile.mediaExtension() && placements.stream().anyMatch(q -> q.profile().mediaExtension())) {
+    if (profile.mediaExtension() && media) {
       return "at most one media-extension (+me) instance per GPU";
+    }
+    return null;
+  }
+
+  /** The model's own profile equal to {@code profile}, or null; by identity first, since it nearly always is. */
+  private MigProfile ownProfile(MigProfile profile) {
+    for (MigProfile own : model.profiles()) {
+      if (own == profile) {
+        return own;
+      }
+    }
+    for (MigProfile own : model.profiles()) {
+      if (own.name().equals(profile.name())) {
+        return own.equals(profile) ? own : null;
+      }
     }
     return null;
   }
@@ -131,7 +154,7 @@ public final class MigLayout {
    * packing asks the same question many times.
    */
   public int placeable(MigProfile profile) {
-    int i = model.profiles().indexOf(profile);
+    int i = profileIndex(profile);
     if (i < 0) {
       return 0;
     }
@@ -154,17 +177,38 @@ public final class MigLayout {
     return room[i];
   }
 
+  private int profileIndex(MigProfile profile) {
+    List<MigProfile> profiles = model.profiles();
+    for (int i = 0; i < profiles.size(); i++) {
+      if (profiles.get(i) == profile) {
+        return i;
+      }
+    }
+    return profiles.indexOf(profile);
+  }
+
   /** Per profile (catalog order) how many more fit; -1 until asked. Immutable layout, so a benign cache. */
   private int[] room;
+  /** 0 until computed; layouts are hashed in every planning pass, and the placements' records hash deeply. */
+  private int hash;
 
   @Override
   public boolean equals(Object o) {
-    return o instanceof MigLayout other && model.equals(other.model) && placements.equals(other.placements);
+    if (this == o) {
+      return true;
+    }
+    return o instanceof MigLayout other && usedMask == other.usedMask && model.sameModel(other.model)
+        && placements.equals(other.placements);
   }
 
   @Override
   public int hashCode() {
-    return model.name().hashCode() * 31 + placements.hashCode();
+    int h = hash;
+    if (h == 0) {
+      h = model.name().hashCode() * 31 + placements.hashCode();
+      hash = h == 0 ? 1 : h;
+    }
+    return h;
   }
 
   @Override

@@ -3,6 +3,7 @@ package io.spindle.core.placement;
 import io.spindle.core.model.GpuModel;
 import io.spindle.core.model.InvalidInputException;
 import io.spindle.core.model.MigLayout;
+import io.spindle.core.model.MigPlacement;
 import io.spindle.core.model.MigProfile;
 import io.spindle.core.model.Node;
 import io.spindle.core.model.ResourceVector;
@@ -10,8 +11,10 @@ import io.spindle.core.model.Resources;
 import io.spindle.core.model.Topology;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -24,17 +27,23 @@ import java.util.TreeSet;
  * Free capacity of every node, indexed so that finding a node for a container costs a logarithmic lookup, not a
  * scan of the cluster.
  *
- * <p>Whole-GPU and CPU-only containers use ordered sets of nodes keyed by (free whole GPUs, free memory, free
- * vcores): a ceiling lookup lands on the best fit (fewest free GPUs, then least free memory that still holds the
- * container) and skips every node that is too small. MIG containers use one ordered set per profile name holding
- * only the nodes that can place that profile now, fullest first, so partly used MIG GPUs fill before fresh ones.
+ * <p>Whole-GPU and CPU-only containers use ordered sets of nodes keyed by (free whole GPUs, free MIG memory slices,
+ * free memory, free vcores): a ceiling lookup lands on the best fit (fewest free GPUs, then least free GPU capacity
+ * in MIG mode, then least free memory that still holds the container) and skips every node that is too small. MIG
+ * containers use one ordered set per profile name holding only the nodes that can place that profile now, fullest
+ * first, so partly used MIG GPUs fill before fresh ones.
  */
 public final class ClusterState {
 
   // Hand-written rather than Comparator.comparing chains: these run on every placement, in every TreeSet step.
+  // Free MIG slices come second so that a container without GPUs goes where no GPU capacity is left to strand (a
+  // CPU-only node, or GPUs all in use) even when every GPU is in MIG mode, where free whole GPUs are 0 everywhere.
   private static final Comparator<NodeState> BY_FREE_CAPACITY = (a, b) -> {
     if (a.freeWholeGpus != b.freeWholeGpus) {
       return Integer.compare(a.freeWholeGpus, b.freeWholeGpus);
+    }
+    if (a.freeMigSlices != b.freeMigSlices) {
+      return Integer.compare(a.freeMigSlices, b.freeMigSlices);
     }
     if (a.freeMemoryMb != b.freeMemoryMb) {
       return Long.compare(a.freeMemoryMb, b.freeMemoryMb);
@@ -61,6 +70,8 @@ public final class ClusterState {
   private final Map<NodeState, Set<String>> migIndexed = new HashMap<>();
   private final Map<NodeShape, Integer> shapes = new LinkedHashMap<>();
   private final Set<NodeState> migNodes = new LinkedHashSet<>();
+  /** GPUs being re-partitioned, with their nodes, in the order planned: the only ones a cycle must look at. */
+  private final Map<MigGpuState, NodeState> inFlight = new LinkedHashMap<>();
   private ResourceVector capacity = ResourceVector.ZERO;
   private long freeWholeGpus;
   private int nextSeq;
@@ -122,6 +133,7 @@ public final class ClusterState {
       sub.nodes.remove(state);
     }
     migNodes.remove(state);
+    inFlight.values().removeIf(n -> n == state);
     shapes.computeIfPresent(shapeOf(state.node), (k, v) -> v == 1 ? null : v - 1);
     capacity = capacity.minus(state.node.capacity());
     freeWholeGpus -= state.freeWholeGpus;
@@ -161,12 +173,15 @@ public final class ClusterState {
       return null;
     }
     int level = shape.gpus();
-    NodeState candidate = set.ceiling(probe(level, shape.memoryMb()));
+    int mig = 0;
+    NodeState candidate = set.ceiling(probe(level, mig, shape.memoryMb()));
     while (candidate != null) {
-      if (candidate.freeWholeGpus > level) {
-        // Next GPU level: jump past its nodes with too little memory instead of walking them.
+      if (candidate.freeWholeGpus > level || candidate.freeMigSlices > mig) {
+        // Next group of (free GPUs, free MIG slices): jump past its nodes with too little memory instead of walking
+        // them.
+        mig = candidate.freeWholeGpus > level ? 0 : candidate.freeMigSlices;
         level = candidate.freeWholeGpus;
-        candidate = set.ceiling(probe(level, shape.memoryMb()));
+        candidate = set.ceiling(probe(level, mig, shape.memoryMb()));
         continue;
       }
       if (candidate.freeMemoryMb >= shape.memoryMb() && candidate.freeVcores >= shape.vcores()) {
@@ -208,7 +223,7 @@ public final class ClusterState {
   public void reportMigLayout(String nodeId, int gpuIndex, MigLayout layout) {
     NodeState state = requireNode(nodeId);
     MigGpuState gpu = state.migGpu(gpuIndex);
-    if (!layout.model().equals(gpu.gpu.model())) {
+    if (!layout.model().sameModel(gpu.gpu.model())) {
       throw new InvalidInputException("gpu.migLayout", layout, "node " + nodeId + " GPU " + gpuIndex + " is a "
           + gpu.gpu.model().name());
     }
@@ -220,31 +235,41 @@ public final class ClusterState {
     }
   }
 
-  /** Marks an idle MIG GPU as being re-partitioned: unavailable until reported and {@code availableAtMillis}. */
+  /**
+   * Starts a MIG GPU's re-partition to {@code desired}, which keeps every instance in use. Until the node reported it
+   * and {@code availableAtMillis} has come, only the instances it keeps are handed out.
+   */
   public void beginReconfigure(String nodeId, int gpuIndex, MigLayout desired, long availableAtMillis) {
     NodeState state = requireNode(nodeId);
+    MigGpuState gpu = state.migGpu(gpuIndex);
     detach(state);
-    state.migGpu(gpuIndex).beginReconfigure(desired, availableAtMillis);
-    attach(state);
+    try {
+      gpu.beginReconfigure(desired, availableAtMillis);
+    } finally {
+      attach(state);
+    }
+    inFlight.put(gpu, state);
   }
 
   /** Puts re-partitioned GPUs whose report has arrived and whose time has come back into service. */
   public void activateReconfiguredGpus(long nowMillis) {
-    for (NodeState state : migNodes()) {
-      boolean changed = false;
-      for (MigGpuState gpu : state.migGpus()) {
-        if (gpu.pending() != null) {
-          if (!changed) {
-            detach(state);
-            changed = true;
-          }
-          gpu.activateIfDue(nowMillis);
-        }
-      }
-      if (changed) {
-        attach(state);
+    if (inFlight.isEmpty()) {
+      return;
+    }
+    for (Iterator<Map.Entry<MigGpuState, NodeState>> it = inFlight.entrySet().iterator(); it.hasNext(); ) {
+      Map.Entry<MigGpuState, NodeState> e = it.next();
+      if (e.getKey().due(nowMillis)) {
+        detach(e.getValue());
+        e.getKey().activate();
+        attach(e.getValue());
+        it.remove();
       }
     }
+  }
+
+  /** GPUs with a re-partition in flight, and their nodes, in the order the re-partitions were planned. */
+  Map<MigGpuState, NodeState> gpusInFlight() {
+    return Collections.unmodifiableMap(inFlight);
   }
 
   /** Nodes with at least one MIG-mode GPU, in registration order. */
@@ -252,7 +277,32 @@ public final class ClusterState {
     return migNodes;
   }
 
-  /** Free instances of the profile over the cluster, and instances of it in re-partitions not yet in force. */
+  /** Nodes with a free instance of the profile now, fullest first (nodes held for gangs are not among them). */
+  Collection<NodeState> nodesWithFreeInstance(String profileName) {
+    TreeSet<NodeState> set = byMigProfile.get(profileName);
+    return set == null ? List.of() : set;
+  }
+
+  /**
+   * How many containers of a MIG shape, at most {@code limit}, the nodes could take now, each on one node with its
+   * CPU and memory (nodes held for gangs aside): what free instances are worth to that shape, unlike
+   * {@link #freeMigInstances}.
+   */
+  public int migContainersPlaceable(Resources shape, int limit) {
+    int n = 0;
+    for (NodeState state : nodesWithFreeInstance(shape.migProfile())) {
+      if (n >= limit) {
+        break;
+      }
+      n += state.capacityFor(shape, limit - n);
+    }
+    return n;
+  }
+
+  /**
+   * Free instances of the profile over the cluster, wherever they are and whatever node CPU or GPU model a request
+   * needs: a statistic, not an answer to whether a request can be served (see {@link #migContainersPlaceable}).
+   */
   public int freeMigInstances(String profileName) {
     TreeSet<NodeState> set = byMigProfile.get(profileName);
     int n = 0;
@@ -264,12 +314,13 @@ public final class ClusterState {
     return n;
   }
 
+  /** Instances of the profile in the layouts of re-partitions not yet in force. */
   public int migInstancesInFlight(String profileName) {
     int n = 0;
-    for (NodeState state : migNodes()) {
-      for (MigGpuState gpu : state.migGpus()) {
-        if (gpu.pending() != null) {
-          n += (int) gpu.pending().placements().stream().filter(p -> p.profile().name().equals(profileName)).count();
+    for (MigGpuState gpu : inFlight.keySet()) {
+      for (MigPlacement p : gpu.pending().placements()) {
+        if (p.profile().name().equals(profileName)) {
+          n++;
         }
       }
     }
@@ -361,9 +412,8 @@ public final class ClusterState {
     // The text stays the same while the situation does: drivers re-announce a request only when its reason changes.
     if (shape.wantsMig()) {
       return migInstancesInFlight(shape.migProfile()) > 0
-          ? "waiting for a MIG instance of " + shape.migProfile() + ": idle GPUs are being re-partitioned for it"
-          : "waiting for a MIG instance of " + shape.migProfile() + ": none is free and no idle MIG GPU can be "
-              + "re-partitioned for it now (GPUs with running work are never re-partitioned)";
+          ? "waiting for a MIG instance of " + shape.migProfile() + ": MIG GPUs are being re-partitioned for it"
+          : "waiting for a MIG instance of " + shape.migProfile() + ": none is free on a node with room for it";
     }
     if (shape.gpus() > 0 && freeWholeGpus >= shape.gpus()) {
       return "waiting for capacity: enough GPUs are free in the cluster, but no node has " + shape.gpus()
@@ -440,8 +490,8 @@ public final class ClusterState {
     return new NodeShape(node.memoryMb(), node.vcores(), node.gpuModel(), node.gpus().size() - mig, mig);
   }
 
-  private static NodeState probe(int freeWholeGpus, long freeMemoryMb) {
-    return NodeState.probe(freeWholeGpus, freeMemoryMb);
+  private static NodeState probe(int freeWholeGpus, int freeMigSlices, long freeMemoryMb) {
+    return NodeState.probe(freeWholeGpus, freeMigSlices, freeMemoryMb);
   }
 
   /** Every node's state, in registration order (gang placement walks them when subtree sums allow). */

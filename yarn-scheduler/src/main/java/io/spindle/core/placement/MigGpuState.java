@@ -5,14 +5,17 @@ import io.spindle.core.model.InvalidInputException;
 import io.spindle.core.model.MigLayout;
 import io.spindle.core.model.MigPlacement;
 import io.spindle.core.model.MigProfile;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * One MIG-mode GPU: the instances that exist (as its node last reported them), those that containers hold, and a
  * re-partition in flight.
  *
- * <p>A re-partition makes the GPU unavailable from the moment it is planned until both its node has reported the new
- * layout and the configured reconfiguration time has passed; only then do its new instances count. The scheduler
- * never re-partitions a GPU with an instance in use.
+ * <p>A re-partition keeps every instance in use; it destroys only unused instances and creates new ones, which MIG
+ * allows beside running work. From the moment it is planned until both its node has reported the new layout and the
+ * configured reconfiguration time has passed, the GPU hands out only the instances the change keeps: what it destroys
+ * or creates does not exist for certain until then.
  */
 final class MigGpuState {
 
@@ -20,6 +23,8 @@ final class MigGpuState {
   private MigLayout configured;
   private MigLayout inUse;
   private MigLayout pending;
+  /** While a re-partition is in flight: instances of the layout before it that it keeps. */
+  private List<MigPlacement> kept = List.of();
   private long availableAtMillis;
   private boolean reported = true;
 
@@ -42,6 +47,7 @@ final class MigGpuState {
     return pending;
   }
 
+  /** No re-partition in flight. */
   boolean available() {
     return pending == null;
   }
@@ -54,13 +60,16 @@ final class MigGpuState {
     return Integer.bitCount(inUse.usedSliceMask());
   }
 
+  /** Whether a container may be given {@code p} now. */
+  boolean allocatable(MigPlacement p) {
+    return (inUse.usedSliceMask() & p.sliceMask()) == 0 && configured.placements().contains(p)
+        && (pending == null || kept.contains(p));
+  }
+
   /** The lowest-start free instance of the profile, or {@code null}. */
   MigPlacement freeInstance(String profileName) {
-    if (!available()) {
-      return null;
-    }
     for (MigPlacement p : configured.placements()) {
-      if (p.profile().name().equals(profileName) && !inUse.placements().contains(p)) {
+      if (p.profile().name().equals(profileName) && allocatable(p)) {
         return p;
       }
     }
@@ -68,12 +77,9 @@ final class MigGpuState {
   }
 
   int freeInstances(String profileName) {
-    if (!available()) {
-      return 0;
-    }
     int n = 0;
     for (MigPlacement p : configured.placements()) {
-      if (p.profile().name().equals(profileName) && !inUse.placements().contains(p)) {
+      if (p.profile().name().equals(profileName) && allocatable(p)) {
         n++;
       }
     }
@@ -97,10 +103,24 @@ final class MigGpuState {
     }
   }
 
+  /** Starts a re-partition to {@code desired}, which must keep every instance in use. */
   void beginReconfigure(MigLayout desired, long availableAtMillis) {
-    if (!inUse.isEmpty()) {
-      throw new IllegalStateException("GPU " + gpu.index() + " has instances in use: " + inUse);
+    if (pending != null) {
+      throw new IllegalStateException("GPU " + gpu.index() + " is already being re-partitioned to " + pending);
     }
+    for (MigPlacement p : inUse.placements()) {
+      if (!desired.placements().contains(p)) {
+        throw new IllegalStateException("GPU " + gpu.index() + ": re-partition to " + desired
+            + " would destroy instance " + p + ", which a container holds");
+      }
+    }
+    List<MigPlacement> keep = new ArrayList<>();
+    for (MigPlacement p : configured.placements()) {
+      if (desired.placements().contains(p)) {
+        keep.add(p);
+      }
+    }
+    this.kept = List.copyOf(keep);
     this.pending = desired;
     this.availableAtMillis = availableAtMillis;
     this.reported = false;
@@ -121,12 +141,14 @@ final class MigGpuState {
     reported = true;
   }
 
-  /** Ends a re-partition once it is reported and its time has passed; true when the GPU just became available. */
-  boolean activateIfDue(long nowMillis) {
-    if (pending != null && reported && nowMillis >= availableAtMillis) {
-      pending = null;
-      return true;
-    }
-    return false;
+  /** A re-partition in flight whose report has arrived and whose time has come. */
+  boolean due(long nowMillis) {
+    return pending != null && reported && nowMillis >= availableAtMillis;
+  }
+
+  /** Ends a re-partition that is {@link #due}: the reported layout is in force. */
+  void activate() {
+    pending = null;
+    kept = List.of();
   }
 }

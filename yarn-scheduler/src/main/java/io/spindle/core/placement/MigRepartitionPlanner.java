@@ -12,21 +12,34 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Plans new MIG layouts for idle GPUs when requests wait for a profile that no free instance can serve.
+ * Plans MIG layout changes for containers that wait for instances no node can give them now.
  *
- * <p>Only GPUs with no instance in use and no re-partition in flight are considered: running work is never
- * touched. Needs are served largest profile first (big instances are the hardest to fit), one instance at a time,
- * each where the {@link MigSlotPolicy} puts it among the layouts planned so far plus one fresh idle GPU, so several
- * small needs share a GPU instead of each taking one. Space left on a planned GPU is then filled with more
- * instances of the profiles asked for. What a planned GPU had before was idle, so nothing is lost.
+ * <p>Containers are planned one at a time, in the order the needs come (the engine passes them in scheduling
+ * order), each on one node that has its CPU and memory: see {@link MigPlanningPass}. A GPU with work on it may get
+ * new instances beside the running ones, or lose unused ones in their way; a re-partition never destroys an instance
+ * in use. Space left on a planned GPU is then filled by the recent demand mix (see
+ * {@link #fillRemainingSpace}).
  */
 public final class MigRepartitionPlanner {
 
-  /** {@code instances} more instances of the shape's profile are needed; the shape says what else the node needs. */
-  public record Need(Resources shape, int instances) {}
+  /** {@code containers} more containers of {@code shape} wait for MIG instances. */
+  public record Need(Resources shape, int containers) {}
 
   /** Re-partition this GPU to this layout. */
   public record Plan(String nodeId, int gpuIndex, MigLayout layout) {}
+
+  /** How the waiting containers of one shape stand after planning. */
+  public enum Status {
+    /** Every one has instances free, on their way, or planned now. */
+    COVERED,
+    /** Some have none, and this cycle's re-partition budget is spent. */
+    OUT_OF_BUDGET,
+    /** Some have none, and no GPU on a node with room for the container can make them without destroying one in use. */
+    NO_ROOM
+  }
+
+  /** The re-partitions to make, and how each shape among the needs stands. */
+  public record Result(List<Plan> plans, Map<Resources, Status> status) {}
 
   private final MigSlotPolicy policy;
 
@@ -36,140 +49,75 @@ public final class MigRepartitionPlanner {
 
   /**
    * @param maxGpus at most this many GPUs are re-partitioned in one call, so one burst of requests cannot take
-   *     every idle GPU out of service at once
+   *     every GPU's free instances out of service at once
+   * @param recent what the rest of a planned GPU is filled with
    */
-  public List<Plan> plan(ClusterState cluster, List<Need> needs, int maxGpus) {
-    List<Candidate> idle = idleGpus(cluster);
-    List<GpuModel> models = new ArrayList<>();
-    for (Candidate c : idle) {
-      if (!models.contains(c.gpu.gpu.model())) {
-        models.add(c.gpu.gpu.model());
+  public Result plan(ClusterState cluster, List<Need> needs, int maxGpus, MigDemandMix recent) {
+    MigPlanningPass pass = new MigPlanningPass(cluster, policy, maxGpus);
+    Map<Resources, Status> status = new LinkedHashMap<>();
+    for (Need need : needs) {
+      Status before = status.get(need.shape());
+      if (before != null && before != Status.COVERED) {
+        continue; // Capacity only shrinks within a pass: a shape that found none finds none later.
       }
-    }
-    Map<String, Long> charge = new LinkedHashMap<>();
-    for (Need n : needs) {
-      String name = n.shape().migProfile();
-      charge.put(name, models.stream().map(m -> m.profile(name)).filter(java.util.Optional::isPresent)
-          .mapToLong(p -> p.get().gpuUnits()).max().orElse(0));
-    }
-    List<Need> ordered = new ArrayList<>(needs);
-    ordered.sort(Comparator.comparingLong((Need n) -> -charge.get(n.shape().migProfile()))
-        .thenComparing(n -> n.shape().migProfile()));
-    Map<MigGpuState, Candidate> planned = new LinkedHashMap<>();
-    int[] freshCursor = new int[models.size()];
-    for (Need need : ordered) {
-      for (int k = 0; k < need.instances(); k++) {
-        if (!placeOne(need.shape(), models, planned, idle, freshCursor, maxGpus)) {
-          break;
-        }
+      int served = 0;
+      while (served < need.containers() && pass.serve(need.shape())) {
+        served++;
       }
+      status.put(need.shape(), served == need.containers() ? Status.COVERED
+          : pass.budgetLeft() ? Status.NO_ROOM : Status.OUT_OF_BUDGET);
     }
-    fillRemainingSpace(planned.values(), ordered);
     List<Plan> out = new ArrayList<>();
-    for (Candidate c : planned.values()) {
-      out.add(new Plan(c.node.id(), c.gpu.gpu.index(), c.layout));
+    for (MigPlanningPass.Target t : pass.planned()) {
+      fillRemainingSpace(t, recent);
+      // Re-partitioning a GPU to what it already has takes it out of service for nothing; repeated every cycle it
+      // is a livelock.
+      if (!t.layout.equals(t.gpu.configured())) {
+        out.add(new Plan(t.node.id(), t.gpu.gpu.index(), t.layout));
+      }
     }
-    return out;
-  }
-
-  private boolean placeOne(Resources shape, List<GpuModel> models, Map<MigGpuState, Candidate> planned,
-      List<Candidate> idle, int[] freshCursor, int maxGpus) {
-    for (int m = 0; m < models.size(); m++) {
-      GpuModel model = models.get(m);
-      if (shape.gpuModel() != null && !shape.gpuModel().equals(model.name())) {
-        continue;
-      }
-      MigProfile profile = model.profile(shape.migProfile()).orElse(null);
-      if (profile == null) {
-        continue;
-      }
-      List<Candidate> options = new ArrayList<>();
-      for (Candidate c : planned.values()) {
-        if (c.gpu.gpu.model().equals(model) && c.node.fitsCpuAndMemory(shape)) {
-          options.add(c);
-        }
-      }
-      // Idle GPUs are taken in order and never handed back, so a cursor per model finds the next one.
-      Candidate fresh = null;
-      if (planned.size() < maxGpus) {
-        for (int i = freshCursor[m]; i < idle.size(); i++) {
-          Candidate c = idle.get(i);
-          if (!planned.containsKey(c.gpu) && c.gpu.gpu.model().equals(model) && c.node.fitsCpuAndMemory(shape)) {
-            fresh = c;
-            break;
-          }
-        }
-      }
-      List<MigLayout> layouts = new ArrayList<>();
-      options.forEach(c -> layouts.add(c.layout));
-      if (fresh != null) {
-        layouts.add(MigLayout.empty(model));
-      }
-      MigSlotPolicy.Choice choice = policy.choose(profile, layouts);
-      if (choice == null) {
-        continue;
-      }
-      MigPlacement placement = new MigPlacement(profile, choice.start());
-      if (choice.option() < options.size()) {
-        Candidate c = options.get(choice.option());
-        c.layout = c.layout.with(placement);
-      } else {
-        fresh.layout = MigLayout.empty(model).with(placement);
-        planned.put(fresh.gpu, fresh);
-        freshCursor[m] = idle.indexOf(fresh) + 1;
-      }
-      return true;
-    }
-    return false;
+    return new Result(out, status);
   }
 
   /**
-   * A re-partition takes a GPU out of service and, once containers run on it, it is not re-partitioned again
-   * until they all end; so the space the needs left is filled now, with more instances of the profiles asked for
-   * (largest first, where the slot policy puts them) — requests for the same profiles tend to keep coming.
+   * Fills the space a planned GPU has left with instances for the profiles asked for recently, so that the next
+   * requests find instances ready instead of waiting for another re-partition. The space is apportioned in proportion
+   * to the memory slices recently asked for each profile (D'Hondt: each next instance goes to the profile with the
+   * most recent slices per slice it already got in this fill, among those the slot policy can still place), so a GPU
+   * planned for one 4g.40gb gets the small and mid-size instances the queue has been asking for beside it. Profiles
+   * with no recent demand get nothing: space no recent profile fits stays unpartitioned, for whatever comes.
    */
-  private void fillRemainingSpace(Iterable<Candidate> planned, List<Need> needs) {
-    for (Candidate c : planned) {
-      boolean added = true;
-      while (added) {
-        added = false;
-        for (Need need : needs) {
-          MigProfile profile = c.gpu.gpu.model().profile(need.shape().migProfile()).orElse(null);
-          if (profile == null || !c.node.fitsCpuAndMemory(need.shape())) {
-            continue;
-          }
-          MigSlotPolicy.Choice choice = policy.choose(profile, List.of(c.layout));
-          if (choice != null) {
-            c.layout = c.layout.with(new MigPlacement(profile, choice.start()));
-            added = true;
-            break;
-          }
-        }
+  private void fillRemainingSpace(MigPlanningPass.Target t, MigDemandMix recent) {
+    GpuModel model = t.gpu.gpu.model();
+    List<MigProfile> profiles = new ArrayList<>();
+    Map<MigProfile, Long> weight = new LinkedHashMap<>();
+    for (MigProfile p : model.profiles()) {
+      long asked = recent.instancesByProfile().getOrDefault(p.name(), 0L);
+      if (asked > 0) {
+        profiles.add(p);
+        weight.put(p, asked * p.memorySlices());
       }
     }
-  }
-
-  private static List<Candidate> idleGpus(ClusterState cluster) {
-    List<Candidate> out = new ArrayList<>();
-    for (NodeState node : cluster.migNodes()) {
-      for (MigGpuState gpu : node.migGpus()) {
-        if (gpu.idle()) {
-          out.add(new Candidate(node, gpu));
+    Map<MigProfile, Long> given = new LinkedHashMap<>();
+    for (MigProfile p : profiles) {
+      given.put(p, 0L);
+    }
+    // w_a / (g_a + s_a) > w_b / (g_b + s_b), compared without division.
+    Comparator<MigProfile> byQuotient = (a, b) -> Long.compare(
+        weight.get(b) * (given.get(a) + a.memorySlices()), weight.get(a) * (given.get(b) + b.memorySlices()));
+    boolean added = true;
+    while (added) {
+      added = false;
+      profiles.sort(byQuotient.thenComparing(MigProfile::name));
+      for (MigProfile profile : profiles) {
+        MigSlotPolicy.Choice choice = policy.choose(profile, List.of(t.layout));
+        if (choice != null) {
+          t.layout = t.layout.with(new MigPlacement(profile, choice.start()));
+          given.merge(profile, (long) profile.memorySlices(), Long::sum);
+          added = true;
+          break;
         }
       }
-    }
-    return out;
-  }
-
-  /** An idle GPU and the layout planned for it so far. */
-  private static final class Candidate {
-    final NodeState node;
-    final MigGpuState gpu;
-    MigLayout layout;
-
-    Candidate(NodeState node, MigGpuState gpu) {
-      this.node = node;
-      this.gpu = gpu;
     }
   }
 }

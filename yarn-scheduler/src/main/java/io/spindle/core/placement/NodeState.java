@@ -28,7 +28,12 @@ final class NodeState {
   private final int wholeGpuCount;
   /** Per GPU position: state of a MIG-mode GPU, {@code null} for a whole GPU. */
   private final MigGpuState[] mig;
-  /** Memory slices of MIG-mode GPUs that no container holds; orders nodes fullest first for MIG placement. */
+  /** The non-null entries of {@code mig}, built once: planning walks them for every node, every cycle. */
+  private final List<MigGpuState> migList;
+  /**
+   * Memory slices of MIG-mode GPUs that no container holds; orders nodes fullest first for MIG placement, and keeps
+   * containers without GPUs off nodes whose MIG GPUs still have room.
+   */
   int freeMigSlices;
   /** Topology subtrees holding this node, top level first; set by {@link ClusterState}. */
   List<Subtree> ancestors = List.of();
@@ -38,20 +43,22 @@ final class NodeState {
   private final int[] islandIds;
 
   /** A key-only instance for ceiling lookups in {@link ClusterState}'s ordered sets. */
-  static NodeState probe(int freeWholeGpus, long freeMemoryMb) {
-    return new NodeState(freeWholeGpus, freeMemoryMb);
+  static NodeState probe(int freeWholeGpus, int freeMigSlices, long freeMemoryMb) {
+    return new NodeState(freeWholeGpus, freeMigSlices, freeMemoryMb);
   }
 
-  private NodeState(int freeWholeGpus, long freeMemoryMb) {
+  private NodeState(int freeWholeGpus, int freeMigSlices, long freeMemoryMb) {
     this.node = null;
     this.seq = Integer.MIN_VALUE;
     this.freeWholeGpus = freeWholeGpus;
+    this.freeMigSlices = freeMigSlices;
     this.freeMemoryMb = freeMemoryMb;
     this.freeVcores = Integer.MIN_VALUE;
     this.wholeTaken = new boolean[0];
     this.mig = new MigGpuState[0];
     this.islandIds = new int[0];
     this.wholeGpuCount = 0;
+    this.migList = List.of();
   }
 
   NodeState(Node node, int seq) {
@@ -73,6 +80,13 @@ final class NodeState {
       }
     }
     this.wholeGpuCount = freeWholeGpus;
+    List<MigGpuState> list = new ArrayList<>();
+    for (MigGpuState g : mig) {
+      if (g != null) {
+        list.add(g);
+      }
+    }
+    this.migList = List.copyOf(list);
   }
 
   String id() {
@@ -80,12 +94,7 @@ final class NodeState {
   }
 
   boolean hasMigGpus() {
-    for (MigGpuState g : mig) {
-      if (g != null) {
-        return true;
-      }
-    }
-    return false;
+    return !migList.isEmpty();
   }
 
   /** How many containers of the shape fit here now, at most {@code limit}. */
@@ -159,12 +168,11 @@ final class NodeState {
 
   /**
    * Chooses {@code count} free instances of {@code profileName}: each from the GPU whose containers hold the most
-   * memory slices (fill busy GPUs first, so idle ones stay free to re-partition), lowest start first. {@code null}
+   * memory slices (fill busy GPUs first, so idle ones stay whole for large instances), lowest start first. {@code null}
    * if they are not all free.
    */
   List<GpuSlot> chooseMigInstances(String profileName, int count) {
     List<GpuSlot> slots = new ArrayList<>(count);
-    List<MigPlacement> chosen = new ArrayList<>(count);
     for (int n = 0; n < count; n++) {
       int best = -1;
       MigPlacement bestInstance = null;
@@ -172,7 +180,7 @@ final class NodeState {
         if (mig[i] == null) {
           continue;
         }
-        MigPlacement free = freeInstanceExcluding(mig[i], profileName, chosen);
+        MigPlacement free = freeInstanceExcluding(mig[i], node.gpus().get(i).index(), profileName, slots);
         if (free != null && (best < 0 || mig[i].usedSlices() > mig[best].usedSlices())) {
           best = i;
           bestInstance = free;
@@ -181,18 +189,16 @@ final class NodeState {
       if (best < 0) {
         return null;
       }
-      chosen.add(bestInstance);
       slots.add(new GpuSlot(node.gpus().get(best).index(), bestInstance));
     }
     return slots;
   }
 
-  private static MigPlacement freeInstanceExcluding(MigGpuState gpu, String profileName, List<MigPlacement> taken) {
-    if (!gpu.available()) {
-      return null;
-    }
+  /** A free instance not yet chosen; chosen instances are told apart by GPU, since every GPU may have a 7g@0. */
+  private static MigPlacement freeInstanceExcluding(MigGpuState gpu, int gpuIndex, String profileName,
+      List<GpuSlot> chosen) {
     for (MigPlacement p : gpu.configured().placements()) {
-      if (p.profile().name().equals(profileName) && !gpu.inUse().placements().contains(p) && !taken.contains(p)) {
+      if (p.profile().name().equals(profileName) && gpu.allocatable(p) && !chosen.contains(new GpuSlot(gpuIndex, p))) {
         return p;
       }
     }
@@ -249,15 +255,9 @@ final class NodeState {
     }
   }
 
-  /** The MIG-mode GPUs of this node, in GPU order. */
+  /** The MIG-mode GPUs of this node, in GPU order (one unmodifiable list, not a copy per call). */
   List<MigGpuState> migGpus() {
-    List<MigGpuState> out = new ArrayList<>();
-    for (MigGpuState g : mig) {
-      if (g != null) {
-        out.add(g);
-      }
-    }
-    return out;
+    return migList;
   }
 
   MigGpuState migGpu(int gpuIndex) {

@@ -225,6 +225,20 @@ class EngineTest {
   }
 
   @Test
+  void aPlaceFoundForARequestALimitRefusesServesTheNextRequestOfThatShape() {
+    // ann is at her user limit; ben, asking the same shape in the same cycle after her, still gets a GPU, and the
+    // one after him another.
+    Engine e = engine(queues("root.queues", "a,b", "root.a.capacity", "50", "root.b.capacity", "50"));
+    e.cycle(List.of(new NodeAdded(gpuNode("n1", "/r1", 4)), new NodeAdded(gpuNode("n2", "/r2", 4))));
+    e.cycle(List.of(new AppSubmitted("x", "b", "ann", 0), new Demand("x", "w", ONE_GPU, 4)));
+    CycleResult r = e.cycle(List.of(new AppSubmitted("y", "b", "ann", 0), new Demand("y", "w", ONE_GPU, 1),
+        new AppSubmitted("z", "b", "ben", 0), new Demand("z", "w", ONE_GPU, 2)));
+    assertThat(containersByApp(r.decisions())).isEqualTo(Map.of("z", 2L));
+    assertThat(r.allocations()).extracting(a -> a.nodeId() + "/" + a.gpus().get(0)).doesNotHaveDuplicates();
+    assertThat(e.pendingReasons("y").get("w")).contains("user ann is at the user limit");
+  }
+
+  @Test
   void migRequestsWaitForARepartitionThenLandOnReportedInstancesChargedBySliceSize() {
     Engine e = engine(twoQueues());
     e.cycle(List.of(new NodeAdded(node("m1", "/r1", 512_000, 64, Fixtures.H100, 1, 1, true))));
@@ -249,8 +263,8 @@ class EngineTest {
     assertThat(allocs.get(1).gpus()).extracting(GpuSlot::toString).containsExactly("gpu0:3g.40gb@4");
     // 3g.40gb = max(3/7, 4/8) of a GPU = 420 units.
     assertThat(allocs.get(0).charge().gpuUnits()).isEqualTo(G / 2);
-    // The GPU is busy now, so it is never re-partitioned for the 1g: that request waits, and says why.
-    assertThat(e.pendingReasons("app").get("small")).contains("GPUs with running work are never re-partitioned");
+    // The GPU is busy and full now: the 1g could only go where a running 3g is, so that request waits, and says why.
+    assertThat(e.pendingReasons("app").get("small")).contains("without destroying an instance in use");
     assertThat(e.queueSnapshots().stream().filter(q -> q.path().equals("root.a")).findFirst().orElseThrow().usage())
         .isEqualTo(new ResourceVector(2048, 2, G));
   }

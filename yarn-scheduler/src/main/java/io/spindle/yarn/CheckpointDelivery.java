@@ -1,0 +1,185 @@
+package io.spindle.yarn;
+
+import io.spindle.client.CheckpointAckView;
+import io.spindle.client.CheckpointNoticeView;
+import io.spindle.client.CheckpointReportView;
+import io.spindle.core.engine.Decision;
+import io.spindle.core.engine.EngineEvent;
+import io.spindle.core.preemption.CheckpointAnswer;
+import io.spindle.ha.CheckpointListener;
+import io.spindle.ha.CheckpointNoticeStore;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import java.util.function.LongSupplier;
+import org.apache.hadoop.yarn.api.records.ApplicationId;
+import org.apache.hadoop.yarn.api.records.ContainerId;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Takes the engine's checkpoint notices to the applications and their answers back. Every AM sees the victim
+ * containers in its allocate answers (YARN's strict preemption contract, {@link PreemptionNotices}); AMs that use
+ * Spindle's client also get the notice in ZooKeeper ({@link CheckpointNoticeStore}) and answer it there. Answers and
+ * checkpoint reports become engine events through {@code toEngine}.
+ *
+ * <p>Called on the scheduling thread (decisions), the AM's IPC handler (open) and the store's reader thread (answers).
+ */
+final class CheckpointDelivery implements CheckpointListener {
+
+  private static final Logger LOG = LoggerFactory.getLogger(CheckpointDelivery.class);
+
+  /** What a notice needs from the adapter: container ids and the application's current AMRMToken password. */
+  interface Containers {
+    Optional<ContainerId> containerOf(long allocationId);
+
+    /** The AMRMToken password of the application's current attempt; empty before its AM has a token. */
+    Optional<byte[]> tokenPassword(ApplicationId app);
+  }
+
+  private final PreemptionNotices contracts;
+  private CheckpointNoticeStore store;
+  private final Containers containers;
+  private final Consumer<EngineEvent> toEngine;
+  private final LongSupplier clock;
+  /** The most extensions a notice allowed when first issued, so later issues can say how many were granted. */
+  private final Map<Long, Integer> firstExtensionsLeft = new HashMap<>();
+  private final Set<ApplicationId> opened = ConcurrentHashMap.newKeySet();
+
+  CheckpointDelivery(PreemptionNotices contracts, Containers containers, Consumer<EngineEvent> toEngine,
+      LongSupplier clock) {
+    this.contracts = contracts;
+    this.containers = containers;
+    this.toEngine = toEngine;
+    this.clock = clock;
+  }
+
+  /**
+   * Notices also go to ZooKeeper through {@code store}, which calls this object back with answers. Without it
+   * (no ZooKeeper) notices reach AMs through the preemption contract only.
+   */
+  void useStore(CheckpointNoticeStore store) {
+    this.store = store;
+  }
+
+  CheckpointNoticeStore store() {
+    return store;
+  }
+
+  /** Lets the application's client write its answers and reports; called once its AM talks to the RM. */
+  void open(ApplicationId app) {
+    if (store == null || opened.contains(app)) {
+      return;
+    }
+    containers.tokenPassword(app).ifPresent(secret -> {
+      opened.add(app);
+      store.open(app.toString(), secret).exceptionally(e -> {
+        opened.remove(app);
+        LOG.warn("Cannot open checkpoint answers for {}: {}", app, e.getMessage());
+        return null;
+      });
+    });
+  }
+
+  void request(Decision.RequestCheckpoint r) {
+    ApplicationId app = ApplicationId.fromString(r.appId());
+    List<ContainerId> ids = containerIds(r.allocationIds());
+    contracts.announce(app, Set.copyOf(ids));
+    int firstLeft = firstExtensionsLeft.computeIfAbsent(r.noticeId(), k -> r.extensionsLeft());
+    LOG.info("Application {} asked to checkpoint {} by {} (notice {}): {}", app, ids, r.deadlineMillis(),
+        r.noticeId(), r.reason());
+    if (store == null) {
+      return;
+    }
+    Optional<byte[]> secret = containers.tokenPassword(app);
+    if (secret.isEmpty()) {
+      LOG.warn("Application {} has no AMRMToken yet; its notice {} goes out through the allocate answer only", app,
+          r.noticeId());
+      return;
+    }
+    List<String> names = new ArrayList<>();
+    ids.forEach(id -> names.add(id.toString()));
+    CheckpointNoticeView notice = new CheckpointNoticeView(r.appId(), r.noticeId(), 0, List.of(r.requestKey()),
+        names, r.reason(), clock.getAsLong(), r.deadlineMillis(), Math.max(0, firstLeft - r.extensionsLeft()),
+        firstLeft, 0, Optional.empty());
+    store.issue(notice, secret.get()).exceptionally(e -> {
+      LOG.error("Cannot write checkpoint notice {} for {}: {}", r.noticeId(), app, e.getMessage());
+      return null;
+    });
+  }
+
+  void cancel(Decision.CancelCheckpoint c) {
+    withdraw(c.noticeId(), c.appId(), c.allocationIds());
+    LOG.info("Checkpoint notice {} to {} withdrawn: {}", c.noticeId(), c.appId(), c.reason());
+  }
+
+  /** The containers of a reclaim are about to be killed: the notice is over. */
+  void reclaimed(Decision.Preempt p) {
+    withdraw(p.noticeId(), p.appId(), p.allocationIds());
+  }
+
+  void forget(ApplicationId app) {
+    contracts.forget(app);
+    opened.remove(app);
+    if (store != null) {
+      store.forget(app.toString());
+    }
+  }
+
+  List<ContainerId> containerIds(List<Long> allocationIds) {
+    List<ContainerId> ids = new ArrayList<>();
+    for (long a : allocationIds) {
+      containers.containerOf(a).ifPresent(ids::add);
+    }
+    return ids;
+  }
+
+  private void withdraw(long noticeId, String appId, List<Long> allocationIds) {
+    firstExtensionsLeft.remove(noticeId);
+    containerIds(allocationIds).forEach(contracts::ended);
+    if (store != null) {
+      store.closeNotice(appId, noticeId);
+    }
+  }
+
+  @Override
+  public void onAck(CheckpointAckView ack, CheckpointNoticeView notice) {
+    CheckpointAnswer answer = ack.kind() == CheckpointAckView.Kind.DONE ? CheckpointAnswer.DONE
+        : CheckpointAnswer.EXTEND;
+    toEngine.accept(new EngineEvent.CheckpointAnswered(ack.appId(), ack.noticeId(), answer,
+        Math.max(0, ack.requestedExtensionMillis()), ack.checkpointLocation().orElse(null)));
+  }
+
+  @Override
+  public void onReport(CheckpointReportView report) {
+    toEngine.accept(new EngineEvent.CheckpointReported(report.appId(), report.checkpointMillis(),
+        report.location()));
+  }
+
+  @Override
+  public void onRejected(String appId, String path, String reason) {
+    LOG.warn("Refused a checkpoint answer of {} at {}: {}", appId, path, reason);
+  }
+
+  /** For the allocation-to-container lookup: a function view, so the scheduler keeps its own maps. */
+  static Containers containers(Function<Long, ContainerId> byAllocation,
+      Function<ApplicationId, Optional<byte[]>> secrets) {
+    return new Containers() {
+      @Override
+      public Optional<ContainerId> containerOf(long allocationId) {
+        return Optional.ofNullable(byAllocation.apply(allocationId));
+      }
+
+      @Override
+      public Optional<byte[]> tokenPassword(ApplicationId app) {
+        return secrets.apply(app);
+      }
+    };
+  }
+}
