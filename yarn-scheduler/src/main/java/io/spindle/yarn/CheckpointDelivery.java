@@ -9,9 +9,7 @@ import io.spindle.core.preemption.CheckpointAnswer;
 import io.spindle.ha.CheckpointListener;
 import io.spindle.ha.CheckpointNoticeStore;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -48,8 +46,6 @@ final class CheckpointDelivery implements CheckpointListener {
   private final Containers containers;
   private final Consumer<EngineEvent> toEngine;
   private final LongSupplier clock;
-  /** The most extensions a notice allowed when first issued, so later issues can say how many were granted. */
-  private final Map<Long, Integer> firstExtensionsLeft = new HashMap<>();
   private final Set<ApplicationId> opened = ConcurrentHashMap.newKeySet();
 
   CheckpointDelivery(PreemptionNotices contracts, Containers containers, Consumer<EngineEvent> toEngine,
@@ -91,7 +87,6 @@ final class CheckpointDelivery implements CheckpointListener {
     ApplicationId app = ApplicationId.fromString(r.appId());
     List<ContainerId> ids = containerIds(r.allocationIds());
     contracts.announce(app, Set.copyOf(ids));
-    int firstLeft = firstExtensionsLeft.computeIfAbsent(r.noticeId(), k -> r.extensionsLeft());
     LOG.info("Application {} asked to checkpoint {} by {} (notice {}): {}", app, ids, r.deadlineMillis(),
         r.noticeId(), r.reason());
     if (store == null) {
@@ -106,8 +101,8 @@ final class CheckpointDelivery implements CheckpointListener {
     List<String> names = new ArrayList<>();
     ids.forEach(id -> names.add(id.toString()));
     CheckpointNoticeView notice = new CheckpointNoticeView(r.appId(), r.noticeId(), 0, List.of(r.requestKey()),
-        names, r.reason(), clock.getAsLong(), r.deadlineMillis(), Math.max(0, firstLeft - r.extensionsLeft()),
-        firstLeft, 0, Optional.empty());
+        names, r.reason(), clock.getAsLong(), r.deadlineMillis(), r.extensionsGranted(), r.maxExtensions(),
+        r.maxExtensionMillis(), Optional.ofNullable(r.refusal()));
     store.issue(notice, secret.get()).exceptionally(e -> {
       LOG.error("Cannot write checkpoint notice {} for {}: {}", r.noticeId(), app, e.getMessage());
       return null;
@@ -141,7 +136,6 @@ final class CheckpointDelivery implements CheckpointListener {
   }
 
   private void withdraw(long noticeId, String appId, List<Long> allocationIds) {
-    firstExtensionsLeft.remove(noticeId);
     containerIds(allocationIds).forEach(contracts::ended);
     if (store != null) {
       store.closeNotice(appId, noticeId);

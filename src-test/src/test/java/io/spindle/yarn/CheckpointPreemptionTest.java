@@ -1,0 +1,221 @@
+package io.spindle.yarn;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.spindle.client.CheckpointDecision;
+import io.spindle.client.SpindleCheckpointClient;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.curator.test.TestingServer;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.yarn.api.records.ApplicationId;
+import org.apache.hadoop.yarn.api.records.ApplicationSubmissionContext;
+import org.apache.hadoop.yarn.api.records.ContainerExitStatus;
+import org.apache.hadoop.yarn.api.records.ContainerLaunchContext;
+import org.apache.hadoop.yarn.api.records.ContainerStatus;
+import org.apache.hadoop.yarn.api.records.NodeState;
+import org.apache.hadoop.yarn.api.records.Resource;
+import org.apache.hadoop.yarn.client.api.YarnClient;
+import org.apache.hadoop.yarn.conf.YarnConfiguration;
+import org.apache.hadoop.yarn.server.MiniYARNCluster;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.QueueMetrics;
+import org.apache.hadoop.yarn.util.resource.ResourceUtils;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Preemption with the checkpoint handshake on a real MiniYARNCluster (2 NodeManagers x 4 GPUs) and a real ZooKeeper:
+ * queue {@code a} borrows every GPU with two gangs of 2 x 2 GPUs; a gang in queue {@code b}, below its 50% guarantee,
+ * starves. Taking one of them leaves {@code a} at its fair share, so exactly one gang is asked to checkpoint (strict preemption contract in its allocate answers, notice in ZooKeeper) and
+ * reclaimed when it answers, or at the deadline when it stays silent, with exit status PREEMPTED.
+ */
+@org.junit.jupiter.api.Disabled("issue #7: the engine plans no reclaim for a starving gang that holds a reservation "
+    + "(PreemptionTest#aStarvingGangThatReservedANodeGetsAWholeGangReclaimed); enable when that passes")
+class CheckpointPreemptionTest {
+
+  private static final String GPU = "yarn.io/gpu";
+  private static final long GRACE_SECONDS = 6;
+  private static TestingServer zk;
+  private static MiniYARNCluster cluster;
+  private static YarnClient client;
+  private static Configuration conf;
+
+  @TempDir
+  static Path checkpoints;
+
+  @BeforeAll
+  static void start() throws Exception {
+    zk = new TestingServer(true);
+    YarnConfiguration c = new YarnConfiguration();
+    c.set(YarnConfiguration.RM_SCHEDULER, SpindleScheduler.class.getName());
+    c.set(YarnConfiguration.RESOURCE_TYPES, GPU);
+    c.set("yarn.nodemanager.resource-type." + GPU, "4");
+    c.setInt("yarn.minicluster.yarn.nodemanager.resource.memory-mb", 32_768);
+    c.setInt(YarnConfiguration.NM_VCORES, 16);
+    c.setInt(YarnConfiguration.RM_SCHEDULER_MAXIMUM_ALLOCATION_MB, 32_768);
+    c.set("yarn.scheduler.spindle.zk.address", zk.getConnectString());
+    c.set("yarn.scheduler.spindle.preemption.enabled", "true");
+    c.set("yarn.scheduler.spindle.preemption.starvation-seconds", "1");
+    c.set("yarn.scheduler.spindle.preemption.checkpoint-grace-seconds", Long.toString(GRACE_SECONDS));
+    String p = "yarn.scheduler.capacity.root.";
+    c.set(p + "queues", "a,b,default");
+    c.set(p + "a.capacity", "50");
+    c.set(p + "b.capacity", "50");
+    c.set(p + "default.capacity", "0");
+    c.set(p + "a.user-limit-factor", "-1");
+    c.set(p + "b.user-limit-factor", "-1");
+    QueueMetrics.clearQueueMetrics();
+    ResourceUtils.resetResourceTypes(c);
+    cluster = new MiniYARNCluster("preemption", 1, 2, 1, 1);
+    cluster.init(c);
+    cluster.start();
+    conf = cluster.getConfig();
+    client = YarnClient.createYarnClient();
+    client.init(conf);
+    client.start();
+    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+    while (client.getNodeReports(NodeState.RUNNING).size() < 2 && System.nanoTime() < deadline) {
+      Thread.sleep(100);
+    }
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    if (client != null) {
+      client.stop();
+    }
+    if (cluster != null) {
+      cluster.stop();
+    }
+    if (zk != null) {
+      zk.close();
+    }
+  }
+
+  @Test
+  void aVictimThatCheckpointsAndAnswersIsReclaimedAtOnceAndResumesAfterTheUrgentGang() throws Exception {
+    AtomicLong answeredAt = new AtomicLong();
+    try (Victim first = Victim.start("trainer-1", answeredAt); Victim second = Victim.start("trainer-2", answeredAt)) {
+      try (UnmanagedAm urgent = UnmanagedAm.register(client, conf, submit("urgent", "b", "spindle.gang.size=2"))) {
+        urgent.ask(2, gpus(2));
+        Victim victim = awaitOnePreempted(first, second, Duration.ofSeconds(30));
+        Victim spared = victim == first ? second : first;
+        assertThat(victim.am.completed()).hasSize(2).extracting(ContainerStatus::getExitStatus)
+            .containsOnly(ContainerExitStatus.PREEMPTED);
+        assertThat(spared.am.completed()).as("only what was needed was preempted").isEmpty();
+        assertThat(answeredAt.get()).as("the victim's handler answered").isPositive();
+        assertThat(urgent.awaitHeld(2, Duration.ofSeconds(10))).isEqualTo(2);
+        long startedAfterAnswer = System.currentTimeMillis() - answeredAt.get();
+        // One 100 ms scheduling cycle, plus this test's own heartbeat and polling delays.
+        assertThat(startedAfterAnswer).isLessThan(3_000);
+        urgent.close();
+        // The urgent job ended: the victim asks again and resumes from the checkpoint it wrote.
+        victim.am.ask(2, gpus(2));
+        assertThat(victim.am.awaitHeld(2, Duration.ofSeconds(30))).isEqualTo(2);
+        assertThat(Files.readString(victim.checkpoint)).isEqualTo("step=4200\n");
+      }
+    }
+  }
+
+  @Test
+  void aSilentVictimIsReclaimedAtTheDeadlineWithStatusPreempted() throws Exception {
+    try (Victim first = Victim.start("silent-1", null); Victim second = Victim.start("silent-2", null);
+        UnmanagedAm urgent = UnmanagedAm.register(client, conf, submit("urgent-2", "b", "spindle.gang.size=2"))) {
+      urgent.ask(2, gpus(2));
+      long noticedAt = 0;
+      long deadline = System.nanoTime() + Duration.ofSeconds(40).toNanos();
+      Victim victim = null;
+      while (victim == null && System.nanoTime() < deadline) {
+        for (Victim v : List.of(first, second)) {
+          v.am.heartbeat();
+          if (noticedAt == 0 && !v.am.lastContract().isEmpty()) {
+            noticedAt = System.currentTimeMillis();
+          }
+          if (v.am.completed().size() == 2) {
+            victim = v;
+          }
+        }
+        Thread.sleep(50);
+      }
+      long reclaimedAfter = System.currentTimeMillis() - noticedAt;
+      assertThat(noticedAt).as("the allocate answers carried the strict preemption contract").isPositive();
+      assertThat(victim).as("one gang of queue a was reclaimed").isNotNull();
+      assertThat(victim.am.completed()).extracting(ContainerStatus::getExitStatus)
+          .containsOnly(ContainerExitStatus.PREEMPTED);
+      assertThat(reclaimedAfter).isGreaterThanOrEqualTo(GRACE_SECONDS * 1000 - 500);
+      assertThat(urgent.awaitHeld(2, Duration.ofSeconds(10))).isEqualTo(2);
+    }
+  }
+
+  /** A gang of 2 x 2 GPUs in queue a; with {@code answeredAt}, its AM checkpoints to a file and answers DONE. */
+  private record Victim(UnmanagedAm am, SpindleCheckpointClient notices, Path checkpoint) implements AutoCloseable {
+
+    static Victim start(String name, AtomicLong answeredAt) throws Exception {
+      UnmanagedAm am = UnmanagedAm.register(client, conf, submit(name, "a", "spindle.gang.size=2"));
+      am.ask(2, gpus(2));
+      assertThat(am.awaitHeld(2, Duration.ofSeconds(30))).isEqualTo(2);
+      Path checkpoint = checkpoints.resolve(name + ".ckpt");
+      SpindleCheckpointClient notices = null;
+      if (answeredAt != null) {
+        notices = SpindleCheckpointClient.connect(zk.getConnectString(), "/spindle/default",
+            am.applicationId().toString(), am.amRmTokenPassword());
+        notices.register(notice -> {
+          try {
+            Files.writeString(checkpoint, "step=4200\n");
+          } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+          }
+          answeredAt.set(System.currentTimeMillis());
+          return CheckpointDecision.done(checkpoint.toUri().toString(), System.currentTimeMillis());
+        });
+      }
+      return new Victim(am, notices, checkpoint);
+    }
+
+    @Override
+    public void close() throws Exception {
+      if (notices != null) {
+        notices.close();
+      }
+      am.close();
+    }
+  }
+
+  private static Victim awaitOnePreempted(Victim a, Victim b, Duration timeout) throws Exception {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (System.nanoTime() < deadline) {
+      for (Victim v : List.of(a, b)) {
+        v.am.heartbeat();
+        if (v.am.completed().size() == 2) {
+          return v;
+        }
+      }
+      Thread.sleep(50);
+    }
+    throw new AssertionError("no gang of queue a was preempted within " + timeout);
+  }
+
+  private static Resource gpus(int n) {
+    Resource r = Resource.newInstance(2048, 1);
+    r.setResourceValue(GPU, n);
+    return r;
+  }
+
+  private static ApplicationId submit(String name, String queue, String... tags) throws Exception {
+    ApplicationSubmissionContext ctx = client.createApplication().getApplicationSubmissionContext();
+    ctx.setApplicationName(name);
+    ctx.setQueue(queue);
+    ctx.setUnmanagedAM(true);
+    ctx.setApplicationTags(Set.copyOf(List.of(tags)));
+    ctx.setAMContainerSpec(ContainerLaunchContext.newInstance(null, null, null, null, null, null));
+    ctx.setResource(Resource.newInstance(1024, 1));
+    client.submitApplication(ctx);
+    return ctx.getApplicationId();
+  }
+}
