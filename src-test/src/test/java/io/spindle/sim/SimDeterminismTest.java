@@ -16,9 +16,13 @@ import org.junit.jupiter.api.io.TempDir;
 /** The same inputs and seed give the same bytes: a slice of the Philly trace, replayed twice under every policy. */
 class SimDeterminismTest {
 
+  /** The test copy of the Philly trace (src/test/resources/traces/philly), so no checkout beside the repo is needed. */
   private static Path philly() {
-    Path shared = OpenbPackingBenchmark.findShared(Paths.get("").toAbsolutePath());
-    return shared.resolve("traces").resolve("philly");
+    try {
+      return Paths.get(SimDeterminismTest.class.getResource("/traces/philly/vc-sizes.csv").toURI()).getParent();
+    } catch (java.net.URISyntaxException e) {
+      throw new IllegalStateException(e);
+    }
   }
 
   private static String json(String... extra) {

@@ -35,8 +35,6 @@ import org.junit.jupiter.api.io.TempDir;
  * starves. Taking one of them leaves {@code a} at its fair share, so exactly one gang is asked to checkpoint (strict preemption contract in its allocate answers, notice in ZooKeeper) and
  * reclaimed when it answers, or at the deadline when it stays silent, with exit status PREEMPTED.
  */
-@org.junit.jupiter.api.Disabled("issue #7: the engine plans no reclaim for a starving gang that holds a reservation "
-    + "(PreemptionTest#aStarvingGangThatReservedANodeGetsAWholeGangReclaimed); enable when that passes")
 class CheckpointPreemptionTest {
 
   private static final String GPU = "yarn.io/gpu";
@@ -104,7 +102,7 @@ class CheckpointPreemptionTest {
     try (Victim first = Victim.start("trainer-1", answeredAt); Victim second = Victim.start("trainer-2", answeredAt)) {
       try (UnmanagedAm urgent = UnmanagedAm.register(client, conf, submit("urgent", "b", "spindle.gang.size=2"))) {
         urgent.ask(2, gpus(2));
-        Victim victim = awaitOnePreempted(first, second, Duration.ofSeconds(30));
+        Victim victim = awaitOnePreempted(urgent, first, second, Duration.ofSeconds(30));
         Victim spared = victim == first ? second : first;
         assertThat(victim.am.completed()).hasSize(2).extracting(ContainerStatus::getExitStatus)
             .containsOnly(ContainerExitStatus.PREEMPTED);
@@ -132,6 +130,7 @@ class CheckpointPreemptionTest {
       long deadline = System.nanoTime() + Duration.ofSeconds(40).toNanos();
       Victim victim = null;
       while (victim == null && System.nanoTime() < deadline) {
+        urgent.heartbeat();
         for (Victim v : List.of(first, second)) {
           v.am.heartbeat();
           if (noticedAt == 0 && !v.am.lastContract().isEmpty()) {
@@ -187,9 +186,11 @@ class CheckpointPreemptionTest {
     }
   }
 
-  private static Victim awaitOnePreempted(Victim a, Victim b, Duration timeout) throws Exception {
+  /** Heartbeats every AM (the urgent one's asks reach the RM only with its heartbeats) until a victim is reclaimed. */
+  private static Victim awaitOnePreempted(UnmanagedAm urgent, Victim a, Victim b, Duration timeout) throws Exception {
     long deadline = System.nanoTime() + timeout.toNanos();
     while (System.nanoTime() < deadline) {
+      urgent.heartbeat();
       for (Victim v : List.of(a, b)) {
         v.am.heartbeat();
         if (v.am.completed().size() == 2) {

@@ -330,7 +330,7 @@ final class EnginePreemption {
       int planned = activePlansFor(d);
       int wanted = d.isGang() ? (planned == 0 ? 1 : 0) : d.outstanding - planned;
       for (int i = 0; i < wanted && budget > 0; i++) {
-        Optional<Plan> plan = planner.plan(need(d, cross), probe(), firstPlan ? Integer.MAX_VALUE : budget);
+        Optional<Plan> plan = planner.plan(need(d, cross), probe(d), firstPlan ? Integer.MAX_VALUE : budget);
         if (plan.isEmpty()) {
           break;
         }
@@ -646,6 +646,42 @@ final class EnginePreemption {
   }
 
   /** Frees and restores victims on the real cluster state, and asks the same placement code the engine uses. */
+  /** As {@link #probe()}, for {@code d}: when it holds a reservation, only victims on its reserved nodes may help. */
+  private CapacityProbe probe(DemandState d) {
+    CapacityProbe all = probe();
+    if (d.reservation == null) {
+      return all;
+    }
+    return new CapacityProbe() {
+      @Override
+      public void free(Candidate victim) {
+        all.free(victim);
+      }
+
+      @Override
+      public void restore(Candidate victim) {
+        all.restore(victim);
+      }
+
+      @Override
+      public boolean fits(Need need) {
+        return all.fits(need);
+      }
+
+      @Override
+      public boolean mayHelp(Candidate victim) {
+        Reservation r = d.reservation;
+        for (long id : victim.allocationIds()) {
+          Allocation a = allocations.get(id);
+          if (r == null || (a != null && r.nodeIds().contains(a.placement().nodeId()))) {
+            return true;
+          }
+        }
+        return false;
+      }
+    };
+  }
+
   private CapacityProbe probe() {
     return new CapacityProbe() {
       @Override

@@ -15,4 +15,13 @@ public interface CapacityProbe {
 
   /** Whether the need would be placed on the cluster as it is now (with the victims freed so far). */
   boolean fits(Need need);
+
+  /**
+   * Whether freeing {@code victim} can help the need at all. A gang holding a reservation is served on its reserved
+   * nodes only, so a victim elsewhere would be killed for nothing — and, taken first because it loses least, would
+   * crowd out the victim on the reserved nodes that does help.
+   */
+  default boolean mayHelp(Candidate victim) {
+    return true;
+  }
 }

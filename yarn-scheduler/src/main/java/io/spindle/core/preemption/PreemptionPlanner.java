@@ -90,7 +90,7 @@ public final class PreemptionPlanner {
     boolean fits = false;
     try {
       for (Candidate c : ordered) {
-        if (taken.contains(c.unitId()) || !eligible(need, c)) {
+        if (taken.contains(c.unitId()) || !eligible(need, c) || !probe.mayHelp(c)) {
           continue;
         }
         chosen.add(c);

@@ -339,9 +339,9 @@ class PreemptionTest {
   /**
    * The YARN integration scenario (CheckpointPreemptionTest) on the engine alone: queue a borrows all 16 GPUs with two
    * gangs of 2 x 4 GPUs, a gang of 2 x 4 in queue b (below its guarantee) reserves a node and starves. Taking either
-   * gang of a leaves a at its fair share. Today no notice is ever sent: see the issue #7 note.
+   * gang of a leaves a at its fair share; only the gang on the reserved node can help, so that one is asked, although
+   * the other has less work to lose.
    */
-  @org.junit.jupiter.api.Disabled("issue #7: a starving gang that holds a reservation is never planned a reclaim")
   @Test
   void aStarvingGangThatReservedANodeGetsAWholeGangReclaimed() {
     Engine e = engine(HALVES, ON.withStarvationMillis(1_000).withCheckpointGraceMillis(6_000), 2);
