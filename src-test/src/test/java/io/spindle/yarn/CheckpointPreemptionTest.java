@@ -1,8 +1,12 @@
 package io.spindle.yarn;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.spindle.client.CheckpointAuthException;
+import io.spindle.client.CheckpointCredentials;
 import io.spindle.client.CheckpointDecision;
+import io.spindle.client.CheckpointPaths;
 import io.spindle.client.SpindleCheckpointClient;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -10,6 +14,9 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.RetryOneTime;
 import org.apache.curator.test.TestingServer;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
@@ -33,7 +40,8 @@ import org.junit.jupiter.api.io.TempDir;
  * Preemption with the checkpoint handshake on a real MiniYARNCluster (2 NodeManagers x 4 GPUs) and a real ZooKeeper:
  * queue {@code a} borrows every GPU with two gangs of 2 x 2 GPUs; a gang in queue {@code b}, below its 50% guarantee,
  * starves. Taking one of them leaves {@code a} at its fair share, so exactly one gang is asked to checkpoint (strict preemption contract in its allocate answers, notice in ZooKeeper) and
- * reclaimed when it answers, or at the deadline when it stays silent, with exit status PREEMPTED.
+ * reclaimed when it answers, or at the deadline when it stays silent (also when another application tries to answer
+ * for it, or a malformed answer is written), with exit status PREEMPTED.
  */
 class CheckpointPreemptionTest {
 
@@ -122,7 +130,7 @@ class CheckpointPreemptionTest {
   }
 
   @Test
-  void aSilentVictimIsReclaimedAtTheDeadlineWithStatusPreempted() throws Exception {
+  void aSilentVictimIsReclaimedAtTheDeadlineWithStatusPreemptedWhateverOthersWrite() throws Exception {
     try (Victim first = Victim.start("silent-1", null); Victim second = Victim.start("silent-2", null);
         UnmanagedAm urgent = UnmanagedAm.register(client, conf, submit("urgent-2", "b", "spindle.gang.size=2"))) {
       urgent.ask(2, gpus(2));
@@ -135,6 +143,7 @@ class CheckpointPreemptionTest {
           v.am.heartbeat();
           if (noticedAt == 0 && !v.am.lastContract().isEmpty()) {
             noticedAt = System.currentTimeMillis();
+            tryToAnswerForIt(v, urgent);
           }
           if (v.am.completed().size() == 2) {
             victim = v;
@@ -149,6 +158,37 @@ class CheckpointPreemptionTest {
           .containsOnly(ContainerExitStatus.PREEMPTED);
       assertThat(reclaimedAfter).isGreaterThanOrEqualTo(GRACE_SECONDS * 1000 - 500);
       assertThat(urgent.awaitHeld(2, Duration.ofSeconds(10))).isEqualTo(2);
+    }
+  }
+
+  /**
+   * While the notice is open: another application (the urgent one, with its own AMRMToken) cannot answer it, and a
+   * malformed answer written with the victim's own credentials is rejected; neither moves the deadline.
+   */
+  private static void tryToAnswerForIt(Victim v, UnmanagedAm other) throws Exception {
+    String app = v.am.applicationId().toString();
+    long noticeId;
+    try (SpindleCheckpointClient owner = SpindleCheckpointClient.connect(zk.getConnectString(), "/spindle/default",
+        app, v.am.amRmTokenPassword())) {
+      long until = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+      while (owner.openNotices().isEmpty() && System.nanoTime() < until) {
+        Thread.sleep(50);
+      }
+      noticeId = owner.openNotices().get(0).noticeId();
+    }
+    try (SpindleCheckpointClient impostor = SpindleCheckpointClient.connect(zk.getConnectString(),
+        "/spindle/default", app, other.amRmTokenPassword())) {
+      assertThatThrownBy(() -> impostor.answer(noticeId, CheckpointDecision.done("hdfs:///elsewhere", 1)))
+          .isInstanceOf(CheckpointAuthException.class);
+    }
+    try (CuratorFramework asOwner = CuratorFrameworkFactory.builder().connectString(zk.getConnectString())
+        .retryPolicy(new RetryOneTime(100))
+        .authorization(CheckpointCredentials.SCHEME, CheckpointCredentials.of(app, v.am.amRmTokenPassword())
+            .authBytes())
+        .build()) {
+      asOwner.start();
+      asOwner.setData().forPath(new CheckpointPaths("/spindle/default").ack(app, noticeId),
+          "DONE please".getBytes(java.nio.charset.StandardCharsets.UTF_8));
     }
   }
 
