@@ -19,9 +19,7 @@ import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.RetryOneTime;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
-import org.apache.hadoop.yarn.api.records.ApplicationSubmissionContext;
 import org.apache.hadoop.yarn.api.records.Container;
-import org.apache.hadoop.yarn.api.records.ContainerLaunchContext;
 import org.apache.hadoop.yarn.api.records.NodeId;
 import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.client.api.YarnClient;
@@ -126,14 +124,7 @@ class SpindleMigOnYarnTest {
   }
 
   private static ApplicationId submit(String name) throws Exception {
-    ApplicationSubmissionContext ctx = client.createApplication().getApplicationSubmissionContext();
-    ctx.setApplicationName(name);
-    ctx.setQueue("inference");
-    ctx.setUnmanagedAM(true);
-    ctx.setApplicationTags(Set.of());
-    ctx.setAMContainerSpec(ContainerLaunchContext.newInstance(null, null, null, null, null, null));
-    ctx.setResource(Resource.newInstance(1024, 1));
-    client.submitApplication(ctx);
-    return ctx.getApplicationId();
+    return UnmanagedAm.submit(client, name, "inference", Set.of());
   }
+
 }

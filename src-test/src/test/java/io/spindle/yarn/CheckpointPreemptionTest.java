@@ -20,9 +20,7 @@ import org.apache.curator.retry.RetryOneTime;
 import org.apache.curator.test.TestingServer;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
-import org.apache.hadoop.yarn.api.records.ApplicationSubmissionContext;
 import org.apache.hadoop.yarn.api.records.ContainerExitStatus;
-import org.apache.hadoop.yarn.api.records.ContainerLaunchContext;
 import org.apache.hadoop.yarn.api.records.ContainerStatus;
 import org.apache.hadoop.yarn.api.records.NodeState;
 import org.apache.hadoop.yarn.api.records.Resource;
@@ -249,14 +247,7 @@ class CheckpointPreemptionTest {
   }
 
   private static ApplicationId submit(String name, String queue, String... tags) throws Exception {
-    ApplicationSubmissionContext ctx = client.createApplication().getApplicationSubmissionContext();
-    ctx.setApplicationName(name);
-    ctx.setQueue(queue);
-    ctx.setUnmanagedAM(true);
-    ctx.setApplicationTags(Set.copyOf(List.of(tags)));
-    ctx.setAMContainerSpec(ContainerLaunchContext.newInstance(null, null, null, null, null, null));
-    ctx.setResource(Resource.newInstance(1024, 1));
-    client.submitApplication(ctx);
-    return ctx.getApplicationId();
+    return UnmanagedAm.submit(client, name, queue, Set.of(tags));
   }
+
 }

@@ -212,16 +212,9 @@ class SpindleSchedulerMiniClusterTest {
   }
 
   private static ApplicationId submit(String name, String queue, Set<String> tags) throws Exception {
-    ApplicationSubmissionContext ctx = client.createApplication().getApplicationSubmissionContext();
-    ctx.setApplicationName(name);
-    ctx.setQueue(queue);
-    ctx.setUnmanagedAM(true);
-    ctx.setApplicationTags(tags);
-    ctx.setAMContainerSpec(ContainerLaunchContext.newInstance(null, null, null, null, null, null));
-    ctx.setResource(Resource.newInstance(1024, 1));
-    client.submitApplication(ctx);
-    return ctx.getApplicationId();
+    return UnmanagedAm.submit(client, name, queue, tags);
   }
+
 
   private static ApplicationReport waitForState(ApplicationId app, YarnApplicationState state) throws Exception {
     waitFor(() -> client.getApplicationReport(app).getYarnApplicationState() == state, Duration.ofSeconds(30));

@@ -12,8 +12,10 @@ import org.apache.hadoop.security.token.Token;
 import org.apache.hadoop.yarn.api.protocolrecords.AllocateResponse;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
 import org.apache.hadoop.yarn.api.records.ApplicationReport;
+import org.apache.hadoop.yarn.api.records.ApplicationSubmissionContext;
 import org.apache.hadoop.yarn.api.records.Container;
 import org.apache.hadoop.yarn.api.records.ContainerId;
+import org.apache.hadoop.yarn.api.records.ContainerLaunchContext;
 import org.apache.hadoop.yarn.api.records.ContainerStatus;
 import org.apache.hadoop.yarn.api.records.FinalApplicationStatus;
 import org.apache.hadoop.yarn.api.records.PreemptionContainer;
@@ -52,6 +54,19 @@ public final class UnmanagedAm implements AutoCloseable {
 
   public ApplicationId applicationId() {
     return app;
+  }
+
+  /** Submits an application with an unmanaged AM (the test registers as its AM with {@link #register}). */
+  public static ApplicationId submit(YarnClient yarn, String name, String queue, Set<String> tags) throws Exception {
+    ApplicationSubmissionContext ctx = yarn.createApplication().getApplicationSubmissionContext();
+    ctx.setApplicationName(name);
+    ctx.setQueue(queue);
+    ctx.setUnmanagedAM(true);
+    ctx.setApplicationTags(tags);
+    ctx.setAMContainerSpec(ContainerLaunchContext.newInstance(null, null, null, null, null, null));
+    ctx.setResource(Resource.newInstance(1024, 1));
+    yarn.submitApplication(ctx);
+    return ctx.getApplicationId();
   }
 
   /** Waits for the application's attempt to be launched, then registers as its AM. */
