@@ -19,9 +19,7 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.cache.ChildData;
@@ -65,8 +63,8 @@ public final class CheckpointNoticeStore implements Closeable {
   private final ZkSchemaStore schemas;
   private final CheckpointListener listener;
   private final CuratorCache mirror;
-  private final ExecutorService writer = singleThread("spindle-checkpoint-writer");
-  private final ExecutorService reader = singleThread("spindle-checkpoint-reader");
+  private final ExecutorService writer = BackgroundWriter.start("spindle-checkpoint-writer");
+  private final ExecutorService reader = BackgroundWriter.start("spindle-checkpoint-reader");
   /** Open notices by path and last reports by application, as mirrored: written by the reader thread only. */
   private final Map<String, CheckpointNoticeView> notices = new ConcurrentHashMap<>();
   private final Map<String, CheckpointReportView> reports = new ConcurrentHashMap<>();
@@ -197,14 +195,7 @@ public final class CheckpointNoticeStore implements Closeable {
 
   @Override
   public void close() {
-    writer.shutdown();
-    try {
-      if (!writer.awaitTermination(5, TimeUnit.SECONDS)) {
-        LOG.warn("Checkpoint notices still being written at shutdown were dropped");
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
+    BackgroundWriter.stop(writer, LOG, "Checkpoint notices");
     mirror.close();
     reader.shutdownNow();
     if (ownsClient) {
@@ -499,13 +490,5 @@ public final class CheckpointNoticeStore implements Closeable {
     } catch (RejectedExecutionException closing) {
       // Shutting down.
     }
-  }
-
-  private static ExecutorService singleThread(String name) {
-    return Executors.newSingleThreadExecutor(r -> {
-      Thread t = new Thread(r, name);
-      t.setDaemon(true);
-      return t;
-    });
   }
 }

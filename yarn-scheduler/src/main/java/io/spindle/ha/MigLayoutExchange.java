@@ -7,8 +7,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
@@ -38,11 +36,7 @@ public final class MigLayoutExchange implements Closeable {
     this.client = client;
     this.store = new MigStateStore(client, root);
     this.mirror = CuratorCache.build(client, root + "/nodes");
-    this.writer = Executors.newSingleThreadExecutor(r -> {
-      Thread t = new Thread(r, "spindle-mig-desired-writer");
-      t.setDaemon(true);
-      return t;
-    });
+    this.writer = BackgroundWriter.start("spindle-mig-desired-writer");
     mirror.listenable().addListener(CuratorCacheListener.builder()
         .forCreatesAndChanges((before, now) -> {
           if (now.getPath().endsWith("/" + MigStatePaths.REPORTED)) {
@@ -104,14 +98,7 @@ public final class MigLayoutExchange implements Closeable {
 
   @Override
   public void close() {
-    writer.shutdown();
-    try {
-      if (!writer.awaitTermination(5, TimeUnit.SECONDS)) {
-        LOG.warn("Desired MIG layouts still being written at shutdown were dropped");
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
+    BackgroundWriter.stop(writer, LOG, "Desired MIG layouts");
     mirror.close();
     client.close();
   }
