@@ -37,6 +37,7 @@ import org.apache.hadoop.conf.Configurable;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.security.UserGroupInformation;
 import org.apache.hadoop.security.authorize.AccessControlList;
+import org.apache.hadoop.yarn.api.protocolrecords.SignalContainerRequest;
 import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
 import org.apache.hadoop.yarn.api.records.Container;
@@ -50,6 +51,7 @@ import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.api.records.ResourceOption;
 import org.apache.hadoop.yarn.api.records.ResourceRequest;
 import org.apache.hadoop.yarn.api.records.SchedulingRequest;
+import org.apache.hadoop.yarn.api.records.SignalContainerCommand;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.apache.hadoop.yarn.proto.YarnServiceProtos.SchedulerResourceTypes;
 import org.apache.hadoop.yarn.server.resourcemanager.RMContext;
@@ -62,12 +64,14 @@ import org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttemptE
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainerEventType;
 import org.apache.hadoop.yarn.server.resourcemanager.rmnode.RMNode;
+import org.apache.hadoop.yarn.server.resourcemanager.rmnode.RMNodeSignalContainerEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.AbstractYarnScheduler;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.Allocation;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.ContainerUpdates;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.QueueMetrics;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplication;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerUtils;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.ContainerRequest;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.PendingAsk;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.fica.FiCaSchedulerNode;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.AppAddedSchedulerEvent;
@@ -111,6 +115,7 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
   public static final String DEFAULT_NODE_GPU_MODEL = "H100-80GB";
   public static final String NODE_NVLINK_ISLAND_SIZE = "yarn.scheduler.spindle.node.nvlink-island-size";
   public static final int DEFAULT_NODE_NVLINK_ISLAND_SIZE = 8;
+  public static final String PREEMPTION_SIGNAL = "yarn.scheduler.spindle.preemption.signal-graceful-shutdown";
   public static final String MIG_ANSWER_TIMEOUT_SECONDS = "yarn.scheduler.spindle.mig.answer-timeout-seconds";
   public static final long DEFAULT_MIG_ANSWER_TIMEOUT_SECONDS = 300;
   static final String ACL_SUBMIT = "acl_submit_applications";
@@ -181,6 +186,9 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
       entries.put(EngineSettings.MAX_MIG_RECONFIGURATIONS_PER_CYCLE, "0");
       LOG.warn("No ZooKeeper configured ({} or hadoop.zk.address): nodes are modelled from the resources they "
           + "advertise and MIG layouts are never changed", ZkSettings.ZK_ADDRESS);
+    }
+    if (schedulerConf.getBoolean(PREEMPTION_SIGNAL, false)) {
+      checkpoints.signalOnNotice(this::signalGracefulShutdown);
     }
     long answerTimeout = schedulerConf.getLong(MIG_ANSWER_TIMEOUT_SECONDS, DEFAULT_MIG_ANSWER_TIMEOUT_SECONDS);
     if (answerTimeout <= 0) {
@@ -563,8 +571,10 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
           allocation = nextRecoveredId--;
         }
         allocationOf.put(id, allocation);
+        // Under the request's own key, so that a reclaimed recovered container is asked for again under it.
         inbox.add(new EngineEvent.ContainerRecovered(allocation, id.getApplicationAttemptId().getApplicationId()
-            .toString(), "recovered", engineNodeId(node.getNodeID()), translate.shape(report.getAllocatedResource())));
+            .toString(), AppAsks.keyName(rmContainer.getAllocatedSchedulerKey()), engineNodeId(node.getNodeID()),
+            translate.shape(report.getAllocatedResource()), !rmContainer.isAMContainer()));
         LOG.info("Recovered container {} on {}", id, node.getNodeID());
       } catch (IllegalArgumentException e) {
         LOG.error("Recovered container {} cannot be accounted: {}", id, e.getMessage());
@@ -640,7 +650,7 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
             + count + ")");
         continue;
       }
-      PlacementSpec spec = appAsks.isAm(keyName) ? PlacementSpec.SINGLE : appAsks.tags().placement(gang);
+      PlacementSpec spec = appAsks.isAm(keyName) ? PlacementSpec.APPLICATION_MASTER : appAsks.tags().placement(gang);
       inbox.add(new EngineEvent.Demand(appId.toString(), keyName, shape, count, spec));
     }
   }
@@ -713,16 +723,7 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     } else if (decision instanceof Decision.CancelCheckpoint c) {
       checkpoints.cancel(c);
     } else if (decision instanceof Decision.Preempt p) {
-      checkpoints.reclaimed(p);
-      for (ContainerId id : checkpoints.containerIds(p.allocationIds())) {
-        RMContainer c = getRMContainer(id);
-        if (c != null) {
-          completedContainer(c, SchedulerUtils.createPreemptedContainerStatus(id, SchedulerUtils.PREEMPTED_CONTAINER
-              + " by Spindle: " + p.reason()), RMContainerEventType.KILL);
-        }
-      }
-      LOG.info("Preempted {} containers of {} (notice {}); it resumes from {}", p.allocationIds().size(), p.appId(),
-          p.noticeId(), p.checkpointLocation());
+      reclaim(p);
     } else if (decision instanceof Decision.ReconfigureMig m) {
       Optional<EngineEvent> refused = inventory.request(m);
       if (refused.isPresent()) {
@@ -733,6 +734,55 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
         LOG.info("MIG re-partition of {} GPU {} to {} asked of the node", m.nodeId(), m.gpuIndex(), m.layout());
       }
     }
+  }
+
+  /** Asks the container's NodeManager to send it SIGTERM; it goes out with the node's next heartbeat answer. */
+  private void signalGracefulShutdown(ContainerId id) {
+    RMContainer c = getRMContainer(id);
+    if (c != null && rmContext != null) {
+      rmContext.getDispatcher().getEventHandler().handle(new RMNodeSignalContainerEvent(c.getContainer().getNodeId(),
+          SignalContainerRequest.newInstance(id, SignalContainerCommand.GRACEFUL_SHUTDOWN)));
+    }
+  }
+
+  /**
+   * Kills the victims with status PREEMPTED and asks for their containers again on the application's behalf. The
+   * engine re-queues preempted work itself (a gang whole), so YARN's outstanding ask must hold it too, or the
+   * re-queued containers could not be handed out; YARN does the same for a container killed before its AM saw it.
+   * An AM that asks again itself sends an absolute count, which then simply stands; one that does not want the work
+   * back asks for none.
+   */
+  private void reclaim(Decision.Preempt p) {
+    checkpoints.reclaimed(p);
+    ApplicationId appId = ApplicationId.fromString(p.appId());
+    SchedulerApplication<SpindleAppAttempt> app = applications.get(appId);
+    SpindleAppAttempt attempt = app == null ? null : app.getCurrentAppAttempt();
+    AppAsks appAsks = asks.get(appId);
+    Object lock = attempt == null ? new Object() : attempt;
+    synchronized (lock) { // As allocate(): the AM sees its asks and our re-ask of them change together.
+      for (ContainerId id : checkpoints.containerIds(p.allocationIds())) {
+        RMContainer c = getRMContainer(id);
+        if (c == null) {
+          continue;
+        }
+        boolean yarnAsksAgain = c.getContainerRequest() != null; // Not yet acquired by the AM.
+        completedContainer(c, SchedulerUtils.createPreemptedContainerStatus(id, SchedulerUtils.PREEMPTED_CONTAINER
+            + " by Spindle: " + p.reason()), RMContainerEventType.KILL);
+        if (attempt == null || appAsks == null) {
+          continue;
+        }
+        SchedulerRequestKey key = c.getAllocatedSchedulerKey();
+        Resource capability = c.getAllocatedResource();
+        if (!yarnAsksAgain) {
+          attempt.recoverResourceRequestsForContainer(new ContainerRequest(List.of(ResourceRequest.newBuilder()
+              .priority(key.getPriority()).allocationRequestId(key.getAllocationRequestId())
+              .resourceName(ResourceRequest.ANY).capability(capability).numContainers(1).build())));
+        }
+        appAsks.requeued(p.requestKey(), key, capability);
+      }
+    }
+    LOG.info("Preempted {} containers of {} (notice {}); it resumes from {}", p.allocationIds().size(), p.appId(),
+        p.noticeId(), p.checkpointLocation());
   }
 
   /**
