@@ -17,6 +17,7 @@ import io.spindle.core.queue.QueueConfigParser;
 import io.spindle.core.queue.QueueTree;
 import io.spindle.ha.CheckpointNoticeStore;
 import io.spindle.ha.MigLayoutExchange;
+import io.spindle.ha.SchedulerZk;
 import io.spindle.ha.SchedulerZkIdentity;
 import io.spindle.ha.ZkSettings;
 import io.spindle.ha.avro.MigLayoutRecord;
@@ -52,9 +53,12 @@ import org.apache.hadoop.yarn.api.records.ResourceOption;
 import org.apache.hadoop.yarn.api.records.ResourceRequest;
 import org.apache.hadoop.yarn.api.records.SchedulingRequest;
 import org.apache.hadoop.yarn.api.records.SignalContainerCommand;
+import org.apache.hadoop.yarn.conf.HAUtil;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.apache.hadoop.yarn.proto.YarnServiceProtos.SchedulerResourceTypes;
 import org.apache.hadoop.yarn.server.resourcemanager.RMContext;
+import org.apache.hadoop.yarn.server.resourcemanager.RMFatalEvent;
+import org.apache.hadoop.yarn.server.resourcemanager.RMFatalEventType;
 import org.apache.hadoop.yarn.server.resourcemanager.recovery.RMStateStore.RMState;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppEvent;
@@ -142,6 +146,9 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
   private YarnResources translate;
   private NodeInventory inventory;
   private MigLayoutExchange migExchange;
+  private SchedulerZk schedulerZk;
+  /** Leadership among the schedulers sharing the ZooKeeper root; {@code null} without ZooKeeper (always leads). */
+  private SchedulerHa ha;
   private final ConcurrentLinkedQueue<MigLayoutRecord> migReports = new ConcurrentLinkedQueue<>();
   /** Nodes to rebuild from their reports or new resources once nothing runs on them. */
   private final Set<NodeId> pendingRebuild = ConcurrentHashMap.newKeySet();
@@ -176,11 +183,15 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     Map<String, String> entries = entries(schedulerConf);
     ZkSettings zk = ZkSettings.from(schedulerConf);
     if (zk.enabled()) {
-      migExchange = MigLayoutExchange.start(zk, report -> {
+      SchedulerZkIdentity identity = SchedulerZkIdentity.from(schedulerConf);
+      schedulerZk = SchedulerZk.connect(zk, identity, schedulerConf);
+      migExchange = MigLayoutExchange.start(schedulerZk.client(), zk.root(), report -> {
         migReports.add(report);
         wake.release();
       });
-      checkpoints.useStore(CheckpointNoticeStore.start(zk, SchedulerZkIdentity.from(schedulerConf), checkpoints));
+      checkpoints.useStore(CheckpointNoticeStore.start(schedulerZk.client(), zk.root(), identity.aclId(),
+          checkpoints));
+      ha = new SchedulerHa(schedulerZk, identity, instanceId(conf), wake::release, this::mustStop);
     } else {
       // Without ZooKeeper no node can be asked to re-partition, and a GPU planned for it would be lost.
       entries.put(EngineSettings.MAX_MIG_RECONFIGURATIONS_PER_CYCLE, "0");
@@ -208,6 +219,9 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
   @Override
   public void serviceStart() throws Exception {
     running = true;
+    if (ha != null) {
+      ha.start();
+    }
     loop = new Thread(this::schedulingLoop, "spindle-scheduling");
     loop.setDaemon(true);
     loop.start();
@@ -221,11 +235,17 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
       wake.release();
       loop.join(10_000);
     }
+    if (ha != null) {
+      ha.close();
+    }
     if (migExchange != null) {
       migExchange.close();
     }
     if (checkpoints.store() != null) {
       checkpoints.store().close();
+    }
+    if (schedulerZk != null) {
+      schedulerZk.close();
     }
     super.serviceStop();
   }
@@ -588,6 +608,31 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
         "Killed by the ResourceManager"), RMContainerEventType.KILL);
   }
 
+  /** How this scheduler names itself in the election: host and, in an HA pair, the ResourceManager's HA id. */
+  private static String instanceId(Configuration conf) {
+    String host;
+    try {
+      host = java.net.InetAddress.getLocalHost().getHostName();
+    } catch (java.net.UnknownHostException e) {
+      host = "unknown-host";
+    }
+    String haId = HAUtil.isHAEnabled(conf) ? HAUtil.getRMHAId(conf) : null;
+    return host + (haId == null ? "" : "/" + haId) + "#" + ProcessHandle.current().pid();
+  }
+
+  /**
+   * Another scheduler led while this one could not see it: its engine is stale. The ResourceManager is told as it
+   * is of a fenced state store: it goes to standby in an HA pair and stops otherwise, either way never letting this
+   * scheduler allocate again.
+   */
+  private void mustStop(String why) {
+    running = false;
+    if (rmContext != null) {
+      rmContext.getDispatcher().getEventHandler().handle(new RMFatalEvent(RMFatalEventType.STATE_STORE_FENCED,
+          "Spindle: " + why));
+    }
+  }
+
   // ---------------------------------------------------------------- asks
 
   @Override
@@ -677,6 +722,9 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     if (rmContext != null && rmContext.isWorkPreservingRecoveryEnabled()
         && !rmContext.isSchedulerReadyForAllocatingContainers()) {
       return;
+    }
+    if (ha != null && ha.term() == null) {
+      return; // Not the leader: what arrives waits in the inbox for a term that may never come.
     }
     List<EngineEvent> batch = new ArrayList<>();
     EngineEvent e;
