@@ -22,6 +22,7 @@ import io.spindle.ha.SchedulerZkIdentity;
 import io.spindle.ha.ZkSettings;
 import io.spindle.ha.avro.MigLayoutRecord;
 import java.io.IOException;
+import java.io.InputStream;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.HashMap;
@@ -55,6 +56,7 @@ import org.apache.hadoop.yarn.api.records.SchedulingRequest;
 import org.apache.hadoop.yarn.api.records.SignalContainerCommand;
 import org.apache.hadoop.yarn.conf.HAUtil;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
+import org.apache.hadoop.yarn.exceptions.YarnException;
 import org.apache.hadoop.yarn.proto.YarnServiceProtos.SchedulerResourceTypes;
 import org.apache.hadoop.yarn.server.resourcemanager.RMContext;
 import org.apache.hadoop.yarn.server.resourcemanager.RMFatalEvent;
@@ -268,10 +270,30 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     LOG.info("Spindle queue configuration reloaded: {} queues", next.size());
   }
 
-  /** yarn-site.xml plus capacity-scheduler.xml, which is where admins keep the queue tree. */
-  private static Configuration schedulerConfiguration(Configuration base) {
+  /**
+   * yarn-site.xml plus capacity-scheduler.xml, which is where admins keep the queue tree. The file comes through the
+   * ResourceManager's configuration provider, as CapacityScheduler's does: from the classpath by default, from a
+   * shared store ({@code yarn.resourcemanager.configuration.provider-class}) in an HA pair, whose RMs must agree.
+   */
+  private Configuration schedulerConfiguration(Configuration base) throws IOException {
     Configuration c = new Configuration(base);
-    c.addResource(CAPACITY_SCHEDULER_XML);
+    if (rmContext == null || rmContext.getConfigurationProvider() == null) {
+      c.addResource(CAPACITY_SCHEDULER_XML);
+      return c;
+    }
+    try (InputStream in = rmContext.getConfigurationProvider().getConfigurationInputStream(base,
+        CAPACITY_SCHEDULER_XML)) {
+      if (in != null) {
+        // Copied key by key: a stream resource cannot be read again when the configuration reloads.
+        Configuration file = new Configuration(false);
+        file.addResource(in);
+        for (Map.Entry<String, String> e : file) {
+          c.set(e.getKey(), e.getValue(), CAPACITY_SCHEDULER_XML);
+        }
+      }
+    } catch (YarnException e) {
+      throw new IOException("cannot read " + CAPACITY_SCHEDULER_XML + ": " + e.getMessage(), e);
+    }
     return c;
   }
 
@@ -591,6 +613,7 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
           allocation = nextRecoveredId--;
         }
         allocationOf.put(id, allocation);
+        containerOf.put(allocation, id);
         // Under the request's own key, so that a reclaimed recovered container is asked for again under it.
         inbox.add(new EngineEvent.ContainerRecovered(allocation, id.getApplicationAttemptId().getApplicationId()
             .toString(), AppAsks.keyName(rmContainer.getAllocatedSchedulerKey()), engineNodeId(node.getNodeID()),
