@@ -284,17 +284,25 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     try (InputStream in = rmContext.getConfigurationProvider().getConfigurationInputStream(base,
         CAPACITY_SCHEDULER_XML)) {
       if (in != null) {
-        // Copied key by key: a stream resource cannot be read again when the configuration reloads.
+        // Copied key by key: a stream resource cannot be read again when the configuration reloads. Values set in
+        // code (embedded clusters, tests) win over the file, as they do over any resource.
         Configuration file = new Configuration(false);
         file.addResource(in);
         for (Map.Entry<String, String> e : file) {
-          c.set(e.getKey(), e.getValue(), CAPACITY_SCHEDULER_XML);
+          if (!setInCode(base, e.getKey())) {
+            c.set(e.getKey(), e.getValue(), CAPACITY_SCHEDULER_XML);
+          }
         }
       }
     } catch (YarnException e) {
       throw new IOException("cannot read " + CAPACITY_SCHEDULER_XML + ": " + e.getMessage(), e);
     }
     return c;
+  }
+
+  private static boolean setInCode(Configuration c, String key) {
+    String[] sources = c.getPropertySources(key);
+    return sources != null && List.of(sources).contains("programmatically");
   }
 
   private static Map<String, String> entries(Configuration c) {
