@@ -18,8 +18,8 @@ import java.util.TreeMap;
  * has done its trace duration ({@link JobProgress}); under a preempting policy it writes a checkpoint after every
  * {@link SimOptions#checkpointIntervalMillis} of run time (taking no time) and reports it to the engine
  * ({@code CheckpointReported}, which the engine's victim order uses). On a checkpoint notice the job either writes a
- * checkpoint ({@link SimOptions#checkpointWriteMillis}, no progress meanwhile) and answers DONE, or says nothing
- * ({@link PreemptionMode#checkpointsOnNotice}). When killed it loses what it did since its last checkpoint; the
+ * checkpoint ({@link SimOptions#checkpointWriteMillis}, no progress meanwhile; asking for an extension when the
+ * write would outlast the deadline) and answers DONE, or says nothing ({@link PreemptionMode#checkpointsOnNotice}). When killed it loses what it did since its last checkpoint; the
  * engine queues it again and it resumes from that checkpoint when placed.
  *
  * <p>Periodic checkpoints are reported at the next cycle after they are written, with the instant they were
@@ -83,10 +83,14 @@ final class PreemptionDriver {
     }
   }
 
-  /** A checkpoint notice: a checkpointing application pauses to write one; a silent one carries on. */
-  void notice(Decision.RequestCheckpoint rc, JobRun victim, JobRun beneficiary, long now) {
+  /**
+   * A checkpoint notice: a checkpointing application pauses to write one (or, when it would end before the write
+   * does, just finishes), and asks for more time ({@code replies}, to be delivered at once) when that outlasts the
+   * deadline; a silent one carries on.
+   */
+  void notice(Decision.RequestCheckpoint rc, JobRun victim, JobRun beneficiary, long now, List<EngineEvent> replies) {
     if (!noticed.add(rc.noticeId())) {
-      return; // The same notice again (an extension answered): the applications here never ask for one.
+      return; // The same notice again, after an extension was granted or refused: the write goes on.
     }
     notices++;
     if (beneficiary != null && beneficiary.job.queue().equals(UrgentJobs.QUEUE)) {
@@ -97,17 +101,29 @@ final class PreemptionDriver {
       return;
     }
     JobProgress p = victim.progress;
+    long doneAt; // When the victim no longer needs its containers: checkpoint written, or job ended.
     if (p.paused()) {
-      victim.noticeToAnswer = rc.noticeId(); // The checkpoint being written answers this notice too.
-      return;
+      // A checkpoint is being written already (for a notice since withdrawn): it answers this one too.
+      doneAt = now - p.writingFor(now) + writeMillis;
+      victim.noticeToAnswer = rc.noticeId();
+    } else if (p.remainingAt(now) <= writeMillis) {
+      // It would end before a checkpoint is written: it just finishes, and its containers end on their own.
+      doneAt = now + p.remainingAt(now);
+    } else {
+      p.catchUp(now, intervalMillis);
+      p.pause(now);
+      doneAt = now + writeMillis;
+      victim.noticeToAnswer = rc.noticeId();
+      timeline.add(doneAt, Timeline.CHECKPOINT_WRITTEN, victim, null, p.generation());
     }
-    if (p.remainingAt(now) <= writeMillis) {
-      return; // It ends before a checkpoint would be written: finishing is cheaper; its containers end anyway.
+    long missing = doneAt - rc.deadlineMillis();
+    if (missing > 0 && rc.extensionsLeft() > 0) {
+      // As spindle-client's handler does when its checkpoint will not fit: EXTEND at once, DONE when written. The
+      // engine grants at most maxExtensionMillis; if that is not enough the deadline comes first and the victim is
+      // killed, losing what it did since its last periodic checkpoint.
+      replies.add(new EngineEvent.CheckpointAnswered(victim.job.id(), rc.noticeId(), CheckpointAnswer.EXTEND,
+          missing, null));
     }
-    p.catchUp(now, intervalMillis);
-    p.pause(now);
-    victim.noticeToAnswer = rc.noticeId();
-    timeline.add(now + writeMillis, Timeline.CHECKPOINT_WRITTEN, victim, null, p.generation());
   }
 
   /** The checkpoint a notice asked for is written: the job goes on from it, reports it, and answers DONE. */
@@ -128,7 +144,10 @@ final class PreemptionDriver {
     }
   }
 
-  /** The notice is withdrawn: nothing to answer (a checkpoint being written is finished all the same). */
+  /**
+   * The notice is withdrawn: nothing to answer. A checkpoint being written is finished all the same (spindle-client's
+   * handler is not interrupted when a notice closes), so its time is spent for nothing.
+   */
   void withdrawn(Decision.CancelCheckpoint cc, JobRun victim) {
     withdrawn++;
     if (victim != null && victim.noticeToAnswer == cc.noticeId()) {

@@ -26,10 +26,14 @@ public record PreemptionMode(String suffix, boolean enabled, long graceMillis, b
       "preemption on (starvation 60 s); the victim gets 15 s (YARN's max_wait_before_kill default), ignores the "
           + "notice as ordinary applications ignore YARN's preemption message, and is killed at the deadline");
 
-  /** Spindle's handshake: the victim checkpoints on notice and answers DONE; the engine's default grace (120 s). */
+  /**
+   * Spindle's handshake: the victim checkpoints on notice and answers DONE; the engine's default grace (120 s) and
+   * extensions (one of at most 300 s).
+   */
   public static final PreemptionMode CHECKPOINT = new PreemptionMode("preempt-checkpoint", true, 120_000, true,
-      "preemption on (starvation 60 s); the victim gets a checkpoint notice (grace 120 s), writes a checkpoint and "
-          + "answers DONE, and is killed then");
+      "preemption on (starvation 60 s); the victim gets a checkpoint notice (grace 120 s; one extension of up to "
+          + "300 s, which it asks for when its checkpoint takes longer), writes a checkpoint and answers DONE, and is "
+          + "killed then");
 
   static PreemptionMode bySuffix(String suffix) {
     for (PreemptionMode m : new PreemptionMode[] {KILL_AFTER_15_S, CHECKPOINT}) {

@@ -179,7 +179,11 @@ public final class Simulator {
           timeline.add(Math.max(now, rc.availableAtMillis()), Timeline.MIG_REPORT, null,
               new EngineEvent.MigLayoutReported(rc.nodeId(), rc.gpuIndex(), rc.layout()), 0);
         } else if (d instanceof Decision.RequestCheckpoint rc) {
-          apps.notice(rc, runs.get(rc.appId()), runs.get(rc.forAppId()), now);
+          int before = carried.size();
+          apps.notice(rc, runs.get(rc.appId()), runs.get(rc.forAppId()), now, carried);
+          if (carried.size() > before) {
+            timeline.wakeOnce(now); // An answer goes back at once, before the deadline it is about.
+          }
         } else if (d instanceof Decision.CancelCheckpoint cc) {
           apps.withdrawn(cc, runs.get(cc.appId()));
         } else if (d instanceof Decision.Preempt p) {

@@ -35,7 +35,11 @@ class SimPreemptionTest {
   }
 
   static RunResult run(String policy, long checkpointIntervalMillis) {
-    SimOptions options = SimOptions.defaults().withCheckpoints(checkpointIntervalMillis, 60_000);
+    return run(policy, checkpointIntervalMillis, 60_000);
+  }
+
+  static RunResult run(String policy, long checkpointIntervalMillis, long writeMillis) {
+    SimOptions options = SimOptions.defaults().withCheckpoints(checkpointIntervalMillis, writeMillis);
     return new Simulator(NODE, Policies.parse(policy).get(0), options).run(trace(), null);
   }
 
@@ -125,6 +129,33 @@ class SimPreemptionTest {
     assertThat(r.preemption().workLostGpuHours()).isZero();
     assertThat(r.preemption().checkpointGpuHours()).isCloseTo(240 / 3_600.0, within(1e-12));
     assertThat(queue(r, "default").jct().mean()).isCloseTo((10_000 + 5_660) / 2.0, within(1e-9));
+  }
+
+  @Test
+  void aVictimWhoseCheckpointOutlastsTheGraceAsksForAnExtensionAndLosesNothing() {
+    // A 150 s write against 120 s of grace: B2 asks for 90 s more at the notice (1,060 s), granted (one extension of
+    // up to 300 s); written at 1,210 s, DONE, killed. Lost 0; writing 150 s x 4 = 600 GPU-s; U waits 210 s.
+    RunResult r = run("spindle+preempt-checkpoint", 30 * 60_000, 150_000);
+    assertThat(r.preemption().preemptions()).isEqualTo(1);
+    assertThat(r.preemption().workLostGpuHours()).isZero();
+    assertThat(r.preemption().checkpointGpuHours()).isCloseTo(600 / 3_600.0, within(1e-12));
+    assertThat(r.preemption().urgentWait().max()).isEqualTo(210);
+    // B2 resumes at 1,810 s (U ends) with 4,040 s to go: ends 5,850 (JCT 5,750 s).
+    assertThat(queue(r, "default").jct().mean()).isCloseTo((10_000 + 5_750) / 2.0, within(1e-9));
+  }
+
+  @Test
+  void aWriteLongerThanGraceAndExtensionIsCutOffAtTheDeadlineAndLosesWhatFollowedTheLastCheckpoint() {
+    // A 500 s write: the extension asked (380 s) is capped at 300 s, so the deadline is 1,060 + 120 + 300 = 1,480 s
+    // and B2 is killed mid-write. It falls back to its start (no periodic checkpoint yet): lost 960 s x 4 =
+    // 3,840 GPU-s, and 420 s x 4 = 1,680 GPU-s were spent on the write that never finished. U waits 480 s.
+    RunResult r = run("spindle+preempt-checkpoint", 30 * 60_000, 500_000);
+    assertThat(r.preemption().preemptions()).isEqualTo(1);
+    assertThat(r.preemption().workLostGpuHours()).isCloseTo(3_840 / 3_600.0, within(1e-12));
+    assertThat(r.preemption().checkpointGpuHours()).isCloseTo(1_680 / 3_600.0, within(1e-12));
+    assertThat(r.preemption().urgentWait().max()).isEqualTo(480);
+    // B2 starts over at 2,080 s (U ends): ends 7,080 (JCT 6,980 s).
+    assertThat(queue(r, "default").jct().mean()).isCloseTo((10_000 + 6_980) / 2.0, within(1e-9));
   }
 
   @Test
