@@ -12,7 +12,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
@@ -20,10 +22,14 @@ import org.apache.curator.retry.RetryOneTime;
 import org.apache.curator.test.TestingServer;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
+import org.apache.hadoop.yarn.api.records.Container;
 import org.apache.hadoop.yarn.api.records.ContainerExitStatus;
+import org.apache.hadoop.yarn.api.records.ContainerLaunchContext;
+import org.apache.hadoop.yarn.api.records.ContainerState;
 import org.apache.hadoop.yarn.api.records.ContainerStatus;
 import org.apache.hadoop.yarn.api.records.NodeState;
 import org.apache.hadoop.yarn.api.records.Resource;
+import org.apache.hadoop.yarn.client.api.NMClient;
 import org.apache.hadoop.yarn.client.api.YarnClient;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.apache.hadoop.yarn.server.MiniYARNCluster;
@@ -67,6 +73,8 @@ class CheckpointPreemptionTest {
     c.set("yarn.scheduler.spindle.preemption.enabled", "true");
     c.set("yarn.scheduler.spindle.preemption.starvation-seconds", "1");
     c.set("yarn.scheduler.spindle.preemption.checkpoint-grace-seconds", Long.toString(GRACE_SECONDS));
+    c.set(SpindleScheduler.PREEMPTION_SIGNAL, "true");
+    c.setInt(YarnConfiguration.NM_LOG_RETAIN_SECONDS, 0); // Otherwise each NodeManager's stop waits 10 s on log deletion.
     String p = "yarn.scheduler.capacity.root.";
     c.set(p + "queues", "a,b,default");
     c.set(p + "a.capacity", "50");
@@ -119,10 +127,16 @@ class CheckpointPreemptionTest {
         // One 100 ms scheduling cycle, plus this test's own heartbeat and polling delays.
         assertThat(startedAfterAnswer).isLessThan(3_000);
         urgent.close();
-        // The urgent job ended: the victim asks again and resumes from the checkpoint it wrote.
+        // The urgent job ended: the victim asks again, as YARN AMs do for preempted containers (Spindle had already
+        // asked on its behalf, so nothing is asked twice), gets its gang back whole and resumes from its checkpoint.
         victim.am.ask(2, gpus(2));
         assertThat(victim.am.awaitHeld(2, Duration.ofSeconds(30))).isEqualTo(2);
+        assertThat(victim.am.batches()).as("first start, then re-admission, each a whole gang").containsExactly(2, 2);
         assertThat(Files.readString(victim.checkpoint)).isEqualTo("step=4200\n");
+        SpindleScheduler spindle = (SpindleScheduler) cluster.getResourceManager().getResourceScheduler();
+        assertThat(spindle.queueSnapshots()).filteredOn(q -> q.path().equals("root.a")).singleElement()
+            .satisfies(q -> assertThat(q.pending()).as("the re-ask was not counted twice")
+                .isEqualTo(io.spindle.core.model.ResourceVector.ZERO));
       }
     }
   }
@@ -157,6 +171,88 @@ class CheckpointPreemptionTest {
       assertThat(reclaimedAfter).isGreaterThanOrEqualTo(GRACE_SECONDS * 1000 - 500);
       assertThat(urgent.awaitHeld(2, Duration.ofSeconds(10))).isEqualTo(2);
     }
+  }
+
+  /**
+   * With {@code signal-graceful-shutdown}, each victim container gets SIGTERM from its NodeManager when its notice
+   * goes out. Programs that save their state on that signal and exit end the reclaim early: their capacity is handed
+   * on once all of them have ended, before the deadline, although their AM never answered.
+   */
+  @Test
+  void victimContainersGetSigtermAtNoticeTimeAndEndingOnItHandsTheirGpusOnBeforeTheDeadline() throws Exception {
+    Path script = checkpoints.resolve("save-on-term.sh");
+    // Runs until it is signalled or the test ends (the stop file), so that no container outlives the test.
+    Path stop = checkpoints.resolve("stop");
+    Files.writeString(script, "trap 'echo saved > \"$1\"; exit 0' TERM\nwhile [ ! -e " + stop
+        + " ]; do sleep 0.1; done\n");
+    NMClient nm = NMClient.createNMClient();
+    nm.init(conf);
+    nm.start();
+    try (UnmanagedAm first = launchedGang("term-1", nm, script);
+        UnmanagedAm second = launchedGang("term-2", nm, script);
+        UnmanagedAm urgent = UnmanagedAm.register(client, conf, submit("urgent-3", "b", "spindle.gang.size=2"))) {
+      urgent.ask(2, gpus(2));
+      long noticedAt = 0;
+      long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+      UnmanagedAm victim = null;
+      while (victim == null && System.nanoTime() < deadline) {
+        urgent.heartbeat();
+        for (UnmanagedAm am : List.of(first, second)) {
+          am.heartbeat();
+          if (noticedAt == 0 && !am.lastContract().isEmpty()) {
+            noticedAt = System.currentTimeMillis();
+          }
+          if (am.completed().size() == 2) {
+            victim = am;
+          }
+        }
+        Thread.sleep(50);
+      }
+      assertThat(victim).as("one gang of queue a ended").isNotNull();
+      UnmanagedAm spared = victim == first ? second : first;
+      for (Container c : launchedBy.get(victim)) {
+        assertThat(marker(c)).as("%s saved its state on SIGTERM", c.getId()).hasContent("saved");
+      }
+      assertThat(victim.completed()).extracting(ContainerStatus::getExitStatus)
+          .as("they exited by themselves, before any kill").containsOnly(ContainerExitStatus.SUCCESS);
+      for (Container c : spared.held()) {
+        assertThat(marker(c)).as("the spared gang was not signalled").doesNotExist();
+      }
+      assertThat(urgent.awaitHeld(2, Duration.ofSeconds(10))).isEqualTo(2);
+      assertThat(System.currentTimeMillis() - noticedAt).as("handed on before the deadline")
+          .isLessThan(GRACE_SECONDS * 1000);
+    } finally {
+      Files.writeString(stop, "");
+      nm.stop();
+    }
+  }
+
+  private final Map<UnmanagedAm, List<Container>> launchedBy =
+      new ConcurrentHashMap<>();
+
+  /** A gang of 2 x 2 GPUs in queue a whose containers really run {@code script} under the NodeManager. */
+  private UnmanagedAm launchedGang(String name, NMClient nm, Path script) throws Exception {
+    UnmanagedAm am = UnmanagedAm.register(client, conf, submit(name, "a", "spindle.gang.size=2"));
+    am.ask(2, gpus(2));
+    assertThat(am.awaitHeld(2, Duration.ofSeconds(30))).isEqualTo(2);
+    List<Container> started = List.copyOf(am.held());
+    for (Container c : started) {
+      nm.startContainer(c, ContainerLaunchContext.newInstance(Map.of(), Map.of(),
+          List.of("bash " + script + " " + marker(c)), null, null, null));
+    }
+    long until = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+    for (Container c : started) {
+      while (nm.getContainerStatus(c.getId(), c.getNodeId()).getState() != ContainerState.RUNNING
+          && System.nanoTime() < until) {
+        Thread.sleep(100);
+      }
+    }
+    launchedBy.put(am, started);
+    return am;
+  }
+
+  private static Path marker(Container c) {
+    return checkpoints.resolve(c.getId() + ".saved");
   }
 
   /**

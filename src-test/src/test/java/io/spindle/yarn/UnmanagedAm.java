@@ -39,6 +39,9 @@ public final class UnmanagedAm implements AutoCloseable {
   private final UserGroupInformation ugi;
   private final AMRMClient<ContainerRequest> client;
   private final List<Container> held = new ArrayList<>();
+  /** Requests not yet matched by a container: like a well-behaved AM, one is withdrawn per container received. */
+  private final java.util.ArrayDeque<ContainerRequest> open = new java.util.ArrayDeque<>();
+  private final List<Integer> batches = new ArrayList<>();
   private int firstBatch = -1;
 
   private final List<ContainerStatus> completed = new java.util.concurrent.CopyOnWriteArrayList<>();
@@ -100,7 +103,9 @@ public final class UnmanagedAm implements AutoCloseable {
 
   public void ask(int containers, Resource each) {
     for (int i = 0; i < containers; i++) {
-      client.addContainerRequest(new ContainerRequest(each, null, null, Priority.newInstance(1)));
+      ContainerRequest request = new ContainerRequest(each, null, null, Priority.newInstance(1));
+      client.addContainerRequest(request);
+      open.add(request);
     }
   }
 
@@ -120,6 +125,12 @@ public final class UnmanagedAm implements AutoCloseable {
     List<Container> got = response.getAllocatedContainers();
     if (!got.isEmpty() && firstBatch < 0) {
       firstBatch = got.size();
+    }
+    if (!got.isEmpty()) {
+      batches.add(got.size());
+    }
+    for (int i = 0; i < got.size() && !open.isEmpty(); i++) {
+      client.removeContainerRequest(open.poll());
     }
     held.addAll(got);
     for (ContainerStatus s : response.getCompletedContainersStatuses()) {
@@ -160,6 +171,11 @@ public final class UnmanagedAm implements AutoCloseable {
 
   public List<Container> held() {
     return held;
+  }
+
+  /** Sizes of the non-empty batches of containers, in order: a gang arrives in one. */
+  public List<Integer> batches() {
+    return batches;
   }
 
   /** Size of the first non-empty batch of containers: a gang arrives in one. */

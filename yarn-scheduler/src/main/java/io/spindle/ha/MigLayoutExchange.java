@@ -31,9 +31,12 @@ public final class MigLayoutExchange implements Closeable {
   private final MigStateStore store;
   private final CuratorCache mirror;
   private final ExecutorService writer;
+  private final boolean ownsClient;
 
-  private MigLayoutExchange(CuratorFramework client, String root, Consumer<MigLayoutRecord> onReported) {
+  private MigLayoutExchange(CuratorFramework client, boolean ownsClient, String root,
+      Consumer<MigLayoutRecord> onReported) {
     this.client = client;
+    this.ownsClient = ownsClient;
     this.store = new MigStateStore(client, root);
     this.mirror = CuratorCache.build(client, root + "/nodes");
     this.writer = BackgroundWriter.start("spindle-mig-desired-writer");
@@ -54,9 +57,16 @@ public final class MigLayoutExchange implements Closeable {
     CuratorFramework client = CuratorFrameworkFactory.newClient(settings.address(),
         new ExponentialBackoffRetry(200, 10, 10_000));
     client.start();
-    MigLayoutExchange exchange = new MigLayoutExchange(client, settings.root(), onReported);
+    MigLayoutExchange exchange = new MigLayoutExchange(client, true, settings.root(), onReported);
     exchange.mirror.start();
     LOG.info("Spindle reads MIG layouts from ZooKeeper {} under {}", settings.address(), settings.root());
+    return exchange;
+  }
+
+  /** As {@link #start(ZkSettings, Consumer)} on a started client the caller owns and closes. */
+  public static MigLayoutExchange start(CuratorFramework client, String root, Consumer<MigLayoutRecord> onReported) {
+    MigLayoutExchange exchange = new MigLayoutExchange(client, false, root, onReported);
+    exchange.mirror.start();
     return exchange;
   }
 
@@ -100,6 +110,8 @@ public final class MigLayoutExchange implements Closeable {
   public void close() {
     BackgroundWriter.stop(writer, LOG, "Desired MIG layouts");
     mirror.close();
-    client.close();
+    if (ownsClient) {
+      client.close();
+    }
   }
 }

@@ -92,6 +92,18 @@ final class AppAsks {
     }
   }
 
+  /**
+   * The engine re-queued a preempted container of this request itself, and YARN's outstanding ask holds it again:
+   * what the engine was told grows by one, so the AM's own re-ask of it is no change; a gang request is a gang again.
+   */
+  synchronized void requeued(String name, SchedulerRequestKey key, Resource capability) {
+    Ask a = forwarded.get(name);
+    forwarded.put(name, a == null ? new Ask(key, capability, 1) : new Ask(a.key(), a.capability(), a.count() + 1));
+    if (name.equals(gangKey)) {
+      gangStarted = false;
+    }
+  }
+
   /** The attempt ended: every outstanding request is withdrawn; returns the keys to cancel in the engine. */
   synchronized List<String> cancelAll() {
     List<String> keys = new ArrayList<>();

@@ -41,12 +41,15 @@ final class CheckpointDelivery implements CheckpointListener {
     Optional<byte[]> tokenPassword(ApplicationId app);
   }
 
+  private static final Consumer<ContainerId> NO_SIGNAL = id -> { };
+
   private final PreemptionNotices contracts;
   private CheckpointNoticeStore store;
   private final Containers containers;
   private final Consumer<EngineEvent> toEngine;
   private final LongSupplier clock;
   private final Set<ApplicationId> opened = ConcurrentHashMap.newKeySet();
+  private Consumer<ContainerId> signal = NO_SIGNAL;
 
   CheckpointDelivery(PreemptionNotices contracts, Containers containers, Consumer<EngineEvent> toEngine,
       LongSupplier clock) {
@@ -62,6 +65,15 @@ final class CheckpointDelivery implements CheckpointListener {
    */
   void useStore(CheckpointNoticeStore store) {
     this.store = store;
+  }
+
+  /**
+   * Each container is also signalled once through {@code signal} when it is first named in a notice (YARN's
+   * {@code GRACEFUL_SHUTDOWN}: the NodeManager sends it SIGTERM), for programs that save their state on a signal
+   * rather than through the AM.
+   */
+  void signalOnNotice(Consumer<ContainerId> signal) {
+    this.signal = signal;
   }
 
   CheckpointNoticeStore store() {
@@ -86,7 +98,7 @@ final class CheckpointDelivery implements CheckpointListener {
   void request(Decision.RequestCheckpoint r) {
     ApplicationId app = ApplicationId.fromString(r.appId());
     List<ContainerId> ids = containerIds(r.allocationIds());
-    contracts.announce(app, Set.copyOf(ids));
+    contracts.announce(app, Set.copyOf(ids)).forEach(signal);
     LOG.info("Application {} asked to checkpoint {} by {} (notice {}): {}", app, ids, r.deadlineMillis(),
         r.noticeId(), r.reason());
     if (store == null) {

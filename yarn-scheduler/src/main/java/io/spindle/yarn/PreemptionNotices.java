@@ -16,12 +16,16 @@ final class PreemptionNotices {
 
   private final Map<ApplicationId, Set<ContainerId>> byApp = new ConcurrentHashMap<>();
 
-  void announce(ApplicationId app, Set<ContainerId> containers) {
+  /** Adds {@code containers} to the application's contract; returns those not in it before. */
+  Set<ContainerId> announce(ApplicationId app, Set<ContainerId> containers) {
+    Set<ContainerId> fresh = new HashSet<>(containers);
     byApp.merge(app, Set.copyOf(containers), (a, b) -> {
+      fresh.removeAll(a);
       Set<ContainerId> both = new HashSet<>(a);
       both.addAll(b);
       return Set.copyOf(both);
     });
+    return fresh;
   }
 
   /** The strict contract for {@code app}'s next allocate answer; {@code null} (YARN's "none") when nothing is asked. */

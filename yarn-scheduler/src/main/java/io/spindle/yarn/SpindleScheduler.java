@@ -17,10 +17,12 @@ import io.spindle.core.queue.QueueConfigParser;
 import io.spindle.core.queue.QueueTree;
 import io.spindle.ha.CheckpointNoticeStore;
 import io.spindle.ha.MigLayoutExchange;
+import io.spindle.ha.SchedulerZk;
 import io.spindle.ha.SchedulerZkIdentity;
 import io.spindle.ha.ZkSettings;
 import io.spindle.ha.avro.MigLayoutRecord;
 import java.io.IOException;
+import java.io.InputStream;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.HashMap;
@@ -37,6 +39,7 @@ import org.apache.hadoop.conf.Configurable;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.security.UserGroupInformation;
 import org.apache.hadoop.security.authorize.AccessControlList;
+import org.apache.hadoop.yarn.api.protocolrecords.SignalContainerRequest;
 import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
 import org.apache.hadoop.yarn.api.records.Container;
@@ -50,9 +53,14 @@ import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.api.records.ResourceOption;
 import org.apache.hadoop.yarn.api.records.ResourceRequest;
 import org.apache.hadoop.yarn.api.records.SchedulingRequest;
+import org.apache.hadoop.yarn.api.records.SignalContainerCommand;
+import org.apache.hadoop.yarn.conf.HAUtil;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
+import org.apache.hadoop.yarn.exceptions.YarnException;
 import org.apache.hadoop.yarn.proto.YarnServiceProtos.SchedulerResourceTypes;
 import org.apache.hadoop.yarn.server.resourcemanager.RMContext;
+import org.apache.hadoop.yarn.server.resourcemanager.RMFatalEvent;
+import org.apache.hadoop.yarn.server.resourcemanager.RMFatalEventType;
 import org.apache.hadoop.yarn.server.resourcemanager.recovery.RMStateStore.RMState;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppEvent;
@@ -62,12 +70,14 @@ import org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttemptE
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainerEventType;
 import org.apache.hadoop.yarn.server.resourcemanager.rmnode.RMNode;
+import org.apache.hadoop.yarn.server.resourcemanager.rmnode.RMNodeSignalContainerEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.AbstractYarnScheduler;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.Allocation;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.ContainerUpdates;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.QueueMetrics;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplication;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerUtils;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.ContainerRequest;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.PendingAsk;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.fica.FiCaSchedulerNode;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.AppAddedSchedulerEvent;
@@ -111,6 +121,7 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
   public static final String DEFAULT_NODE_GPU_MODEL = "H100-80GB";
   public static final String NODE_NVLINK_ISLAND_SIZE = "yarn.scheduler.spindle.node.nvlink-island-size";
   public static final int DEFAULT_NODE_NVLINK_ISLAND_SIZE = 8;
+  public static final String PREEMPTION_SIGNAL = "yarn.scheduler.spindle.preemption.signal-graceful-shutdown";
   public static final String MIG_ANSWER_TIMEOUT_SECONDS = "yarn.scheduler.spindle.mig.answer-timeout-seconds";
   public static final long DEFAULT_MIG_ANSWER_TIMEOUT_SECONDS = 300;
   static final String ACL_SUBMIT = "acl_submit_applications";
@@ -137,6 +148,9 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
   private YarnResources translate;
   private NodeInventory inventory;
   private MigLayoutExchange migExchange;
+  private SchedulerZk schedulerZk;
+  /** Leadership among the schedulers sharing the ZooKeeper root; {@code null} without ZooKeeper (always leads). */
+  private SchedulerHa ha;
   private final ConcurrentLinkedQueue<MigLayoutRecord> migReports = new ConcurrentLinkedQueue<>();
   /** Nodes to rebuild from their reports or new resources once nothing runs on them. */
   private final Set<NodeId> pendingRebuild = ConcurrentHashMap.newKeySet();
@@ -171,16 +185,23 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     Map<String, String> entries = entries(schedulerConf);
     ZkSettings zk = ZkSettings.from(schedulerConf);
     if (zk.enabled()) {
-      migExchange = MigLayoutExchange.start(zk, report -> {
+      SchedulerZkIdentity identity = SchedulerZkIdentity.from(schedulerConf);
+      schedulerZk = SchedulerZk.connect(zk, identity, schedulerConf);
+      migExchange = MigLayoutExchange.start(schedulerZk.client(), zk.root(), report -> {
         migReports.add(report);
         wake.release();
       });
-      checkpoints.useStore(CheckpointNoticeStore.start(zk, SchedulerZkIdentity.from(schedulerConf), checkpoints));
+      checkpoints.useStore(CheckpointNoticeStore.start(schedulerZk.client(), zk.root(), identity.aclId(),
+          checkpoints));
+      ha = new SchedulerHa(schedulerZk, identity, instanceId(conf), wake::release, this::mustStop);
     } else {
       // Without ZooKeeper no node can be asked to re-partition, and a GPU planned for it would be lost.
       entries.put(EngineSettings.MAX_MIG_RECONFIGURATIONS_PER_CYCLE, "0");
       LOG.warn("No ZooKeeper configured ({} or hadoop.zk.address): nodes are modelled from the resources they "
           + "advertise and MIG layouts are never changed", ZkSettings.ZK_ADDRESS);
+    }
+    if (schedulerConf.getBoolean(PREEMPTION_SIGNAL, false)) {
+      checkpoints.signalOnNotice(this::signalGracefulShutdown);
     }
     long answerTimeout = schedulerConf.getLong(MIG_ANSWER_TIMEOUT_SECONDS, DEFAULT_MIG_ANSWER_TIMEOUT_SECONDS);
     if (answerTimeout <= 0) {
@@ -200,6 +221,9 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
   @Override
   public void serviceStart() throws Exception {
     running = true;
+    if (ha != null) {
+      ha.start();
+    }
     loop = new Thread(this::schedulingLoop, "spindle-scheduling");
     loop.setDaemon(true);
     loop.start();
@@ -213,11 +237,17 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
       wake.release();
       loop.join(10_000);
     }
+    if (ha != null) {
+      ha.close();
+    }
     if (migExchange != null) {
       migExchange.close();
     }
     if (checkpoints.store() != null) {
       checkpoints.store().close();
+    }
+    if (schedulerZk != null) {
+      schedulerZk.close();
     }
     super.serviceStop();
   }
@@ -240,10 +270,30 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     LOG.info("Spindle queue configuration reloaded: {} queues", next.size());
   }
 
-  /** yarn-site.xml plus capacity-scheduler.xml, which is where admins keep the queue tree. */
-  private static Configuration schedulerConfiguration(Configuration base) {
+  /**
+   * yarn-site.xml plus capacity-scheduler.xml, which is where admins keep the queue tree. The file comes through the
+   * ResourceManager's configuration provider, as CapacityScheduler's does: from the classpath by default, from a
+   * shared store ({@code yarn.resourcemanager.configuration.provider-class}) in an HA pair, whose RMs must agree.
+   */
+  private Configuration schedulerConfiguration(Configuration base) throws IOException {
     Configuration c = new Configuration(base);
-    c.addResource(CAPACITY_SCHEDULER_XML);
+    if (rmContext == null || rmContext.getConfigurationProvider() == null) {
+      c.addResource(CAPACITY_SCHEDULER_XML);
+      return c;
+    }
+    try (InputStream in = rmContext.getConfigurationProvider().getConfigurationInputStream(base,
+        CAPACITY_SCHEDULER_XML)) {
+      if (in != null) {
+        // Copied key by key: a stream resource cannot be read again when the configuration reloads.
+        Configuration file = new Configuration(false);
+        file.addResource(in);
+        for (Map.Entry<String, String> e : file) {
+          c.set(e.getKey(), e.getValue(), CAPACITY_SCHEDULER_XML);
+        }
+      }
+    } catch (YarnException e) {
+      throw new IOException("cannot read " + CAPACITY_SCHEDULER_XML + ": " + e.getMessage(), e);
+    }
     return c;
   }
 
@@ -563,8 +613,11 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
           allocation = nextRecoveredId--;
         }
         allocationOf.put(id, allocation);
+        containerOf.put(allocation, id);
+        // Under the request's own key, so that a reclaimed recovered container is asked for again under it.
         inbox.add(new EngineEvent.ContainerRecovered(allocation, id.getApplicationAttemptId().getApplicationId()
-            .toString(), "recovered", engineNodeId(node.getNodeID()), translate.shape(report.getAllocatedResource())));
+            .toString(), AppAsks.keyName(rmContainer.getAllocatedSchedulerKey()), engineNodeId(node.getNodeID()),
+            translate.shape(report.getAllocatedResource()), !rmContainer.isAMContainer()));
         LOG.info("Recovered container {} on {}", id, node.getNodeID());
       } catch (IllegalArgumentException e) {
         LOG.error("Recovered container {} cannot be accounted: {}", id, e.getMessage());
@@ -576,6 +629,31 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
   public void killContainer(RMContainer container) {
     completedContainer(container, SchedulerUtils.createKilledContainerStatus(container.getContainerId(),
         "Killed by the ResourceManager"), RMContainerEventType.KILL);
+  }
+
+  /** How this scheduler names itself in the election: host and, in an HA pair, the ResourceManager's HA id. */
+  private static String instanceId(Configuration conf) {
+    String host;
+    try {
+      host = java.net.InetAddress.getLocalHost().getHostName();
+    } catch (java.net.UnknownHostException e) {
+      host = "unknown-host";
+    }
+    String haId = HAUtil.isHAEnabled(conf) ? HAUtil.getRMHAId(conf) : null;
+    return host + (haId == null ? "" : "/" + haId) + "#" + ProcessHandle.current().pid();
+  }
+
+  /**
+   * Another scheduler led while this one could not see it: its engine is stale. The ResourceManager is told as it
+   * is of a fenced state store: it goes to standby in an HA pair and stops otherwise, either way never letting this
+   * scheduler allocate again.
+   */
+  private void mustStop(String why) {
+    running = false;
+    if (rmContext != null) {
+      rmContext.getDispatcher().getEventHandler().handle(new RMFatalEvent(RMFatalEventType.STATE_STORE_FENCED,
+          "Spindle: " + why));
+    }
   }
 
   // ---------------------------------------------------------------- asks
@@ -640,7 +718,7 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
             + count + ")");
         continue;
       }
-      PlacementSpec spec = appAsks.isAm(keyName) ? PlacementSpec.SINGLE : appAsks.tags().placement(gang);
+      PlacementSpec spec = appAsks.isAm(keyName) ? PlacementSpec.APPLICATION_MASTER : appAsks.tags().placement(gang);
       inbox.add(new EngineEvent.Demand(appId.toString(), keyName, shape, count, spec));
     }
   }
@@ -667,6 +745,9 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     if (rmContext != null && rmContext.isWorkPreservingRecoveryEnabled()
         && !rmContext.isSchedulerReadyForAllocatingContainers()) {
       return;
+    }
+    if (ha != null && ha.term() == null) {
+      return; // Not the leader: what arrives waits in the inbox for a term that may never come.
     }
     List<EngineEvent> batch = new ArrayList<>();
     EngineEvent e;
@@ -713,16 +794,7 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     } else if (decision instanceof Decision.CancelCheckpoint c) {
       checkpoints.cancel(c);
     } else if (decision instanceof Decision.Preempt p) {
-      checkpoints.reclaimed(p);
-      for (ContainerId id : checkpoints.containerIds(p.allocationIds())) {
-        RMContainer c = getRMContainer(id);
-        if (c != null) {
-          completedContainer(c, SchedulerUtils.createPreemptedContainerStatus(id, SchedulerUtils.PREEMPTED_CONTAINER
-              + " by Spindle: " + p.reason()), RMContainerEventType.KILL);
-        }
-      }
-      LOG.info("Preempted {} containers of {} (notice {}); it resumes from {}", p.allocationIds().size(), p.appId(),
-          p.noticeId(), p.checkpointLocation());
+      reclaim(p);
     } else if (decision instanceof Decision.ReconfigureMig m) {
       Optional<EngineEvent> refused = inventory.request(m);
       if (refused.isPresent()) {
@@ -733,6 +805,55 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
         LOG.info("MIG re-partition of {} GPU {} to {} asked of the node", m.nodeId(), m.gpuIndex(), m.layout());
       }
     }
+  }
+
+  /** Asks the container's NodeManager to send it SIGTERM; it goes out with the node's next heartbeat answer. */
+  private void signalGracefulShutdown(ContainerId id) {
+    RMContainer c = getRMContainer(id);
+    if (c != null && rmContext != null) {
+      rmContext.getDispatcher().getEventHandler().handle(new RMNodeSignalContainerEvent(c.getContainer().getNodeId(),
+          SignalContainerRequest.newInstance(id, SignalContainerCommand.GRACEFUL_SHUTDOWN)));
+    }
+  }
+
+  /**
+   * Kills the victims with status PREEMPTED and asks for their containers again on the application's behalf. The
+   * engine re-queues preempted work itself (a gang whole), so YARN's outstanding ask must hold it too, or the
+   * re-queued containers could not be handed out; YARN does the same for a container killed before its AM saw it.
+   * An AM that asks again itself sends an absolute count, which then simply stands; one that does not want the work
+   * back asks for none.
+   */
+  private void reclaim(Decision.Preempt p) {
+    checkpoints.reclaimed(p);
+    ApplicationId appId = ApplicationId.fromString(p.appId());
+    SchedulerApplication<SpindleAppAttempt> app = applications.get(appId);
+    SpindleAppAttempt attempt = app == null ? null : app.getCurrentAppAttempt();
+    AppAsks appAsks = asks.get(appId);
+    Object lock = attempt == null ? new Object() : attempt;
+    synchronized (lock) { // As allocate(): the AM sees its asks and our re-ask of them change together.
+      for (ContainerId id : checkpoints.containerIds(p.allocationIds())) {
+        RMContainer c = getRMContainer(id);
+        if (c == null) {
+          continue;
+        }
+        boolean yarnAsksAgain = c.getContainerRequest() != null; // Not yet acquired by the AM.
+        completedContainer(c, SchedulerUtils.createPreemptedContainerStatus(id, SchedulerUtils.PREEMPTED_CONTAINER
+            + " by Spindle: " + p.reason()), RMContainerEventType.KILL);
+        if (attempt == null || appAsks == null) {
+          continue;
+        }
+        SchedulerRequestKey key = c.getAllocatedSchedulerKey();
+        Resource capability = c.getAllocatedResource();
+        if (!yarnAsksAgain) {
+          attempt.recoverResourceRequestsForContainer(new ContainerRequest(List.of(ResourceRequest.newBuilder()
+              .priority(key.getPriority()).allocationRequestId(key.getAllocationRequestId())
+              .resourceName(ResourceRequest.ANY).capability(capability).numContainers(1).build())));
+        }
+        appAsks.requeued(p.requestKey(), key, capability);
+      }
+    }
+    LOG.info("Preempted {} containers of {} (notice {}); it resumes from {}", p.allocationIds().size(), p.appId(),
+        p.noticeId(), p.checkpointLocation());
   }
 
   /**

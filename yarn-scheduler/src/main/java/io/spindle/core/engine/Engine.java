@@ -378,7 +378,7 @@ public final class Engine {
     app.usage = app.usage.plus(charge);
     app.leaf.addUsage(charge);
     app.leaf.userUsage.merge(app.user, charge, ResourceVector::plus);
-    preemption.recovered(app.id, e.requestKey(), e.shape(), charge, e.allocationId());
+    preemption.recovered(app.id, e.requestKey(), e.shape(), charge, e.allocationId(), e.preemptible());
   }
 
   private void release(long allocationId) {

@@ -44,10 +44,16 @@ public sealed interface EngineEvent {
   /**
    * A container that already runs, learned after a restart or a failover (YARN's work-preserving recovery): it is
    * charged to its application and takes its place on {@code nodeId} again. The driver chooses the id, from a range
-   * it keeps apart from the ids the engine hands out.
+   * it keeps apart from the ids the engine hands out. {@code preemptible} is {@code false} for an application
+   * master's container (see {@link PlacementSpec#preemptible()}).
    */
-  record ContainerRecovered(long allocationId, String appId, String requestKey, String nodeId, Resources shape)
-      implements EngineEvent {}
+  record ContainerRecovered(long allocationId, String appId, String requestKey, String nodeId, Resources shape,
+      boolean preemptible) implements EngineEvent {
+
+    public ContainerRecovered(long allocationId, String appId, String requestKey, String nodeId, Resources shape) {
+      this(allocationId, appId, requestKey, nodeId, shape, true);
+    }
+  }
 
   /** A container ended (completed, released, expired or killed); its resources return. */
   record ContainerFinished(long allocationId) implements EngineEvent {}

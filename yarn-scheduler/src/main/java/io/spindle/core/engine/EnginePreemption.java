@@ -115,9 +115,12 @@ final class EnginePreemption {
 
   // ---------------------------------------------------------------- what runs
 
-  /** A container of {@code d} started; a gang's members, started one after another, form one unit. */
+  /**
+   * A container of {@code d} started; a gang's members, started one after another, form one unit. A container that
+   * is not preemptible forms none, so no plan can pick it.
+   */
   void started(DemandState d, long allocationId) {
-    if (!enabled()) {
+    if (!enabled() || !d.spec.preemptible()) {
       return;
     }
     Unit u;
@@ -135,8 +138,9 @@ final class EnginePreemption {
     changes++;
   }
 
-  void recovered(String appId, String requestKey, Resources shape, ResourceVector charge, long allocationId) {
-    if (!enabled()) {
+  void recovered(String appId, String requestKey, Resources shape, ResourceVector charge, long allocationId,
+      boolean preemptible) {
+    if (!enabled() || !preemptible) {
       return;
     }
     String owner = appId + "/" + requestKey;

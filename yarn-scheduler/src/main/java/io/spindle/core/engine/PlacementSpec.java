@@ -10,11 +10,17 @@ package io.spindle.core.engine;
  *     lowest level that holds the gang and fall back up the tree
  * @param maxRuntimeMillis the run time the application declares for each container, or 0 if it declares none; a
  *     container that declares one may run on nodes held for a gang if it ends before the gang is due to start
+ * @param preemptible whether the containers may be taken back for other work; {@code false} for an application's
+ *     master, whose loss ends the whole application (and with it all its other work)
  */
-public record PlacementSpec(boolean gang, String topologyLevel, boolean required, long maxRuntimeMillis) {
+public record PlacementSpec(boolean gang, String topologyLevel, boolean required, long maxRuntimeMillis,
+    boolean preemptible) {
 
   /** Independent containers, no topology wish, no declared run time. */
   public static final PlacementSpec SINGLE = new PlacementSpec(false, null, false, 0);
+
+  /** An application master's container: placed like {@link #SINGLE}, never a preemption victim. */
+  public static final PlacementSpec APPLICATION_MASTER = new PlacementSpec(false, null, false, 0, false);
 
   public PlacementSpec {
     if (maxRuntimeMillis < 0) {
@@ -25,11 +31,16 @@ public record PlacementSpec(boolean gang, String topologyLevel, boolean required
     }
   }
 
+  /** A preemptible request. */
+  public PlacementSpec(boolean gang, String topologyLevel, boolean required, long maxRuntimeMillis) {
+    this(gang, topologyLevel, required, maxRuntimeMillis, true);
+  }
+
   public static PlacementSpec gang(String level, boolean required) {
     return new PlacementSpec(true, level, required, 0);
   }
 
   public PlacementSpec withMaxRuntimeMillis(long millis) {
-    return new PlacementSpec(gang, topologyLevel, required, millis);
+    return new PlacementSpec(gang, topologyLevel, required, millis, preemptible);
   }
 }

@@ -125,6 +125,30 @@ class PreemptionTest {
   }
 
   @Test
+  void anApplicationMasterIsNeverAVictimWhetherStartedOrRecovered() {
+    Resources amShape = Resources.of(1024, 1).withGpus(1);
+    Engine e = engine(HALVES, ON, 2);
+    // Queue b holds all 16 GPUs: 15 in application masters (one started, 14 recovered) and 1 in a worker.
+    CycleResult started = e.cycle(List.of(new AppSubmitted("borrower", "b", "u", 0),
+        new Demand("borrower", "am", amShape, 1, PlacementSpec.APPLICATION_MASTER),
+        new Demand("borrower", "worker", ONE_GPU, 1)));
+    assertThat(started.allocations()).hasSize(2);
+    long worker = started.allocations().stream().filter(a -> a.requestKey().equals("worker")).findFirst()
+        .orElseThrow().allocationId();
+    List<EngineEvent> recovered = new ArrayList<>();
+    for (int i = 0; i < 14; i++) {
+      recovered.add(new EngineEvent.ContainerRecovered(-1 - i, "borrower", "recovered-am", i < 6 ? "n1" : "n2",
+          amShape, false));
+    }
+    e.cycle(recovered);
+
+    at(e, 1_000, new AppSubmitted("owner", "a", "u", 0), new Demand("owner", "r", ONE_GPU, 4));
+    List<RequestCheckpoint> notices = of(at(e, 61_000), RequestCheckpoint.class);
+    assertThat(notices).as("only the worker can be taken back; masters stay").singleElement()
+        .satisfies(n -> assertThat(n.allocationIds()).containsExactly(worker));
+  }
+
+  @Test
   void aHigherPriorityGangPreemptsALowerPriorityGangOfItsQueueWholeAndDoneReclaimsAtOnce() {
     QueueTree one = queues("root.queues", "q", "root.q.capacity", "100", "root.q.user-limit-factor", "-1");
     Engine e = engine(one, ON, 1);
