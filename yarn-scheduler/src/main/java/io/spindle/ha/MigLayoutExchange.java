@@ -33,11 +33,11 @@ public final class MigLayoutExchange implements Closeable {
   private final ExecutorService writer;
   private final boolean ownsClient;
 
-  private MigLayoutExchange(CuratorFramework client, boolean ownsClient, String root,
+  private MigLayoutExchange(CuratorFramework client, boolean ownsClient, String root, Fence fence,
       Consumer<MigLayoutRecord> onReported) {
     this.client = client;
     this.ownsClient = ownsClient;
-    this.store = new MigStateStore(client, root);
+    this.store = new MigStateStore(client, root, fence);
     this.mirror = CuratorCache.build(client, root + "/nodes");
     this.writer = BackgroundWriter.start("spindle-mig-desired-writer");
     mirror.listenable().addListener(CuratorCacheListener.builder()
@@ -57,15 +57,19 @@ public final class MigLayoutExchange implements Closeable {
     CuratorFramework client = CuratorFrameworkFactory.newClient(settings.address(),
         new ExponentialBackoffRetry(200, 10, 10_000));
     client.start();
-    MigLayoutExchange exchange = new MigLayoutExchange(client, true, settings.root(), onReported);
+    MigLayoutExchange exchange = new MigLayoutExchange(client, true, settings.root(), Fence.NONE, onReported);
     exchange.mirror.start();
     LOG.info("Spindle reads MIG layouts from ZooKeeper {} under {}", settings.address(), settings.root());
     return exchange;
   }
 
-  /** As {@link #start(ZkSettings, Consumer)} on a started client the caller owns and closes. */
-  public static MigLayoutExchange start(CuratorFramework client, String root, Consumer<MigLayoutRecord> onReported) {
-    MigLayoutExchange exchange = new MigLayoutExchange(client, false, root, onReported);
+  /**
+   * As {@link #start(ZkSettings, Consumer)} on a started client the caller owns and closes; desired layouts are
+   * written behind {@code fence}, so a deposed scheduler can never re-partition a GPU.
+   */
+  public static MigLayoutExchange start(CuratorFramework client, String root, Fence fence,
+      Consumer<MigLayoutRecord> onReported) {
+    MigLayoutExchange exchange = new MigLayoutExchange(client, false, root, fence, onReported);
     exchange.mirror.start();
     return exchange;
   }

@@ -5,6 +5,7 @@ import java.io.Closeable;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.function.LongSupplier;
@@ -120,6 +121,26 @@ public final class SchedulerLeadership implements Closeable {
     } catch (Exception e) {
       throw new IllegalStateException("cannot build the epoch check for " + epochPath, e);
     }
+  }
+
+  /** The fence of writes decided under {@code t}. */
+  public Fence fenceOf(Term t) {
+    return () -> Optional.of(fence(t));
+  }
+
+  /**
+   * The fence of writes made now, on behalf of whatever term this instance holds: refused outright when it holds
+   * none, and by ZooKeeper when its term is no longer the newest. For stores that write after the scheduling thread
+   * decided (checkpoint notices, MIG layouts).
+   */
+  public Fence currentFence() {
+    return () -> {
+      Term t = term;
+      if (t == null) {
+        throw new FencedException("scheduler " + id + " does not lead");
+      }
+      return Optional.of(fence(t));
+    };
   }
 
   /** A write carrying {@link #fence(Term)} failed its check: another instance leads now. */

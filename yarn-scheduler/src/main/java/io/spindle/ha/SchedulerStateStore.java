@@ -3,13 +3,9 @@ package io.spindle.ha;
 import java.util.List;
 import java.util.Optional;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.api.transaction.CuratorOp;
-import org.apache.curator.framework.api.transaction.CuratorTransactionResult;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.data.ACL;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The leader's scheduler state in one znode, {@code <root>/scheduler/state}. Every write is a multi-op with the
@@ -17,8 +13,6 @@ import org.slf4j.LoggerFactory;
  * epoch it was elected with; a refused check deposes the writer. The bytes are the caller's (Avro-encoded state).
  */
 public final class SchedulerStateStore {
-
-  private static final Logger LOG = LoggerFactory.getLogger(SchedulerStateStore.class);
 
   private final CuratorFramework client;
   private final SchedulerLeadership leadership;
@@ -51,31 +45,24 @@ public final class SchedulerStateStore {
    * and may be retried.
    */
   public void write(SchedulerLeadership.Term term, byte[] state) throws Exception {
-    CuratorOp fence = leadership.fence(term);
-    if (client.checkExists().forPath(statePath) == null) {
-      try {
-        client.create().creatingParentsIfNeeded().withMode(CreateMode.PERSISTENT).withACL(acl)
-            .forPath(parentOf(statePath));
-      } catch (KeeperException.NodeExistsException ignored) {
-        // Created by an earlier leader.
-      }
-      commit(term, fence, client.transactionOp().create().withMode(CreateMode.PERSISTENT).withACL(acl)
-          .forPath(statePath, state));
-    } else {
-      commit(term, fence, client.transactionOp().setData().forPath(statePath, state));
-    }
-  }
-
-  private void commit(SchedulerLeadership.Term term, CuratorOp fence, CuratorOp write) throws Exception {
+    Fence fence = leadership.fenceOf(term);
+    String what = "the scheduler state write of epoch " + term.epoch() + " at " + statePath;
     try {
-      List<CuratorTransactionResult> results = client.transaction().forOperations(fence, write);
-      LOG.debug("Scheduler state written ({} ops)", results.size());
-    } catch (KeeperException.BadVersionException | KeeperException.NoNodeException e) {
-      // Only the epoch check has a version, and its znode is never deleted while the parent of the state exists.
-      String what = "the scheduler state write at " + statePath;
+      if (client.checkExists().forPath(statePath) == null) {
+        try {
+          client.create().creatingParentsIfNeeded().withMode(CreateMode.PERSISTENT).withACL(acl)
+              .forPath(parentOf(statePath));
+        } catch (KeeperException.NodeExistsException ignored) {
+          // Created by an earlier leader.
+        }
+        fence.commit(client, what, client.transactionOp().create().withMode(CreateMode.PERSISTENT).withACL(acl)
+            .forPath(statePath, state));
+      } else {
+        fence.commit(client, what, client.transactionOp().setData().forPath(statePath, state));
+      }
+    } catch (FencedException e) {
       leadership.fenced(what);
-      throw new FencedException(what + " was refused: the epoch at " + leadership.epochPath()
-          + " is no longer " + term.epoch() + ", the one scheduler " + leadership.id() + " was elected with");
+      throw e;
     }
   }
 

@@ -1,5 +1,6 @@
 package io.spindle.yarn;
 
+import io.spindle.ha.Fence;
 import io.spindle.ha.FencedException;
 import io.spindle.ha.SchedulerLeadership;
 import io.spindle.ha.SchedulerStateStore;
@@ -70,6 +71,19 @@ final class SchedulerHa implements SchedulerLeadership.Listener, Closeable {
     leadership = SchedulerLeadership.start(zk.client(), zk.settings().root(), instanceId, acl, this,
         System::currentTimeMillis);
     store = new SchedulerStateStore(zk.client(), zk.settings().root(), leadership, acl);
+  }
+
+  /**
+   * The fence of the scheduler's other ZooKeeper writes (checkpoint notices, desired MIG layouts): checked when each
+   * is written, so one decided before a deposition but written after it is refused.
+   */
+  Fence fence() {
+    return () -> {
+      if (dead || leadership == null) {
+        throw new FencedException("scheduler " + instanceId + " does not lead");
+      }
+      return leadership.currentFence().check();
+    };
   }
 
   /** Whether the cycle about to run may schedule; {@code null} term when not. */

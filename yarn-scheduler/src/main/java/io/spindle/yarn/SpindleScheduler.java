@@ -187,13 +187,13 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     if (zk.enabled()) {
       SchedulerZkIdentity identity = SchedulerZkIdentity.from(schedulerConf);
       schedulerZk = SchedulerZk.connect(zk, identity, schedulerConf);
-      migExchange = MigLayoutExchange.start(schedulerZk.client(), zk.root(), report -> {
+      ha = new SchedulerHa(schedulerZk, identity, instanceId(conf), wake::release, this::mustStop);
+      migExchange = MigLayoutExchange.start(schedulerZk.client(), zk.root(), ha.fence(), report -> {
         migReports.add(report);
         wake.release();
       });
       checkpoints.useStore(CheckpointNoticeStore.start(schedulerZk.client(), zk.root(), identity.aclId(),
-          checkpoints));
-      ha = new SchedulerHa(schedulerZk, identity, instanceId(conf), wake::release, this::mustStop);
+          ha.fence(), checkpoints));
     } else {
       // Without ZooKeeper no node can be asked to re-partition, and a GPU planned for it would be lost.
       entries.put(EngineSettings.MAX_MIG_RECONFIGURATIONS_PER_CYCLE, "0");

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.spindle.ha.avro.LeaderEpochRecord;
+import io.spindle.ha.avro.MigLayoutRecord;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
@@ -131,6 +132,13 @@ class SchedulerLeadershipTest {
     assertThatThrownBy(() -> a.store().write(aTerm, bytes("zombie write")))
         .isInstanceOf(FencedException.class).hasMessageContaining("epoch");
     assertThat(b.store().load()).hasValueSatisfying(s -> assertThat(s).isEqualTo(bytes("state of epoch 2")));
+    // Its other writes are fenced the same way: it cannot re-partition a GPU.
+    MigStateStore zombieMig = new MigStateStore(a.client(), root, a.leadership().fenceOf(aTerm));
+    MigLayoutRecord layout = new MigLayoutRecord("node-1", 0, true, List.of(), 7L, 0L, null, null, -1, null);
+    assertThatThrownBy(() -> zombieMig.writeDesired(layout)).hasMessageContaining("refused");
+    assertThat(new MigStateStore(b.client(), root).desired("node-1", 0)).isEmpty();
+    new MigStateStore(b.client(), root, b.leadership().currentFence()).writeDesired(layout);
+    assertThat(new MigStateStore(b.client(), root).desired("node-1", 0)).isPresent();
     LeaderEpochRecord epoch = b.leadership().currentEpoch();
     assertThat(epoch.getEpoch()).isEqualTo(2);
     assertThat(epoch.getLeaderId().toString()).isEqualTo("rm2");
