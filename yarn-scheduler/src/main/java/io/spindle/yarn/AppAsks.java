@@ -54,13 +54,22 @@ final class AppAsks {
     amKeys.add(key);
   }
 
+  /**
+   * Whether {@code key} is the AM container's ask. Only until that container is handed out: an AM may ask its workers
+   * under the same priority and request id as YARN asked its AM container (Spark's YarnAllocator asks executors at
+   * priority 0, the AM's), and those asks are workers'.
+   */
   synchronized boolean isAm(String key) {
     return amKeys.contains(key);
   }
 
-  /** Whether this worker request is the application's gang: the first worker request, until the gang has started. */
+  /**
+   * Whether this worker request is the application's gang: the first worker request, until the gang has started.
+   * With {@code spindle.gang=executors} its size is the count of that request, whatever it is (Spark asks its initial
+   * {@code spark.executor.instances} in one request); with {@code spindle.gang.size=N} it is N.
+   */
   synchronized boolean takesGang(String key) {
-    if (tags.gangSize() == 0 || gangStarted) {
+    if (!tags.gang() || gangStarted) {
       return false;
     }
     if (gangKey == null) {
@@ -83,6 +92,7 @@ final class AppAsks {
 
   /** One container of the request was handed out: YARN's outstanding count went down by one, so does ours. */
   synchronized void allocated(String name) {
+    amKeys.remove(name); // the AM gets one container; what is asked under its key from now on is workers'
     Ask a = forwarded.get(name);
     if (a != null) {
       forwarded.put(name, new Ask(a.key(), a.capability(), Math.max(0, a.count() - 1)));

@@ -12,24 +12,43 @@ import java.util.Locale;
  *
  * <ul>
  *   <li>{@code spindle.gang.size=N}: the application's worker containers (not its AM) start as one gang of N
+ *   <li>{@code spindle.gang=executors}: the application's first worker request (not its AM), whatever its count,
+ *       starts as one gang: for Spark, the initial {@code spark.executor.instances} executors
  *   <li>{@code spindle.topology.required=<level>} / {@code spindle.topology.preferred=<level>}: keep the gang within
  *       one {@code node}, {@code rack} or other topology level
  *   <li>{@code spindle.max-runtime=<duration>} ({@code 90s}, {@code 30m}, {@code 2h}, {@code 1d}): each container's
  *       declared run time, which lets it backfill nodes reserved for a gang
  * </ul>
  */
-public record SpindleTags(int gangSize, String topologyLevel, boolean topologyRequired, long maxRuntimeMillis) {
+public record SpindleTags(int gangSize, boolean gangOfFirstRequest, String topologyLevel, boolean topologyRequired,
+    long maxRuntimeMillis) {
 
   public static final String PREFIX = "spindle.";
   public static final String GANG_SIZE = "spindle.gang.size";
+  public static final String GANG = "spindle.gang";
+  /** {@link #GANG}'s one value: the executors an application first asks for (its first worker request) are the gang. */
+  public static final String GANG_EXECUTORS = "executors";
   public static final String TOPOLOGY_REQUIRED = "spindle.topology.required";
   public static final String TOPOLOGY_PREFERRED = "spindle.topology.preferred";
   public static final String MAX_RUNTIME = "spindle.max-runtime";
 
-  public static final SpindleTags NONE = new SpindleTags(0, null, false, 0);
+  public static final SpindleTags NONE = new SpindleTags(0, false, null, false, 0);
+
+  public SpindleTags {
+    if (gangSize > 0 && gangOfFirstRequest) {
+      throw new IllegalArgumentException(GANG_SIZE + " and " + GANG + "=" + GANG_EXECUTORS
+          + " both say how big the gang is; give one");
+    }
+  }
+
+  /** Fixed gang size, no topology wish, no declared run time: the common case in tests. */
+  public SpindleTags(int gangSize, String topologyLevel, boolean topologyRequired, long maxRuntimeMillis) {
+    this(gangSize, false, topologyLevel, topologyRequired, maxRuntimeMillis);
+  }
 
   public static SpindleTags parse(Collection<String> tags) {
     int gang = 0;
+    boolean firstRequest = false;
     String level = null;
     boolean required = false;
     long runtime = 0;
@@ -46,6 +65,13 @@ public record SpindleTags(int gangSize, String topologyLevel, boolean topologyRe
       String value = tag.substring(eq + 1).strip();
       switch (name) {
         case GANG_SIZE -> gang = parsePositive(raw, value);
+        case GANG -> {
+          if (!value.equals(GANG_EXECUTORS)) {
+            throw new IllegalArgumentException("application tag '" + raw + "' has one value, " + GANG + "="
+                + GANG_EXECUTORS + " (or give the size: " + GANG_SIZE + "=N)");
+          }
+          firstRequest = true;
+        }
         case TOPOLOGY_REQUIRED, TOPOLOGY_PREFERRED -> {
           if (value.isEmpty()) {
             throw new IllegalArgumentException("application tag '" + raw + "' names no topology level");
@@ -55,10 +81,19 @@ public record SpindleTags(int gangSize, String topologyLevel, boolean topologyRe
         }
         case MAX_RUNTIME -> runtime = parseDuration(raw, value);
         default -> throw new IllegalArgumentException("unknown Spindle application tag '" + raw + "'; known: "
-            + GANG_SIZE + ", " + TOPOLOGY_REQUIRED + ", " + TOPOLOGY_PREFERRED + ", " + MAX_RUNTIME);
+            + GANG_SIZE + ", " + GANG + ", " + TOPOLOGY_REQUIRED + ", " + TOPOLOGY_PREFERRED + ", " + MAX_RUNTIME);
       }
     }
-    return new SpindleTags(gang, level, required, runtime);
+    try {
+      return new SpindleTags(gang, firstRequest, level, required, runtime);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("application tags " + tags + ": " + e.getMessage(), e);
+    }
+  }
+
+  /** Whether the application declares a gang, of a fixed size or of its first worker request. */
+  public boolean gang() {
+    return gangSize > 0 || gangOfFirstRequest;
   }
 
   /** How one worker request of this application is placed. */

@@ -43,4 +43,38 @@ class AppAsksTest {
     assertThat(asks.ask(name)).isEqualTo(new AppAsks.Ask(KEY, EACH, 1));
     assertThat(asks.takesGang(name)).isFalse();
   }
+
+  /**
+   * Spark on YARN: the ResourceManager asks the AM container at priority 0 and Spark's YarnAllocator asks its
+   * executors at priority 0 too, so both come under one key. Once the AM container is out, that key is the executors'
+   * and, with {@code spindle.gang=executors}, their gang of whatever count Spark first asks.
+   */
+  @Test
+  void withGangExecutorsTheFirstWorkerAskUnderTheAmsOwnKeyIsTheGangWhateverItsCount() {
+    SchedulerRequestKey p0 = SchedulerRequestKey.create(
+        org.apache.hadoop.yarn.api.records.ResourceRequest.newInstance(Priority.newInstance(0), "*", EACH, 1));
+    AppAsks asks = new AppAsks(SpindleTags.parse(java.util.List.of("spindle.gang=executors")), false);
+    String name = AppAsks.keyName(p0);
+    assertThat(asks.expectsAmAsk(null)).isTrue();
+    asks.markAm(name);
+    assertThat(asks.isAm(name)).isTrue();
+    assertThat(asks.changed(name, p0, EACH, 1)).isTrue();
+    asks.allocated(name); // the AM container
+    assertThat(asks.expectsAmAsk(null)).as("later allocate() calls come from the AM").isFalse();
+
+    assertThat(asks.isAm(name)).as("the AM has its container; Spark's executors ask under the same key").isFalse();
+    assertThat(asks.takesGang(name)).isTrue();
+    assertThat(asks.changed(name, p0, EACH, 3)).as("spark.executor.instances=3").isTrue();
+    assertThat(asks.tags().gangSize()).as("no fixed size: the gang is the request's count").isZero();
+    for (int i = 0; i < 3; i++) {
+      asks.allocated(name);
+    }
+    assertThat(asks.takesGang(name)).as("a replacement executor asked later is a single container").isFalse();
+  }
+
+  @Test
+  void withoutAGangTagNoRequestIsAGang() {
+    AppAsks asks = new AppAsks(SpindleTags.parse(java.util.List.of("spindle.topology.preferred=rack")), true);
+    assertThat(asks.takesGang(AppAsks.keyName(KEY))).isFalse();
+  }
 }
