@@ -12,7 +12,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -65,7 +64,6 @@ class SparkSubmitOnSpindleTest {
   private static final int EXECUTORS = 2;
   private static final int GPUS_PER_EXECUTOR = 2;
   private static final int TASKS = EXECUTORS * GPUS_PER_EXECUTOR; // one GPU per task
-  private static final Path SPARK_INTEGRATION = Path.of("../spark-integration");
   private static final long AM_HEARTBEAT_MILLIS = 1000;
   private static final String RM_ZK_AUTH = "yarn.scheduler.spindle.zk.auth";
   private static final String RM_ZK_USER = "spindle-rm:e2e-secret";
@@ -188,7 +186,7 @@ class SparkSubmitOnSpindleTest {
       ApplicationReport report = yarn.getApplicationReport(app);
       assertThat(report.getFinalApplicationStatus()).isEqualTo(FinalApplicationStatus.SUCCEEDED);
     } catch (Throwable t) {
-      System.err.println(diagnostics(submitLog, logs));
+      System.err.println(SparkRuntime.diagnostics(submitLog, logs));
       throw t;
     } finally {
       if (submit.isAlive()) {
@@ -199,22 +197,11 @@ class SparkSubmitOnSpindleTest {
 
   /** Starts {@code spark-submit --master yarn --deploy-mode cluster} as a user would, against this cluster. */
   private static Process sparkSubmit(Path markers, Path logs, Path output) throws Exception {
-    List<Path> sparkJars = sparkClasspath();
-    Path confDir = hadoopConfDir();
-    Path log4j = log4jConfig(logs);
-    String javaHome = System.getProperty("java.home");
-    // The NodeManagers run on this machine: containers use Spark's JARs where Maven put them (local:), no copies.
-    String yarnJars = sparkJars.stream().filter(j -> !j.getFileName().toString().startsWith("rocksdbjni"))
-        .map(j -> "local:" + j.toAbsolutePath()).collect(Collectors.joining(","));
-    String logging = "-Dlog4j2.configurationFile=" + log4j.toUri();
-    List<String> cmd = new ArrayList<>(List.of(Path.of(javaHome, "bin", "java").toString(), "-Xmx512m", logging,
-        "-cp", confDir + java.io.File.pathSeparator + sparkJars.stream().map(Path::toString)
-            .collect(Collectors.joining(java.io.File.pathSeparator)),
-        "org.apache.spark.deploy.SparkSubmit",
+    List<String> args = new ArrayList<>(List.of(
         "--master", "yarn", "--deploy-mode", "cluster", "--queue", "a", "--name", "spindle-e2e",
         "--class", "io.spindle.spark.e2e.GangBarrierJob",
-        "--jars", pluginJar().toString(),
-        "--files", SPARK_INTEGRATION.resolve("scripts/spindle-gpu-discovery.sh").toAbsolutePath().toString(),
+        "--jars", SparkRuntime.pluginJar().toString(),
+        "--files", SparkRuntime.discoveryScript().toString(),
         "--driver-memory", "640m", "--executor-memory", "640m",
         "--num-executors", Integer.toString(EXECUTORS), "--executor-cores", Integer.toString(GPUS_PER_EXECUTOR)));
     Map<String, String> sparkConf = new TreeMap<>();
@@ -227,53 +214,21 @@ class SparkSubmitOnSpindleTest {
     sparkConf.put("spark.executor.resource.gpu.discoveryScript", "./spindle-gpu-discovery.sh");
     // MiniYARNCluster's NodeManagers run no GPU plugin, so containers are told no device: name them by hand.
     sparkConf.put("spark.executorEnv.SPINDLE_GPU_ADDRESSES", "0,1");
-    sparkConf.put("spark.yarn.jars", yarnJars);
-    sparkConf.put("spark.yarn.stagingDir", work.resolve("staging").toUri().toString());
-    sparkConf.put("spark.yarn.appMasterEnv.JAVA_HOME", javaHome);
-    sparkConf.put("spark.executorEnv.JAVA_HOME", javaHome);
-    sparkConf.put("spark.driver.extraJavaOptions", logging);
-    sparkConf.put("spark.executor.extraJavaOptions", logging);
-    sparkConf.put("spark.yarn.maxAppAttempts", "1");
-    sparkConf.put("spark.yarn.report.interval", "2s");
     sparkConf.put("spark.yarn.scheduler.heartbeat.interval-ms", Long.toString(AM_HEARTBEAT_MILLIS));
-    sparkConf.put("spark.ui.enabled", "false");
     // A barrier stage submitted while its executors are preempted waits for them: check every second, for long enough.
     sparkConf.put("spark.scheduler.barrier.maxConcurrentTasksCheck.interval", "1s");
     sparkConf.put("spark.scheduler.barrier.maxConcurrentTasksCheck.maxFailures", "600");
-    sparkConf.forEach((k, v) -> cmd.addAll(List.of("--conf", k + "=" + v)));
-    cmd.add(appJar().toString());
-    cmd.add(markers.toString());
-    cmd.add(Integer.toString(TASKS));
-    ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(output.toFile());
-    pb.environment().keySet().removeIf(k -> k.startsWith("SPARK_") || k.startsWith("HADOOP_") || k.startsWith("YARN_"));
-    pb.environment().put("HADOOP_CONF_DIR", confDir.toString());
-    pb.environment().put("JAVA_HOME", javaHome);
-    return pb.start();
-  }
-
-  /** Spark's runtime JARs, resolved by src-test/spark-runtime at the Spark version the plugin is built against. */
-  private static List<Path> sparkClasspath() throws IOException {
-    Path file = Path.of("spark-runtime/target/spark-classpath.txt");
-    assertThat(file).as("Spark's classpath, written by src-test/spark-runtime (mvn verify builds it)").exists();
-    List<Path> jars = Arrays.stream(Files.readString(file).strip().split(java.io.File.pathSeparator))
-        .map(Path::of).toList();
-    String version = System.getProperty("spindle.spark.version");
-    assertThat(jars).as("spark.version in pom.xml (%s) and src-test/spark-runtime/pom.xml must be equal", version)
-        .anyMatch(j -> j.getFileName().toString().equals("spark-core_2.13-" + version + ".jar"));
-    return jars;
-  }
-
-  private static Path pluginJar() throws IOException {
-    try (Stream<Path> files = Files.list(SPARK_INTEGRATION.resolve("target"))) {
-      return files.filter(f -> f.getFileName().toString().matches("spindle-spark-integration-[^-]+(-SNAPSHOT)?\\.jar"))
-          .findFirst().orElseThrow(() -> new AssertionError("build spark-integration first (mvn package)"))
-          .toAbsolutePath();
-    }
+    sparkConf.forEach((k, v) -> args.addAll(List.of("--conf", k + "=" + v)));
+    args.addAll(SparkRuntime.environmentConf(work, logs));
+    args.add(appJar().toString());
+    args.add(markers.toString());
+    args.add(Integer.toString(TASKS));
+    return SparkRuntime.submit(hadoopConfDir(), args, work, logs, output);
   }
 
   /** The test application: spark-integration's test classes of package io.spindle.spark.e2e, as a JAR. */
   private static Path appJar() throws IOException {
-    Path classes = SPARK_INTEGRATION.resolve("target/test-classes");
+    Path classes = SparkRuntime.SPARK_INTEGRATION.resolve("target/test-classes");
     Path pkg = classes.resolve("io/spindle/spark/e2e");
     assertThat(pkg).as("spark-integration's test classes (mvn verify builds them)").isDirectory();
     Path jar = work.resolve("spindle-e2e-app.jar");
@@ -301,27 +256,6 @@ class SparkSubmitOnSpindleTest {
       core.writeXml(out);
     }
     return dir;
-  }
-
-  /** Every Spark JVM (spark-submit, driver, executors) logs to its own file under {@code logs}, kept after the run. */
-  private static Path log4jConfig(Path logs) throws IOException {
-    Path file = work.resolve("log4j2.properties");
-    Files.writeString(file, String.join("\n",
-        "rootLogger.level = warn",
-        "rootLogger.appenderRef.file.ref = file",
-        "appender.file.type = File",
-        "appender.file.name = file",
-        "appender.file.fileName = " + logs + "/${env:CONTAINER_ID:-spark-submit}.log",
-        "appender.file.layout.type = PatternLayout",
-        "appender.file.layout.pattern = %d{HH:mm:ss.SSS} %p %c{1}: %m%n",
-        "logger.spindle.name = io.spindle",
-        "logger.spindle.level = info",
-        "logger.yarn.name = org.apache.spark.deploy.yarn",
-        "logger.yarn.level = info",
-        "logger.scheduler.name = org.apache.spark.scheduler",
-        "logger.scheduler.level = info",
-        ""), StandardCharsets.UTF_8);
-    return file;
   }
 
   private static ApplicationId sparkApplication() throws Exception {
@@ -382,27 +316,5 @@ class SparkSubmitOnSpindleTest {
     Resource r = Resource.newInstance(1024, 1);
     r.setResourceValue(GPU, n);
     return r;
-  }
-
-  /** spark-submit's output and the end of every Spark JVM's log, for a failed run. */
-  private static String diagnostics(Path submitLog, Path logs) {
-    StringBuilder b = new StringBuilder("---- spark-submit\n").append(tail(submitLog, 60));
-    try (Stream<Path> files = Files.list(logs)) {
-      for (Path f : files.sorted().toList()) {
-        b.append("---- ").append(f.getFileName()).append('\n').append(tail(f, 80));
-      }
-    } catch (IOException e) {
-      b.append("(no Spark logs: ").append(e.getMessage()).append(")\n");
-    }
-    return b.toString();
-  }
-
-  private static String tail(Path file, int lines) {
-    try {
-      List<String> all = Files.readAllLines(file);
-      return String.join("\n", all.subList(Math.max(0, all.size() - lines), all.size())) + "\n";
-    } catch (IOException e) {
-      return "(" + e.getMessage() + ")\n";
-    }
   }
 }
