@@ -35,6 +35,10 @@ final class SpindleDriverPlugin implements DriverPlugin {
   @Override
   public Map<String, String> init(SparkContext sc, PluginContext context) {
     SparkConf conf = sc.getConf();
+    if (!conf.getBoolean(SpindlePlugin.ENABLED, true)) {
+      LOG.info("Spindle plugin is off ({}=false)", SpindlePlugin.ENABLED);
+      return Map.of();
+    }
     tasks = new ExecutorTasks();
     sc.addSparkListener(new ExecutorTasksListener(tasks));
     responder = new NoticeResponder(handler(conf), sc, tasks,
@@ -76,6 +80,9 @@ final class SpindleDriverPlugin implements DriverPlugin {
 
   @Override
   public void shutdown() {
+    if (tasks == null) {
+      return; // off
+    }
     SpindleSpark.detach(this);
     if (client != null) {
       client.close();
