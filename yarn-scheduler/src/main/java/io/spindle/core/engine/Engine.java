@@ -26,6 +26,7 @@ import io.spindle.core.queue.QueueShare;
 import io.spindle.core.queue.QueueTree;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -859,10 +860,9 @@ public final class Engine {
         ends.add(new DurableState.DeclaredEnd(name, a.endsAtMillis()));
       }
     }
-    ends.sort(java.util.Comparator.comparing(DurableState.DeclaredEnd::container)); // Same state, same record.
+    ends.sort(Comparator.comparing(DurableState.DeclaredEnd::container)); // Same state, same record.
     return new DurableState(preemption.nextNoticeId(), preemption.nextUnitId(), preemption.unitStates(containerName),
-        reservations,
-        backoffs, preemption.reclaimStates(containerName), preemption.checkpointStates(),
+        reservations, backoffs, preemption.reclaimStates(containerName), preemption.checkpointStates(),
         preemption.resumeStates(), preemption.starvationState(), ends);
   }
 
@@ -946,6 +946,8 @@ public final class Engine {
     for (DurableState.ReservationBackoff b : state.reservationBackoffs()) {
       if (apps.containsKey(b.appId())) {
         restoredBackoffs.add(b);
+      } else {
+        dropped.add("reservation backoff of " + b.appId() + "/" + b.requestKey() + ": application not recovered");
       }
     }
     restored = true;
