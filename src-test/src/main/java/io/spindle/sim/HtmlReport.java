@@ -82,8 +82,8 @@ public final class HtmlReport {
           .append(" s; offered load ").append(String.format(Locale.ROOT, "%.3f", first.bounds().offeredLoad()))
           .append("</td></tr>\n");
     }
-    h.append("</table>\n<p class=\"note\">Work lost to preemption: ").append(esc(JsonReport.WORK_LOST_NOTE))
-        .append(".</p>\n");
+    h.append("</table>\n");
+    preemption(h, report);
     h.append("<h2>How each policy runs</h2>\n<ul>\n");
     for (RunResult r : report.runs()) {
       h.append("<li><b>").append(esc(r.policy())).append("</b>: ").append(esc(r.implementation())).append("</li>\n");
@@ -108,6 +108,30 @@ public final class HtmlReport {
       }
     }
     h.append("</table>\n");
+  }
+
+  private static void preemption(StringBuilder h, Report report) {
+    h.append("<h2>Preemption</h2>\n");
+    if (!SummaryTable.showsPreemption(report)) {
+      h.append("<p class=\"note\">No policy of this run preempts: no work is lost to preemption.</p>\n");
+      return;
+    }
+    h.append("<table>\n<tr><th>policy</th><th>notices</th><th>withdrawn</th><th>preemptions</th>"
+        + "<th>for urgent</th><th>jobs preempted</th><th>work lost GPU-h</th><th>checkpoint writing GPU-h</th>"
+        + "<th>urgent jobs</th><th>urgent wait mean (s)</th><th>p50</th><th>p95</th><th>max</th>"
+        + "<th>urgent served by preemption</th></tr>\n");
+    for (RunResult r : report.runs()) {
+      RunResult.Preemption p = r.preemption();
+      h.append("<tr><td>").append(esc(r.policy())).append("</td>").append(td("%,d", p.notices()))
+          .append(td("%,d", p.withdrawn())).append(td("%,d", p.preemptions()))
+          .append(td("%,d", p.preemptionsForUrgent())).append(td("%,d", p.jobsPreempted()))
+          .append(td("%,.2f", p.workLostGpuHours())).append(td("%,.2f", p.checkpointGpuHours()))
+          .append(td("%,d", p.urgentWait().count())).append(td("%,.0f", p.urgentWait().mean()))
+          .append(td("%,.0f", p.urgentWait().p50())).append(td("%,.0f", p.urgentWait().p95()))
+          .append(td("%,.0f", p.urgentWait().max())).append(td("%,d", p.urgentServedByPreemption())).append("</tr>\n");
+    }
+    h.append("</table>\n<p class=\"note\">Work lost: GPU-time victims had done since their last checkpoint, done "
+        + "again after they resume. Checkpoint writing: GPU-time victims spent writing a checkpoint on notice.</p>\n");
   }
 
   private static String td(String format, Object... args) {

@@ -16,9 +16,15 @@ final class JobRun {
   final List<Long> allocationIds = new ArrayList<>();
   final List<ResourceVector> charges = new ArrayList<>();
   final List<Long> allocatedAt = new ArrayList<>();
+  /** When it first held all its containers (a preempted job starts again later; its queueing delay ends here). */
   long startMillis = -1;
   long endMillis = -1;
   String rejectedReason;
+  /** Its run time done and checkpointed, for preemption. */
+  final JobProgress progress;
+  /** The checkpoint notice the checkpoint being written answers; -1 for none. */
+  long noticeToAnswer = -1;
+  int timesPreempted;
 
   JobRun(SimJob job, int index, Members members, ResourceVector unitDemand) {
     this.job = job;
@@ -26,6 +32,19 @@ final class JobRun {
     this.members = members;
     this.unitDemand = unitDemand;
     this.mig = members.shape().wantsMig();
+    this.progress = new JobProgress(job.durationMillis());
+  }
+
+  /** Its containers were killed: it holds nothing until the engine places it again. */
+  void forgetContainers() {
+    allocationIds.clear();
+    charges.clear();
+    allocatedAt.clear();
+  }
+
+  /** GPUs it runs on (GPU-equivalents for a fraction of one), for GPU-time accounting. */
+  double gpus() {
+    return job.gpuMilliTotal() / 1000.0;
   }
 
   boolean complete() {

@@ -21,9 +21,6 @@ import java.util.Map;
  */
 public final class JsonReport {
 
-  /** Said in every report so nobody reads the 0 as a measurement. */
-  static final String WORK_LOST_NOTE = "0 by construction: Spindle has no preemption yet, so no work is lost to it";
-
   private JsonReport() {}
 
   public static String write(Report report) {
@@ -38,8 +35,24 @@ public final class JsonReport {
       g.writeNumberField("seed", report.options().seed());
       g.writeNumberField("memberGpus", report.options().memberGpus());
       g.writeStringField("declaredRuntime", report.options().declaredRuntime());
+      num(g, "checkpointIntervalSeconds", report.options().checkpointIntervalMillis() / 1000.0, 3);
+      num(g, "checkpointWriteSeconds", report.options().checkpointWriteMillis() / 1000.0, 3);
+      UrgentJobs.Spec u = report.options().urgent();
+      if (u != null) {
+        g.writeObjectFieldStart("urgent");
+        g.writeStringField("queue", UrgentJobs.QUEUE);
+        g.writeNumberField("jobs", u.jobs());
+        num(g, "share", u.share(), 6);
+        g.writeArrayFieldStart("gpus");
+        for (int x : u.gpus()) {
+          g.writeNumber(x);
+        }
+        g.writeEndArray();
+        num(g, "minSeconds", u.minMillis() / 1000.0, 3);
+        num(g, "maxSeconds", u.maxMillis() / 1000.0, 3);
+        g.writeEndObject();
+      }
       g.writeEndObject();
-      g.writeStringField("workLostToPreemptionNote", WORK_LOST_NOTE);
       g.writeArrayFieldStart("runs");
       for (RunResult r : report.runs()) {
         run(g, r);
@@ -132,7 +145,7 @@ public final class JsonReport {
     num(g, "gpuTimeOverCapacitySeconds", r.bounds().gpuTimeOverCapacitySeconds(), 3);
     num(g, "offeredLoad", r.bounds().offeredLoad(), 6);
     g.writeEndObject();
-    num(g, "workLostToPreemptionGpuHours", r.workLostGpuHours(), 3);
+    preemption(g, r.preemption());
     g.writeArrayFieldStart("queues");
     for (QueueResult q : r.queues()) {
       g.writeStartObject();
@@ -167,6 +180,37 @@ public final class JsonReport {
     }
     g.writeEndObject();
     g.writeEndObject();
+    g.writeEndObject();
+  }
+
+  private static void preemption(JsonGenerator g, RunResult.Preemption p) throws IOException {
+    g.writeObjectFieldStart("preemption");
+    g.writeStringField("model", p.model());
+    g.writeNumberField("notices", p.notices());
+    g.writeNumberField("withdrawn", p.withdrawn());
+    g.writeNumberField("preemptions", p.preemptions());
+    g.writeNumberField("preemptionsForUrgent", p.preemptionsForUrgent());
+    g.writeNumberField("jobsPreempted", p.jobsPreempted());
+    num(g, "workLostGpuHours", p.workLostGpuHours(), 3);
+    num(g, "checkpointGpuHours", p.checkpointGpuHours(), 3);
+    num(g, "wastedGpuHours", p.wastedGpuHours(), 3);
+    tail(g, "urgentWaitSeconds", p.urgentWait());
+    g.writeObjectFieldStart("urgentWaitSecondsByGpus");
+    for (Map.Entry<Integer, Stats.Tail> e : p.urgentWaitByGpus().entrySet()) {
+      tail(g, String.valueOf(e.getKey()), e.getValue());
+    }
+    g.writeEndObject();
+    g.writeNumberField("urgentServedByPreemption", p.urgentServedByPreemption());
+    g.writeEndObject();
+  }
+
+  private static void tail(JsonGenerator g, String name, Stats.Tail t) throws IOException {
+    g.writeObjectFieldStart(name);
+    g.writeNumberField("count", t.count());
+    num(g, "mean", t.mean(), 3);
+    num(g, "p50", t.p50(), 3);
+    num(g, "p95", t.p95(), 3);
+    num(g, "max", t.max(), 3);
     g.writeEndObject();
   }
 

@@ -226,6 +226,21 @@ final class MetricsCollector {
     dirty = true;
   }
 
+  /** The job was preempted: its containers are gone and it waits again for all of them. Before they are forgotten. */
+  void preempted(JobRun r) {
+    int i = q(r);
+    ResourceVector h = r.held();
+    held[i] = held[i].minus(h);
+    busyUnits -= h.gpuUnits();
+    heldUnits -= h.gpuUnits();
+    pending[i] = pending[i].plus(r.unitDemand.times(r.members.count()));
+    waitingJobs++;
+    if (r.mig) {
+      waitingMigJobs++;
+    }
+    dirty = true;
+  }
+
   void rejected(JobRun r) {
     int i = q(r);
     ResourceVector h = r.held();
@@ -292,7 +307,8 @@ final class MetricsCollector {
     points++;
   }
 
-  RunResult finish(SimPolicy policy, long endMillis, int unfinished, int partialAtEnd, SimOptions options) {
+  RunResult finish(SimPolicy policy, long endMillis, int unfinished, int partialAtEnd, SimOptions options,
+      RunResult.Preemption preemption) {
     advanceTo(endMillis);
     double spanMs = Math.max(1, endMillis - startMillis);
     double capUnits = Math.max(1, capacityGpuUnits);
@@ -350,6 +366,6 @@ final class MetricsCollector {
         new Mig(mig.totalSlices(), strandedSliceMs / spanMs, heldSliceMs / spanMs, repartitions),
         new Bounds(submitted == 0 ? 0 : durationSum / submitted, gpuMs / 1000.0 / Math.max(1, gpus),
             gpuMs / (Math.max(1, gpus) * submitSpanMs)),
-        0.0, qs, series);
+        preemption, qs, series);
   }
 }

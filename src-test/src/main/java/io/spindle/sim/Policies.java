@@ -13,7 +13,14 @@ public final class Policies {
 
   private Policies() {}
 
-  /** {@code all}: the baselines and both Spindle modes; {@code ablation}: Spindle's features added one at a time. */
+  /** {@code preempt-compare}: Spindle without preemption, with YARN's kill after 15 s, and with checkpoints. */
+  static final String PREEMPT_COMPARE = "spindle,spindle+" + PreemptionMode.KILL_AFTER_15_S.suffix() + ",spindle+"
+      + PreemptionMode.CHECKPOINT.suffix();
+
+  /**
+   * {@code all}: the baselines and both Spindle modes; {@code ablation}: Spindle's features added one at a time;
+   * {@code preempt-compare}: the two preemption handshakes against none.
+   */
   public static List<SimPolicy> parse(String names) {
     List<SimPolicy> out = new ArrayList<>();
     for (String raw : names.split(",")) {
@@ -21,9 +28,10 @@ public final class Policies {
       switch (n) {
         case "all" -> out.addAll(parse("fifo,yarn,spindle-helios,spindle"));
         case "ablation" -> out.addAll(parse(String.join(",", SpindlePolicy.ABLATION)));
+        case "preempt-compare" -> out.addAll(parse(PREEMPT_COMPARE));
         case "fifo" -> out.add(new FifoPolicy());
         case "yarn" -> out.add(new StockYarnPolicy());
-        default -> out.add(SpindlePolicy.parse(n));
+        default -> out.add(spindle(n));
       }
     }
     // "all,ablation" names spindle-helios and spindle twice: run each once, in first-named order.
@@ -32,6 +40,16 @@ public final class Policies {
       unique.putIfAbsent(p.name(), p);
     }
     return new ArrayList<>(unique.values());
+  }
+
+  /** A Spindle policy, with {@code +preempt-...} at the end for preemption. */
+  private static SimPolicy spindle(String name) {
+    int plus = name.lastIndexOf('+');
+    PreemptionMode mode = plus < 0 ? null : PreemptionMode.bySuffix(name.substring(plus + 1));
+    if (mode == null) {
+      return SpindlePolicy.parse(name);
+    }
+    return new PreemptingPolicy(SpindlePolicy.parse(name.substring(0, plus)), mode);
   }
 
   /** The cluster's queue keys with every queue's maximum-capacity set to its capacity: no queue may borrow. */

@@ -1,8 +1,10 @@
 package io.spindle.sim;
 
 import io.spindle.sim.Stats.Distribution;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * What one policy's replay measured. Times in seconds; GPU quantities in GPUs (GPU-equivalents where MIG
@@ -10,7 +12,7 @@ import java.util.Map;
  */
 public record RunResult(String policy, String implementation, Jobs jobs, Distribution jct,
     Distribution queueDelay, double waitedFraction, double[] queueDelayPercentiles, double[] jctPercentiles,
-    Utilisation utilisation, Fairness fairness, Gangs gangs, Mig mig, Bounds bounds, double workLostGpuHours,
+    Utilisation utilisation, Fairness fairness, Gangs gangs, Mig mig, Bounds bounds, Preemption preemption,
     List<QueueResult> queues, TimeSeries series) {
 
   /** Counts: submitted (after filtering), finished, rejected by the engine, and never started or never ended. */
@@ -50,6 +52,35 @@ public record RunResult(String policy, String implementation, Jobs jobs, Distrib
    * @param offeredLoad GPU-time over capacity x the span of submissions
    */
   public record Bounds(double meanDuration, double gpuTimeOverCapacitySeconds, double offeredLoad) {}
+
+  /**
+   * Preemption under this policy and what it cost; zeros (and model {@code none}) under a policy that never preempts.
+   *
+   * @param model how the policy preempts and how the applications answer a notice, for people
+   * @param notices victims noticed (a gang counts once)
+   * @param withdrawn notices withdrawn before the kill (the request they were for started otherwise)
+   * @param preemptions victims killed (a gang counts once)
+   * @param preemptionsForUrgent of those, victims killed for an urgent job (the others for the trace's own queues)
+   * @param jobsPreempted jobs killed at least once
+   * @param workLostGpuHours GPU-time of the victims' progress since their last checkpoint, which they do again
+   * @param checkpointGpuHours GPU-time victims spent writing a checkpoint on notice, making no progress
+   * @param urgentWait queueing delay (first start - submit) of the injected urgent jobs; count 0 without them
+   * @param urgentWaitByGpus the same by the jobs' GPU count, smallest first
+   * @param urgentServedByPreemption urgent jobs for which the engine noticed victims
+   */
+  public record Preemption(String model, long notices, long withdrawn, long preemptions, long preemptionsForUrgent,
+      int jobsPreempted, double workLostGpuHours, double checkpointGpuHours, Stats.Tail urgentWait,
+      Map<Integer, Stats.Tail> urgentWaitByGpus, int urgentServedByPreemption) {
+
+    public Preemption {
+      urgentWaitByGpus = Collections.unmodifiableMap(new TreeMap<>(urgentWaitByGpus));
+    }
+
+    /** Work lost plus checkpoint writing: all the GPU-time preemption cost the victims. */
+    public double wastedGpuHours() {
+      return workLostGpuHours + checkpointGpuHours;
+    }
+  }
 
   public record QueueResult(String queue, int jobs, int finished, Distribution jct, Distribution queueDelay,
       double guaranteeShare, double meanShare, double meanFairShare, double meanAbsDeviation) {}

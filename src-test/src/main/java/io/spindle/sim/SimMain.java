@@ -39,7 +39,17 @@ public final class SimMain {
           --policy LIST                          fifo, yarn, spindle-helios, spindle, spindle-helios+<feature>...
                                                  (features backfill pool borrow reserve runtimes), all, ablation
                                                  (default: all)
+                                                 preempt-compare (spindle without preemption, killing after
+                                                 15 s, checkpointing on notice); a spindle policy may end in
+                                                 +preempt-kill-15s or +preempt-checkpoint
           --seed S  --member-gpus G  --declared-runtime exact|none|noisy|xF  --points N
+        preemption (policies with +preempt-...):
+          --checkpoint-interval-minutes M        jobs checkpoint every M minutes of run time (default 30; 0 never)
+          --checkpoint-write-seconds S           a checkpoint on notice takes S seconds (default 60)
+          --urgent-jobs N                        inject N urgent jobs into queue 'urgent' (default 0: none)
+          --urgent-share F                       the urgent queue's guarantee, a fraction of the cluster (0.2)
+          --urgent-gpus LIST                     GPUs per urgent job, drawn from the list (default 8,16,32)
+          --urgent-minutes LO-HI                 urgent run times, uniform (default 10-60)
           --out DIR                              where report.json and report.html go (default: sim-out)
           --progress auto|always|never           progress on stderr (auto: on a terminal, or on long runs)
       """;
@@ -75,14 +85,30 @@ public final class SimMain {
   }
 
   static Report simulate(Map<String, String> a, PrintStream err, boolean tty) {
+    UrgentJobs.Spec urgent = urgent(a);
     ClusterSpec cluster = cluster(a);
-    Trace trace = trace(a, cluster);
+    if (urgent != null) {
+      cluster = UrgentJobs.addQueue(cluster, urgent.share());
+    }
     SimOptions options = new SimOptions(Long.parseLong(a.getOrDefault("seed", "1")),
         Integer.parseInt(a.getOrDefault("member-gpus", "0")), a.getOrDefault("declared-runtime", "exact"),
-        Integer.parseInt(a.getOrDefault("points", "400")));
+        Integer.parseInt(a.getOrDefault("points", "400")),
+        Math.round(Double.parseDouble(a.getOrDefault("checkpoint-interval-minutes", "30")) * 60_000),
+        Math.round(Double.parseDouble(a.getOrDefault("checkpoint-write-seconds", "60")) * 1000), urgent);
+    Trace trace = trace(a, cluster);
+    if (urgent != null) {
+      trace = UrgentJobs.inject(trace, urgent, options.seed());
+    }
+    List<SimPolicy> policies = Policies.parse(a.getOrDefault("policy", "all"));
+    for (SimPolicy p : policies) {
+      if (urgent != null && p.isolatesPartitions() && !cluster.partitions().isEmpty()) {
+        throw new IllegalArgumentException("policy " + p.name() + " keeps queues on their own nodes and the urgent "
+            + "queue has none; use policies that pool nodes (spindle, fifo, yarn, ...+pool)");
+      }
+    }
     String progress = a.getOrDefault("progress", "auto");
     List<RunResult> results = new ArrayList<>();
-    for (SimPolicy p : Policies.parse(a.getOrDefault("policy", "all"))) {
+    for (SimPolicy p : policies) {
       ProgressBar bar = progress.equals("never") ? null
           : new ProgressBar(err, p.name(), progress.equals("always") || tty);
       results.add(new Simulator(cluster, p, options).run(trace, bar));
@@ -91,6 +117,39 @@ public final class SimMain {
       }
     }
     return new Report(trace, cluster, options, results);
+  }
+
+  /** The urgent workload the flags ask for, or {@code null} (no {@code --urgent-jobs}, or 0). */
+  static UrgentJobs.Spec urgent(Map<String, String> a) {
+    int jobs = Integer.parseInt(a.getOrDefault("urgent-jobs", "0"));
+    if (jobs == 0) {
+      for (String k : List.of("urgent-share", "urgent-gpus", "urgent-minutes")) {
+        if (a.containsKey(k)) {
+          throw new IllegalArgumentException("--" + k + " needs --urgent-jobs N");
+        }
+      }
+      return null;
+    }
+    UrgentJobs.Spec d = UrgentJobs.Spec.of(jobs);
+    List<Integer> gpus = d.gpus();
+    if (a.containsKey("urgent-gpus")) {
+      gpus = new ArrayList<>();
+      for (String g : a.get("urgent-gpus").split(",")) {
+        gpus.add(Integer.parseInt(g.strip()));
+      }
+    }
+    long lo = d.minMillis();
+    long hi = d.maxMillis();
+    if (a.containsKey("urgent-minutes")) {
+      String[] range = a.get("urgent-minutes").split("-");
+      if (range.length != 2) {
+        throw new IllegalArgumentException("--urgent-minutes is LO-HI, e.g. 10-60; was " + a.get("urgent-minutes"));
+      }
+      lo = Math.round(Double.parseDouble(range[0].strip()) * 60_000);
+      hi = Math.round(Double.parseDouble(range[1].strip()) * 60_000);
+    }
+    return new UrgentJobs.Spec(jobs, Double.parseDouble(a.getOrDefault("urgent-share", String.valueOf(d.share()))),
+        gpus, lo, hi);
   }
 
   static ClusterSpec cluster(Map<String, String> a) {
@@ -195,5 +254,6 @@ public final class SimMain {
   private static final Set<String> KNOWN = Set.of("trace", "cluster", "vc-sizes", "vc-scale", "openb-nodes", "mig",
       "nodes", "gpus-per-node", "gpu-model", "vcores-per-node", "memory-mb-per-node", "queues", "columns",
       "time-unit", "duration-unit", "queue", "unknown-queue", "limit", "policy", "seed", "member-gpus",
-      "declared-runtime", "points", "out", "progress", "help");
+      "declared-runtime", "points", "out", "progress", "help", "checkpoint-interval-minutes",
+      "checkpoint-write-seconds", "urgent-jobs", "urgent-share", "urgent-gpus", "urgent-minutes");
 }

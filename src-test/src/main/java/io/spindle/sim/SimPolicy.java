@@ -34,4 +34,9 @@ public interface SimPolicy {
    * @param declaredRuntimeMillis the run time the job's owner declares (0: none)
    */
   PlacementSpec placement(SimJob job, Members members, int gpusPerNode, long declaredRuntimeMillis);
+
+  /** Whether the policy preempts, and how the simulated applications answer a checkpoint notice. */
+  default PreemptionMode preemption() {
+    return PreemptionMode.NONE;
+  }
 }

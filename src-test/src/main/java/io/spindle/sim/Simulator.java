@@ -18,10 +18,11 @@ import io.spindle.core.queue.QueueConfigParser;
 import io.spindle.core.queue.QueueTree;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.PriorityQueue;
+import java.util.OptionalLong;
 
 /**
  * Discrete-event replay of a trace on virtual time, through Spindle's engine. The simulator plays the part of the
@@ -30,11 +31,16 @@ import java.util.PriorityQueue;
  * {@link Engine#cycle} per instant at which something happens, and applies the decisions (a job runs for its
  * trace duration once it holds all its containers).
  *
- * <p>Events of one instant go into one cycle in a fixed order — job ends, MIG layout reports, arrivals in trace
- * order — and the clock jumps straight to the next instant (the engine's decisions depend only on events and the
- * clock, so cycles in between would change nothing, except reservation timeouts and MIG re-partitions coming into
- * service, for which the simulator schedules a wake-up). Nothing reads the wall clock; the same inputs give the same
- * result, bit for bit.
+ * <p>Events of one instant go into one cycle in a fixed order — job ends, MIG layout reports, checkpoints written on
+ * notice, periodic checkpoints, arrivals in trace order — and the clock jumps straight to the next instant (the
+ * engine's decisions depend only on events and the clock, so cycles in between would change nothing, except
+ * reservation timeouts, MIG re-partitions coming into service, and under preemption a request's starvation delay and
+ * checkpoint deadlines, for which the simulator schedules a wake-up). Nothing reads the wall clock; the same inputs
+ * give the same result, bit for bit.
+ *
+ * <p>Under a preempting policy the simulator also plays the applications' side of the checkpoint handshake
+ * ({@link PreemptionDriver}) and carries out {@code Preempt} decisions: the victim's containers end, the engine queues
+ * it again itself, and it resumes from its last checkpoint when it is placed again.
  */
 public final class Simulator {
 
@@ -43,12 +49,6 @@ public final class Simulator {
   public interface Progress {
     void update(int jobsSettled, int jobsTotal, long virtualMillis);
   }
-
-  private static final int END = 0;
-  private static final int MIG_REPORT = 1;
-  private static final int WAKE = 2;
-
-  private record Timed(long time, int kind, long seq, JobRun run, EngineEvent event) {}
 
   private final ClusterSpec cluster;
   private final SimPolicy policy;
@@ -71,10 +71,11 @@ public final class Simulator {
     MetricsCollector metrics = new MetricsCollector(cluster, start);
     JobGeometry geometry = new JobGeometry(cluster, options.memberGpus());
     long[] declared = DeclaredRuntimes.of(jobs, options.declaredRuntime(), options.seed());
+    Timeline timeline = new Timeline();
+    PreemptionDriver apps = new PreemptionDriver(policy.preemption(), options, timeline);
+    boolean preempting = settings.preemption().enabled();
+    long starvation = settings.preemption().starvationMillis();
 
-    PriorityQueue<Timed> timeline = new PriorityQueue<>((a, b) -> a.time != b.time ? Long.compare(a.time, b.time)
-        : a.kind != b.kind ? Integer.compare(a.kind, b.kind) : Long.compare(a.seq, b.seq));
-    long seq = 0;
     Map<String, JobRun> runs = new HashMap<>();
     Map<Long, Decision.Allocate> allocations = new HashMap<>();
     List<EngineEvent> carried = new ArrayList<>();
@@ -91,31 +92,38 @@ public final class Simulator {
         t = jobs.get(next).submitMillis();
       }
       if (!timeline.isEmpty()) {
-        t = Math.min(t, timeline.peek().time);
+        t = Math.min(t, timeline.nextTime());
       }
       now = Math.max(now, t);
       metrics.advanceTo(now);
       clock.set(now);
       List<EngineEvent> events = carried;
       carried = new ArrayList<>();
-      while (!timeline.isEmpty() && timeline.peek().time <= now) {
-        Timed e = timeline.poll();
-        if (e.kind == END) {
-          JobRun r = e.run;
+      for (Timeline.Timed e = timeline.pollDue(now); e != null; e = timeline.pollDue(now)) {
+        if (e.kind() == Timeline.END) {
+          JobRun r = e.run();
+          if (e.generation() != r.progress.generation()) {
+            continue; // Its end moved (a checkpoint on notice) or it was preempted.
+          }
           for (long id : r.allocationIds) {
             events.add(new EngineEvent.ContainerFinished(id));
             release(metrics, allocations.remove(id));
           }
           events.add(new EngineEvent.AppFinished(r.job.id()));
           r.endMillis = now;
+          apps.ended(r, now);
           metrics.ended(r, now);
           runs.remove(r.job.id());
           settled++;
           lastSettled = now;
-        } else if (e.kind == MIG_REPORT) {
-          events.add(e.event);
+        } else if (e.kind() == Timeline.MIG_REPORT) {
+          events.add(e.event());
+        } else if (e.kind() == Timeline.CHECKPOINT_WRITTEN) {
+          apps.checkpointWritten(e, now, events);
         }
       }
+      apps.reportCheckpoints(now, events);
+      List<JobRun> arrived = new ArrayList<>();
       while (next < jobs.size() && jobs.get(next).submitMillis() <= now) {
         SimJob job = jobs.get(next);
         Members m = geometry.of(job);
@@ -123,6 +131,7 @@ public final class Simulator {
         m = new Members(m.count(), shape);
         JobRun r = new JobRun(job, next, m, unitDemand(shape));
         runs.put(job.id(), r);
+        arrived.add(r);
         metrics.submitted(r);
         events.add(new EngineEvent.AppSubmitted(job.id(), policy.engineQueue(job), job.user(), 0));
         events.add(new EngineEvent.Demand(job.id(), "workers", shape, m.count(),
@@ -140,9 +149,11 @@ public final class Simulator {
           hold(metrics, a);
           metrics.allocated(r, a.charge());
           if (r.complete()) {
-            r.startMillis = now;
+            if (!r.started()) {
+              r.startMillis = now;
+            }
             metrics.started(r, now);
-            timeline.add(new Timed(now + r.job.durationMillis(), END, seq++, r, null));
+            apps.started(r, now);
           }
         } else if (d instanceof Decision.Reject rej) {
           JobRun r = runs.remove(rej.appId());
@@ -157,20 +168,47 @@ public final class Simulator {
             lastSettled = now;
           }
         } else if (d instanceof Decision.Reserve) {
-          timeline.add(new Timed(now + settings.reservationTimeoutMillis(), WAKE, seq++, null, null));
+          timeline.wake(now + settings.reservationTimeoutMillis());
         } else if (d instanceof Decision.Wait w && w.reason().startsWith("re-queued: reservation")) {
-          timeline.add(new Timed(now + settings.reservationTimeoutMillis(), WAKE, seq++, null, null));
+          timeline.wake(now + settings.reservationTimeoutMillis());
         } else if (d instanceof Decision.ReconfigureMig rc) {
           // The simulated NodeManager applies the layout at once and reports it; the engine serves the new
           // instances from availableAt on, so the report is delivered then (and wakes the engine).
           metrics.mig().reconfigure(rc.nodeId(), rc.gpuIndex(), rc.layout());
           metrics.repartitioned();
-          timeline.add(new Timed(Math.max(now, rc.availableAtMillis()), MIG_REPORT, seq++, null,
-              new EngineEvent.MigLayoutReported(rc.nodeId(), rc.gpuIndex(), rc.layout())));
+          timeline.add(Math.max(now, rc.availableAtMillis()), Timeline.MIG_REPORT, null,
+              new EngineEvent.MigLayoutReported(rc.nodeId(), rc.gpuIndex(), rc.layout()), 0);
+        } else if (d instanceof Decision.RequestCheckpoint rc) {
+          int before = carried.size();
+          apps.notice(rc, runs.get(rc.appId()), runs.get(rc.forAppId()), now, carried);
+          if (carried.size() > before) {
+            timeline.wakeOnce(now); // An answer goes back at once, before the deadline it is about.
+          }
+        } else if (d instanceof Decision.CancelCheckpoint cc) {
+          apps.withdrawn(cc, runs.get(cc.appId()));
+        } else if (d instanceof Decision.Preempt p) {
+          kill(p, runs.get(p.appId()), now, apps, metrics, allocations, carried);
+          // The kills reach the engine in a cycle at this instant, which hands the capacity on and queues the
+          // victim again; it waits from then, and may itself starve.
+          timeline.wakeOnce(now);
+          timeline.wakeOnce(now + starvation);
+        }
+      }
+      if (preempting) {
+        // Cycles run only when something happens; the engine also decides when a request has starved long enough
+        // (waiting since it arrived here) and when a checkpoint deadline passes.
+        for (JobRun r : arrived) {
+          if (!r.complete() && runs.containsKey(r.job.id())) {
+            timeline.wakeOnce(now + starvation);
+          }
+        }
+        OptionalLong deadline = engine.nextPreemptionDeadlineMillis();
+        if (deadline.isPresent() && deadline.getAsLong() > now) {
+          timeline.wakeOnce(deadline.getAsLong());
         }
       }
       if (!carried.isEmpty() && timeline.isEmpty() && next >= jobs.size()) {
-        timeline.add(new Timed(now, WAKE, seq++, null, null)); // Deliver the last clean-up events.
+        timeline.wake(now); // Deliver the last clean-up events.
       }
       metrics.afterCycle();
       if (progress != null) {
@@ -187,7 +225,26 @@ public final class Simulator {
     // The makespan ends with the last job; a wake-up after it (a reservation timeout) is not part of it. With jobs
     // that never ran (a deadlock of partial gangs), it ends at the last instant anything happened.
     return metrics.finish(policy, unfinished == 0 ? Math.max(lastSettled, jobs.isEmpty() ? start
-        : jobs.get(jobs.size() - 1).submitMillis()) : now, unfinished, partial, options);
+        : jobs.get(jobs.size() - 1).submitMillis()) : now, unfinished, partial, options, apps.result());
+  }
+
+  /**
+   * Carries out a {@link Decision.Preempt}: the victim's containers are killed and reported ended at the next cycle.
+   * The engine preempts a job whole (a gang, or its one container), so every container it holds must be named.
+   */
+  private static void kill(Decision.Preempt p, JobRun r, long now, PreemptionDriver apps, MetricsCollector metrics,
+      Map<Long, Decision.Allocate> allocations, List<EngineEvent> carried) {
+    if (r == null || !new HashSet<>(p.allocationIds()).equals(new HashSet<>(r.allocationIds))) {
+      throw new IllegalStateException("preemption of " + p.allocationIds() + " of application " + p.appId()
+          + " is not the whole of a running job: " + (r == null ? "not running" : r.allocationIds));
+    }
+    apps.preempted(p, r, now);
+    metrics.preempted(r);
+    for (long id : r.allocationIds) {
+      carried.add(new EngineEvent.ContainerFinished(id));
+      release(metrics, allocations.remove(id));
+    }
+    r.forgetContainers();
   }
 
   private static void hold(MetricsCollector metrics, Decision.Allocate a) {

@@ -35,7 +35,8 @@ public record SpindlePolicy(boolean backfill, boolean pool, boolean borrow, bool
     }
     if (!name.startsWith("spindle-helios")) {
       throw new IllegalArgumentException("unknown policy '" + name + "'; policies are fifo, yarn, spindle-helios, "
-          + "spindle, spindle-helios+<feature>... (features " + FEATURES + "), all, ablation");
+          + "spindle, spindle-helios+<feature>... (features " + FEATURES + "), all, ablation, preempt-compare; "
+          + "a spindle policy may end in +preempt-checkpoint or +preempt-kill-15s");
     }
     boolean[] f = new boolean[FEATURES.size()];
     String rest = name.substring("spindle-helios".length());

@@ -24,6 +24,23 @@ public final class Stats {
     }
   }
 
+  /** Mean, median, p95 and maximum (for waits where the tail matters and p99 of a few hundred is one job). */
+  public record Tail(long count, double mean, double p50, double p95, double max) {
+
+    public static Tail of(double[] values) {
+      if (values.length == 0) {
+        return new Tail(0, 0, 0, 0, 0);
+      }
+      double[] v = values.clone();
+      Arrays.sort(v);
+      double sum = 0;
+      for (double x : v) {
+        sum += x;
+      }
+      return new Tail(v.length, sum / v.length, percentile(v, 50), percentile(v, 95), v[v.length - 1]);
+    }
+  }
+
   /** Nearest-rank percentile of sorted values: the smallest value with at least p% of the values at or below it. */
   public static double percentile(double[] sorted, double p) {
     if (sorted.length == 0) {

@@ -26,8 +26,50 @@ final class SummaryTable {
     if (!report.runs().isEmpty()) {
       RunResult r = report.runs().get(0);
       s.append(String.format(Locale.ROOT, "%nlower bounds: JCT %,.0f s (mean duration); total GPU-time / capacity "
-          + "%,.0f s; offered load %.3f. Work lost to preemption: %s.%n", r.bounds().meanDuration(),
-          r.bounds().gpuTimeOverCapacitySeconds(), r.bounds().offeredLoad(), JsonReport.WORK_LOST_NOTE));
+          + "%,.0f s; offered load %.3f.%n", r.bounds().meanDuration(),
+          r.bounds().gpuTimeOverCapacitySeconds(), r.bounds().offeredLoad()));
+    }
+    if (showsPreemption(report)) {
+      s.append(preemption(report));
+    }
+    return s.toString();
+  }
+
+  /** Whether some policy preempts or urgent jobs were injected: then the preemption table is worth showing. */
+  static boolean showsPreemption(Report report) {
+    return report.runs().stream()
+        .anyMatch(r -> r.preemption().notices() > 0 || r.preemption().urgentWait().count() > 0
+            || !r.preemption().model().startsWith("none"));
+  }
+
+  /** Preemption's cost and the urgent jobs' wait, one row per policy (printed when some policy preempts). */
+  static String preemption(Report report) {
+    StringBuilder s = new StringBuilder();
+    s.append("\n| policy | notices | withdrawn | preemptions (for urgent) | jobs preempted | work lost GPU-h |"
+        + " checkpoint writing GPU-h | urgent jobs | urgent wait mean / p50 / p95 / max (s) | urgent served by"
+        + " preemption | makespan (s) |\n");
+    s.append("|---|---|---|---|---|---|---|---|---|---|---|\n");
+    for (RunResult r : report.runs()) {
+      RunResult.Preemption p = r.preemption();
+      s.append(String.format(Locale.ROOT, "| %s | %,d | %,d | %,d (%,d) | %,d | %,.2f | %,.2f | %,d | %,.0f / %,.0f / "
+          + "%,.0f / %,.0f | %,d | %,.0f |%n", r.policy(), p.notices(), p.withdrawn(), p.preemptions(),
+          p.preemptionsForUrgent(), p.jobsPreempted(),
+          p.workLostGpuHours(), p.checkpointGpuHours(), p.urgentWait().count(), p.urgentWait().mean(),
+          p.urgentWait().p50(), p.urgentWait().p95(), p.urgentWait().max(), p.urgentServedByPreemption(),
+          r.utilisation().makespanSeconds()));
+    }
+    RunResult first = report.runs().get(0);
+    if (first.preemption().urgentWaitByGpus().size() > 1) {
+      s.append("\nurgent wait by job size, mean / p50 / p95 / max (s):\n\n| policy |");
+      first.preemption().urgentWaitByGpus().forEach((g, t) -> s.append(String.format(Locale.ROOT,
+          " %d GPUs (%d jobs) |", g, t.count())));
+      s.append("\n|---|").append("---|".repeat(first.preemption().urgentWaitByGpus().size())).append('\n');
+      for (RunResult r : report.runs()) {
+        s.append("| ").append(r.policy()).append(" |");
+        r.preemption().urgentWaitByGpus().forEach((g, t) -> s.append(String.format(Locale.ROOT,
+            " %,.0f / %,.0f / %,.0f / %,.0f |", t.mean(), t.p50(), t.p95(), t.max())));
+        s.append('\n');
+      }
     }
     return s.toString();
   }

@@ -2,6 +2,8 @@ package io.spindle.sim;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.spindle.bench.OpenbPackingBenchmark;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -65,6 +67,27 @@ class SimDeterminismTest {
         "a/report.html")));
     String html = Files.readString(dir.resolve("a/report.html"));
     assertThat(html).contains("echarts").contains("id=\"report-data\"").contains("id=\"js-errors\"");
+  }
+
+  /** Preemption (periodic checkpoints, notices, kills, resumes) and the injected urgent jobs replay the same way. */
+  @Test
+  void preemptionWithUrgentJobsIsIdenticalAcrossRunsAndFollowsTheSeed() throws Exception {
+    String[] args = {"--limit", "3000", "--policy", "preempt-compare", "--urgent-jobs", "40"};
+    String first = json(args);
+    assertThat(json(args)).isEqualTo(first);
+    // The slice preempts under both handshakes (the figures are the run's, pinned so that a change shows).
+    JsonNode runs = new ObjectMapper().readTree(first).get("runs");
+    assertThat(runs.get(0).at("/preemption/preemptions").asLong()).isZero();
+    assertThat(runs.get(1).at("/preemption/preemptions").asLong()).isEqualTo(24);
+    assertThat(runs.get(1).at("/preemption/workLostGpuHours").asDouble()).isEqualTo(3.942);
+    assertThat(runs.get(2).at("/preemption/preemptions").asLong()).isEqualTo(24);
+    assertThat(runs.get(2).at("/preemption/workLostGpuHours").asDouble()).isZero();
+    assertThat(runs.get(2).at("/preemption/checkpointGpuHours").asDouble()).isEqualTo(4.533);
+    assertThat(runs.get(2).at("/preemption/urgentWaitSeconds/count").asLong()).isEqualTo(40);
+    String[] otherSeed = java.util.Arrays.copyOf(args, args.length + 2);
+    otherSeed[args.length] = "--seed";
+    otherSeed[args.length + 1] = "8";
+    assertThat(json(otherSeed)).isNotEqualTo(first);
   }
 
   /** The whole trace (13,726 jobs) twice under every policy; a few seconds once the JIT has warmed up. */

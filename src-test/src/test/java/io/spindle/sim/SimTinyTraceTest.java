@@ -85,6 +85,7 @@ class SimTinyTraceTest {
     RunResult r = run("fifo");
     assertThat(r.bounds().meanDuration()).isCloseTo(60, within(1e-12)); // (100 + 50 + 30) / 3
     assertThat(r.bounds().gpuTimeOverCapacitySeconds()).isCloseTo(91.25, within(1e-12)); // 730 / 8
-    assertThat(r.workLostGpuHours()).isZero();
+    assertThat(r.preemption().workLostGpuHours()).isZero();
+    assertThat(r.preemption().notices()).isZero();
   }
 }

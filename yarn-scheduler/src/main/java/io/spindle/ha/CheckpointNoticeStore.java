@@ -57,6 +57,7 @@ public final class CheckpointNoticeStore implements Closeable {
 
   private final CuratorFramework client;
   private final boolean ownsClient;
+  private final Fence fence;
   private final CheckpointPaths paths;
   private final CheckpointAcls acls;
   private final CheckpointRecords records;
@@ -70,10 +71,11 @@ public final class CheckpointNoticeStore implements Closeable {
   private final Map<String, CheckpointReportView> reports = new ConcurrentHashMap<>();
   private volatile boolean schemaPublished;
 
-  private CheckpointNoticeStore(CuratorFramework client, boolean ownsClient, String root, Id scheduler,
+  private CheckpointNoticeStore(CuratorFramework client, boolean ownsClient, String root, Id scheduler, Fence fence,
       CheckpointListener listener) {
     this.client = client;
     this.ownsClient = ownsClient;
+    this.fence = fence;
     this.paths = new CheckpointPaths(root);
     this.acls = new CheckpointAcls(scheduler);
     this.schemas = new ZkSchemaStore(client, paths);
@@ -95,7 +97,8 @@ public final class CheckpointNoticeStore implements Closeable {
     CuratorFramework client = CuratorFrameworkFactory.builder().connectString(settings.address())
         .retryPolicy(new ExponentialBackoffRetry(200, 10, 10_000)).authorization(identity.auth()).build();
     client.start();
-    CheckpointNoticeStore store = new CheckpointNoticeStore(client, true, settings.root(), identity.aclId(), listener);
+    CheckpointNoticeStore store = new CheckpointNoticeStore(client, true, settings.root(), identity.aclId(),
+        Fence.NONE, listener);
     store.begin();
     LOG.info("Spindle writes checkpoint notices to ZooKeeper {} under {} as {}", settings.address(),
         store.paths.apps(), identity);
@@ -104,11 +107,12 @@ public final class CheckpointNoticeStore implements Closeable {
 
   /**
    * As {@link #start(ZkSettings, SchedulerZkIdentity, CheckpointListener)} on a started client the caller owns and
-   * closes, already authenticated as {@code scheduler}.
+   * closes, already authenticated as {@code scheduler}. Notices are written behind {@code fence}, so a deposed
+   * scheduler's notice never reaches an application.
    */
-  public static CheckpointNoticeStore start(CuratorFramework client, String root, Id scheduler,
+  public static CheckpointNoticeStore start(CuratorFramework client, String root, Id scheduler, Fence fence,
       CheckpointListener listener) {
-    CheckpointNoticeStore store = new CheckpointNoticeStore(client, false, root, scheduler, listener);
+    CheckpointNoticeStore store = new CheckpointNoticeStore(client, false, root, scheduler, fence, listener);
     store.begin();
     return store;
   }
@@ -260,12 +264,14 @@ public final class CheckpointNoticeStore implements Closeable {
         client.getData().storingStatIn(stat).forPath(path);
         // Only the scheduler writes a notice, so revision = znode version + 1 throughout (1 at creation).
         CheckpointNoticeView next = notice.withRevision(stat.getVersion() + 2);
-        client.setData().withVersion(stat.getVersion()).forPath(path, CheckpointRecords.encode(next));
+        fence.commit(client, "checkpoint notice " + path, client.transactionOp().setData()
+            .withVersion(stat.getVersion()).forPath(path, CheckpointRecords.encode(next)));
         return next;
       } catch (KeeperException.NoNodeException e) {
         CheckpointNoticeView first = notice.withRevision(1);
         try {
-          client.create().withACL(acls.readable()).forPath(path, CheckpointRecords.encode(first));
+          fence.commit(client, "checkpoint notice " + path, client.transactionOp().create()
+              .withACL(acls.readable()).forPath(path, CheckpointRecords.encode(first)));
           return first;
         } catch (KeeperException.NodeExistsException raced) {
           // Written meanwhile: read it again.

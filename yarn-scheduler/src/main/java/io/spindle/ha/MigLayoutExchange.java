@@ -31,10 +31,13 @@ public final class MigLayoutExchange implements Closeable {
   private final MigStateStore store;
   private final CuratorCache mirror;
   private final ExecutorService writer;
+  private final boolean ownsClient;
 
-  private MigLayoutExchange(CuratorFramework client, String root, Consumer<MigLayoutRecord> onReported) {
+  private MigLayoutExchange(CuratorFramework client, boolean ownsClient, String root, Fence fence,
+      Consumer<MigLayoutRecord> onReported) {
     this.client = client;
-    this.store = new MigStateStore(client, root);
+    this.ownsClient = ownsClient;
+    this.store = new MigStateStore(client, root, fence);
     this.mirror = CuratorCache.build(client, root + "/nodes");
     this.writer = BackgroundWriter.start("spindle-mig-desired-writer");
     mirror.listenable().addListener(CuratorCacheListener.builder()
@@ -54,9 +57,20 @@ public final class MigLayoutExchange implements Closeable {
     CuratorFramework client = CuratorFrameworkFactory.newClient(settings.address(),
         new ExponentialBackoffRetry(200, 10, 10_000));
     client.start();
-    MigLayoutExchange exchange = new MigLayoutExchange(client, settings.root(), onReported);
+    MigLayoutExchange exchange = new MigLayoutExchange(client, true, settings.root(), Fence.NONE, onReported);
     exchange.mirror.start();
     LOG.info("Spindle reads MIG layouts from ZooKeeper {} under {}", settings.address(), settings.root());
+    return exchange;
+  }
+
+  /**
+   * As {@link #start(ZkSettings, Consumer)} on a started client the caller owns and closes; desired layouts are
+   * written behind {@code fence}, so a deposed scheduler can never re-partition a GPU.
+   */
+  public static MigLayoutExchange start(CuratorFramework client, String root, Fence fence,
+      Consumer<MigLayoutRecord> onReported) {
+    MigLayoutExchange exchange = new MigLayoutExchange(client, false, root, fence, onReported);
+    exchange.mirror.start();
     return exchange;
   }
 
@@ -100,6 +114,8 @@ public final class MigLayoutExchange implements Closeable {
   public void close() {
     BackgroundWriter.stop(writer, LOG, "Desired MIG layouts");
     mirror.close();
-    client.close();
+    if (ownsClient) {
+      client.close();
+    }
   }
 }

@@ -28,10 +28,17 @@ public final class MigStateStore {
 
   private final CuratorFramework client;
   private final MigStatePaths paths;
+  private final Fence desiredFence;
 
   public MigStateStore(CuratorFramework client, String root) {
+    this(client, root, Fence.NONE);
+  }
+
+  /** {@code desiredFence}: what a desired layout's write must prove, so that only the leading scheduler's lands. */
+  public MigStateStore(CuratorFramework client, String root, Fence desiredFence) {
     this.client = client;
     this.paths = new MigStatePaths(root);
+    this.desiredFence = desiredFence;
   }
 
   public MigStatePaths paths() {
@@ -40,7 +47,25 @@ public final class MigStateStore {
 
   /** The scheduler's side: asks {@code record.node}'s GPU for a layout. */
   public void writeDesired(MigLayoutRecord record) throws IOException {
-    write(paths.desired(record.getNode(), record.getGpuIndex()), record);
+    String path = paths.desired(record.getNode(), record.getGpuIndex());
+    byte[] bytes = MigLayoutRecords.encode(record);
+    try {
+      if (client.checkExists().forPath(path) == null) {
+        String parent = path.substring(0, path.lastIndexOf('/'));
+        try {
+          client.create().creatingParentsIfNeeded().forPath(parent);
+        } catch (KeeperException.NodeExistsException ignored) {
+          // The node's agent or an earlier write made it.
+        }
+        desiredFence.commit(client, "desired MIG layout " + path, client.transactionOp().create().forPath(path, bytes));
+      } else {
+        desiredFence.commit(client, "desired MIG layout " + path, client.transactionOp().setData().forPath(path, bytes));
+      }
+    } catch (FencedException e) {
+      throw new IOException(e.getMessage(), e);
+    } catch (Exception e) {
+      throw new IOException("cannot write " + path + ": " + e.getMessage(), e);
+    }
   }
 
   /** The node's side: what a GPU has now. */

@@ -17,10 +17,12 @@ import io.spindle.core.queue.QueueConfigParser;
 import io.spindle.core.queue.QueueTree;
 import io.spindle.ha.CheckpointNoticeStore;
 import io.spindle.ha.MigLayoutExchange;
+import io.spindle.ha.SchedulerZk;
 import io.spindle.ha.SchedulerZkIdentity;
 import io.spindle.ha.ZkSettings;
 import io.spindle.ha.avro.MigLayoutRecord;
 import java.io.IOException;
+import java.io.InputStream;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.HashMap;
@@ -52,9 +54,13 @@ import org.apache.hadoop.yarn.api.records.ResourceOption;
 import org.apache.hadoop.yarn.api.records.ResourceRequest;
 import org.apache.hadoop.yarn.api.records.SchedulingRequest;
 import org.apache.hadoop.yarn.api.records.SignalContainerCommand;
+import org.apache.hadoop.yarn.conf.HAUtil;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
+import org.apache.hadoop.yarn.exceptions.YarnException;
 import org.apache.hadoop.yarn.proto.YarnServiceProtos.SchedulerResourceTypes;
 import org.apache.hadoop.yarn.server.resourcemanager.RMContext;
+import org.apache.hadoop.yarn.server.resourcemanager.RMFatalEvent;
+import org.apache.hadoop.yarn.server.resourcemanager.RMFatalEventType;
 import org.apache.hadoop.yarn.server.resourcemanager.recovery.RMStateStore.RMState;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppEvent;
@@ -142,6 +148,9 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
   private YarnResources translate;
   private NodeInventory inventory;
   private MigLayoutExchange migExchange;
+  private SchedulerZk schedulerZk;
+  /** Leadership among the schedulers sharing the ZooKeeper root; {@code null} without ZooKeeper (always leads). */
+  private SchedulerHa ha;
   private final ConcurrentLinkedQueue<MigLayoutRecord> migReports = new ConcurrentLinkedQueue<>();
   /** Nodes to rebuild from their reports or new resources once nothing runs on them. */
   private final Set<NodeId> pendingRebuild = ConcurrentHashMap.newKeySet();
@@ -176,11 +185,15 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     Map<String, String> entries = entries(schedulerConf);
     ZkSettings zk = ZkSettings.from(schedulerConf);
     if (zk.enabled()) {
-      migExchange = MigLayoutExchange.start(zk, report -> {
+      SchedulerZkIdentity identity = SchedulerZkIdentity.from(schedulerConf);
+      schedulerZk = SchedulerZk.connect(zk, identity, schedulerConf);
+      ha = new SchedulerHa(schedulerZk, identity, instanceId(conf), wake::release, this::mustStop);
+      migExchange = MigLayoutExchange.start(schedulerZk.client(), zk.root(), ha.fence(), report -> {
         migReports.add(report);
         wake.release();
       });
-      checkpoints.useStore(CheckpointNoticeStore.start(zk, SchedulerZkIdentity.from(schedulerConf), checkpoints));
+      checkpoints.useStore(CheckpointNoticeStore.start(schedulerZk.client(), zk.root(), identity.aclId(),
+          ha.fence(), checkpoints));
     } else {
       // Without ZooKeeper no node can be asked to re-partition, and a GPU planned for it would be lost.
       entries.put(EngineSettings.MAX_MIG_RECONFIGURATIONS_PER_CYCLE, "0");
@@ -208,6 +221,9 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
   @Override
   public void serviceStart() throws Exception {
     running = true;
+    if (ha != null) {
+      ha.start();
+    }
     loop = new Thread(this::schedulingLoop, "spindle-scheduling");
     loop.setDaemon(true);
     loop.start();
@@ -221,11 +237,17 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
       wake.release();
       loop.join(10_000);
     }
+    if (ha != null) {
+      ha.close();
+    }
     if (migExchange != null) {
       migExchange.close();
     }
     if (checkpoints.store() != null) {
       checkpoints.store().close();
+    }
+    if (schedulerZk != null) {
+      schedulerZk.close();
     }
     super.serviceStop();
   }
@@ -248,11 +270,39 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     LOG.info("Spindle queue configuration reloaded: {} queues", next.size());
   }
 
-  /** yarn-site.xml plus capacity-scheduler.xml, which is where admins keep the queue tree. */
-  private static Configuration schedulerConfiguration(Configuration base) {
+  /**
+   * yarn-site.xml plus capacity-scheduler.xml, which is where admins keep the queue tree. The file comes through the
+   * ResourceManager's configuration provider, as CapacityScheduler's does: from the classpath by default, from a
+   * shared store ({@code yarn.resourcemanager.configuration.provider-class}) in an HA pair, whose RMs must agree.
+   */
+  private Configuration schedulerConfiguration(Configuration base) throws IOException {
     Configuration c = new Configuration(base);
-    c.addResource(CAPACITY_SCHEDULER_XML);
+    if (rmContext == null || rmContext.getConfigurationProvider() == null) {
+      c.addResource(CAPACITY_SCHEDULER_XML);
+      return c;
+    }
+    try (InputStream in = rmContext.getConfigurationProvider().getConfigurationInputStream(base,
+        CAPACITY_SCHEDULER_XML)) {
+      if (in != null) {
+        // Copied key by key: a stream resource cannot be read again when the configuration reloads. Values set in
+        // code (embedded clusters, tests) win over the file, as they do over any resource.
+        Configuration file = new Configuration(false);
+        file.addResource(in);
+        for (Map.Entry<String, String> e : file) {
+          if (!setInCode(base, e.getKey())) {
+            c.set(e.getKey(), e.getValue(), CAPACITY_SCHEDULER_XML);
+          }
+        }
+      }
+    } catch (YarnException e) {
+      throw new IOException("cannot read " + CAPACITY_SCHEDULER_XML + ": " + e.getMessage(), e);
+    }
     return c;
+  }
+
+  private static boolean setInCode(Configuration c, String key) {
+    String[] sources = c.getPropertySources(key);
+    return sources != null && List.of(sources).contains("programmatically");
   }
 
   private static Map<String, String> entries(Configuration c) {
@@ -571,6 +621,7 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
           allocation = nextRecoveredId--;
         }
         allocationOf.put(id, allocation);
+        containerOf.put(allocation, id);
         // Under the request's own key, so that a reclaimed recovered container is asked for again under it.
         inbox.add(new EngineEvent.ContainerRecovered(allocation, id.getApplicationAttemptId().getApplicationId()
             .toString(), AppAsks.keyName(rmContainer.getAllocatedSchedulerKey()), engineNodeId(node.getNodeID()),
@@ -586,6 +637,31 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
   public void killContainer(RMContainer container) {
     completedContainer(container, SchedulerUtils.createKilledContainerStatus(container.getContainerId(),
         "Killed by the ResourceManager"), RMContainerEventType.KILL);
+  }
+
+  /** How this scheduler names itself in the election: host and, in an HA pair, the ResourceManager's HA id. */
+  private static String instanceId(Configuration conf) {
+    String host;
+    try {
+      host = java.net.InetAddress.getLocalHost().getHostName();
+    } catch (java.net.UnknownHostException e) {
+      host = "unknown-host";
+    }
+    String haId = HAUtil.isHAEnabled(conf) ? HAUtil.getRMHAId(conf) : null;
+    return host + (haId == null ? "" : "/" + haId) + "#" + ProcessHandle.current().pid();
+  }
+
+  /**
+   * Another scheduler led while this one could not see it: its engine is stale. The ResourceManager is told as it
+   * is of a fenced state store: it goes to standby in an HA pair and stops otherwise, either way never letting this
+   * scheduler allocate again.
+   */
+  private void mustStop(String why) {
+    running = false;
+    if (rmContext != null) {
+      rmContext.getDispatcher().getEventHandler().handle(new RMFatalEvent(RMFatalEventType.STATE_STORE_FENCED,
+          "Spindle: " + why));
+    }
   }
 
   // ---------------------------------------------------------------- asks
@@ -677,6 +753,9 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     if (rmContext != null && rmContext.isWorkPreservingRecoveryEnabled()
         && !rmContext.isSchedulerReadyForAllocatingContainers()) {
       return;
+    }
+    if (ha != null && ha.term() == null) {
+      return; // Not the leader: what arrives waits in the inbox for a term that may never come.
     }
     List<EngineEvent> batch = new ArrayList<>();
     EngineEvent e;
