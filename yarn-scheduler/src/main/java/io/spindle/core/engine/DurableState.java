@@ -47,6 +47,20 @@ public record DurableState(long nextNoticeId, long nextUnitId, List<UnitState> u
   public static final DurableState EMPTY = new DurableState(1, 1, List.of(), List.of(), List.of(), List.of(), List.of(),
       List.of(), new StarvationState(List.of(), List.of()), List.of());
 
+  /**
+   * The applications whose outstanding requests this state refers to (reservations and their back-offs, reclaims,
+   * starvation clocks). {@link Engine#restore} matches those against the asks of the cycle after it, so a driver
+   * should let these applications ask again before restoring.
+   */
+  public Set<String> requestingApps() {
+    Set<String> apps = new java.util.TreeSet<>();
+    reservations.forEach(r -> apps.add(r.appId()));
+    reservationBackoffs.forEach(b -> apps.add(b.appId()));
+    reclaims.forEach(r -> apps.add(r.need().appId()));
+    starvation.requests().forEach(w -> apps.add(w.appId()));
+    return apps;
+  }
+
   public DurableState {
     if (nextNoticeId < 1) {
       throw new InvalidInputException("nextNoticeId", nextNoticeId, "must be at least 1");
