@@ -61,7 +61,14 @@ public final class UnmanagedAm implements AutoCloseable {
 
   /** Submits an application with an unmanaged AM (the test registers as its AM with {@link #register}). */
   public static ApplicationId submit(YarnClient yarn, String name, String queue, Set<String> tags) throws Exception {
+    return submit(yarn, name, queue, tags, false);
+  }
+
+  /** As {@link #submit(YarnClient, String, String, Set)}; {@code keepContainers} keeps them across attempts. */
+  public static ApplicationId submit(YarnClient yarn, String name, String queue, Set<String> tags,
+      boolean keepContainers) throws Exception {
     ApplicationSubmissionContext ctx = yarn.createApplication().getApplicationSubmissionContext();
+    ctx.setKeepContainersAcrossApplicationAttempts(keepContainers);
     ctx.setApplicationName(name);
     ctx.setQueue(queue);
     ctx.setUnmanagedAM(true);

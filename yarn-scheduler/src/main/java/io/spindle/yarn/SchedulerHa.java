@@ -99,8 +99,9 @@ final class SchedulerHa implements SchedulerLeadership.Listener, Closeable {
     if (!restoreDue) {
       return Optional.empty();
     }
+    Optional<byte[]> saved = store.load(); // A failed read leaves the take-over due for the next cycle.
     restoreDue = false;
-    return store.load();
+    return saved;
   }
 
   /** Queues {@code state} to be written under {@code term}; only the latest queued one is written. */

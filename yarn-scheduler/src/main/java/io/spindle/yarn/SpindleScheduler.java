@@ -3,6 +3,8 @@ package io.spindle.yarn;
 import io.spindle.core.engine.Clock;
 import io.spindle.core.engine.CycleResult;
 import io.spindle.core.engine.Decision;
+import io.spindle.core.engine.RestoreReport;
+import io.spindle.core.engine.DurableState;
 import io.spindle.core.engine.Engine;
 import io.spindle.core.engine.EngineEvent;
 import io.spindle.core.engine.EngineSettings;
@@ -17,6 +19,8 @@ import io.spindle.core.queue.QueueConfigParser;
 import io.spindle.core.queue.QueueTree;
 import io.spindle.ha.CheckpointNoticeStore;
 import io.spindle.ha.MigLayoutExchange;
+import io.spindle.ha.SchedulerLeadership;
+import io.spindle.ha.SchedulerStateCodec;
 import io.spindle.ha.SchedulerZk;
 import io.spindle.ha.SchedulerZkIdentity;
 import io.spindle.ha.ZkSettings;
@@ -26,6 +30,7 @@ import java.io.InputStream;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -149,6 +154,15 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
   private NodeInventory inventory;
   private MigLayoutExchange migExchange;
   private SchedulerZk schedulerZk;
+  /** The previous leader's state, read and waiting for the applications it names to ask again. */
+  private DurableState takeOverState;
+  private long takeOverSince;
+  private long takeOverWaitMs;
+  /** Applications whose AM has called allocate() on this scheduler: their asks are in the inbox. */
+  private final Set<ApplicationId> heardFrom = ConcurrentHashMap.newKeySet();
+  private volatile RestoreReport takeOverReport;
+  /** The engine's durable version last handed to the writer (-1: none yet). */
+  private long savedVersion = -1;
   /** Leadership among the schedulers sharing the ZooKeeper root; {@code null} without ZooKeeper (always leads). */
   private SchedulerHa ha;
   private final ConcurrentLinkedQueue<MigLayoutRecord> migReports = new ConcurrentLinkedQueue<>();
@@ -177,6 +191,8 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     this.usePortForNodeName = conf.getBoolean(YarnConfiguration.RM_SCHEDULER_INCLUDE_PORT_IN_NODE_NAME,
         YarnConfiguration.DEFAULT_RM_SCHEDULER_USE_PORT_FOR_NODE_NAME);
     this.cycleIntervalMs = conf.getLong(CYCLE_INTERVAL_MS, DEFAULT_CYCLE_INTERVAL_MS);
+    this.takeOverWaitMs = conf.getLong(YarnConfiguration.RM_WORK_PRESERVING_RECOVERY_SCHEDULING_WAIT_MS,
+        YarnConfiguration.DEFAULT_RM_WORK_PRESERVING_RECOVERY_SCHEDULING_WAIT_MS);
     Configuration schedulerConf = schedulerConfiguration(conf);
     this.topologyLevels = List.of(schedulerConf.getTrimmedStrings(TOPOLOGY_LEVELS, DEFAULT_TOPOLOGY_LEVELS));
     this.translate = new YarnResources(catalog,
@@ -568,6 +584,7 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     }
     app.stop(finalState);
     asks.remove(appId);
+    heardFrom.remove(appId);
     waitReasons.remove(appId);
     checkpoints.forget(appId);
     inbox.add(new EngineEvent.AppFinished(appId.toString()));
@@ -688,6 +705,7 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
       }
       if (appAsks != null) {
         forwardAsks(attemptId.getApplicationId(), attempt, appAsks);
+        heardFrom.add(attemptId.getApplicationId());
       }
       attempt.setHeadroom(org.apache.hadoop.yarn.util.resource.Resources.componentwiseMax(
           org.apache.hadoop.yarn.util.resource.Resources.none(),
@@ -754,8 +772,18 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
         && !rmContext.isSchedulerReadyForAllocatingContainers()) {
       return;
     }
-    if (ha != null && ha.term() == null) {
+    SchedulerLeadership.Term term = ha == null ? null : ha.term();
+    if (ha != null && term == null) {
       return; // Not the leader: what arrives waits in the inbox for a term that may never come.
+    }
+    if (ha != null && takeOverState == null) {
+      savedState().ifPresent(state -> {
+        takeOverState = state;
+        takeOverSince = System.currentTimeMillis();
+      });
+    }
+    if (takeOverState != null && !readyToTakeOver()) {
+      return;
     }
     List<EngineEvent> batch = new ArrayList<>();
     EngineEvent e;
@@ -763,15 +791,132 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
       batch.add(e);
     }
     collectNodeChanges(batch);
-    CycleResult result;
+    List<Decision> decisions = new ArrayList<>();
     synchronized (engineLock) {
-      result = engine.cycle(batch, (event, problem) ->
-          LOG.error("Spindle ignored an event it cannot apply ({}): {}", event, problem.getMessage()));
+      Optional<DurableState> saved = Optional.ofNullable(takeOverState);
+      takeOverState = null;
+      if (saved.isPresent()) {
+        // What YARN recovered first, then the previous leader's state over it, then the asks, as restore expects.
+        List<EngineEvent> asks = new ArrayList<>();
+        batch.removeIf(event -> event instanceof EngineEvent.Demand && asks.add(event));
+        decisions.addAll(engine.cycle(batch, this::ignored).decisions());
+        takeOver(saved.get());
+        batch = asks;
+      }
+      decisions.addAll(engine.cycle(batch, this::ignored).decisions());
     }
+    apply(decisions);
+    if (term != null) {
+      saveState(term);
+    }
+  }
+
+  /**
+   * Whether every running application the saved state holds requests of (reservations, reclaims, starvation) has
+   * sent its asks to this ResourceManager since it became active — an AM does so on its first heartbeat after a
+   * failover — or YARN's recovery wait has passed again. Restored against asks that have not arrived yet, those
+   * reservations and reclaims would be dropped as withdrawn.
+   */
+  private boolean readyToTakeOver() {
+    if (System.currentTimeMillis() - takeOverSince >= takeOverWaitMs) {
+      return true;
+    }
+    for (String app : takeOverState.requestingApps()) {
+      ApplicationId id = ApplicationId.fromString(app);
+      if (applications.containsKey(id) && !heardFrom.contains(id)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private void ignored(EngineEvent event, RuntimeException problem) {
+    LOG.error("Spindle ignored an event it cannot apply ({}): {}", event, problem.getMessage());
+  }
+
+  /** The previous leader's state, on this scheduler's first cycle as leader; empty then too if there is none. */
+  private Optional<DurableState> savedState() {
+    Optional<byte[]> bytes;
+    try {
+      bytes = ha.takeOver();
+    } catch (Exception ex) {
+      LOG.warn("Cannot read the previous leader's state yet (retried next cycle): {}", ex.getMessage());
+      return Optional.empty();
+    }
+    if (bytes.isEmpty()) {
+      return Optional.empty();
+    }
+    try {
+      SchedulerStateCodec.Snapshot snapshot = SchedulerStateCodec.decode(bytes.get());
+      LOG.info("Taking over the scheduler state saved in epoch {}", snapshot.leaderEpoch());
+      return Optional.of(snapshot.state());
+    } catch (IllegalArgumentException ex) {
+      LOG.error("The saved scheduler state is unreadable; scheduling without it (gangs regroup as single "
+          + "containers, open checkpoint notices are planned again): {}", ex.getMessage());
+      return Optional.empty();
+    }
+  }
+
+  /**
+   * Restores the previous leader's state over what YARN recovered. Containers the restored notices name join their
+   * applications' preemption contracts at once (the engine re-issues the notices with their ids and deadlines next
+   * cycle), so they are not signalled a second time.
+   */
+  private void takeOver(DurableState state) {
+    try {
+      RestoreReport report = engine.restore(state, name -> {
+        try {
+          return allocationOf.get(ContainerId.fromString(name));
+        } catch (IllegalArgumentException notAContainer) {
+          return null;
+        }
+      });
+      LOG.info("Spindle took over: {}", report);
+      takeOverReport = report;
+    } catch (RuntimeException ex) {
+      LOG.error("The saved scheduler state cannot be restored; scheduling without it: {}", ex.getMessage());
+      return;
+    }
+    for (DurableState.ReclaimState reclaim : state.reclaims()) {
+      for (DurableState.NoticeState n : reclaim.notices()) {
+        Set<ContainerId> ids = new HashSet<>();
+        for (DurableState.NoticeContainer c : n.containers()) {
+          if (!c.ended()) {
+            ContainerId id = ContainerId.fromString(c.name());
+            if (allocationOf.containsKey(id)) {
+              ids.add(id);
+            }
+          }
+        }
+        if (!ids.isEmpty()) {
+          preemptions.announce(ApplicationId.fromString(n.appId()), ids);
+        }
+      }
+    }
+  }
+
+  /** Hands the engine's durable state to the writer when it changed, fenced by the term it was decided in. */
+  private void saveState(SchedulerLeadership.Term term) {
+    byte[] bytes;
+    synchronized (engineLock) {
+      long version = engine.durableVersion();
+      if (version == savedVersion) {
+        return;
+      }
+      savedVersion = version;
+      bytes = SchedulerStateCodec.encode(engine.durableState(allocation -> {
+        ContainerId id = containerOf.get(allocation);
+        return id == null ? null : id.toString();
+      }), term.epoch());
+    }
+    ha.save(term, bytes);
+  }
+
+  private void apply(List<Decision> all) {
     // An application's containers of one cycle are handed to its attempt under the attempt's monitor, which its AM's
     // allocate() also takes: the AM sees a gang whole or not at all, never a part pulled in between.
     Map<String, List<Decision.Allocate>> allocationsByApp = new LinkedHashMap<>();
-    for (Decision d : result.decisions()) {
+    for (Decision d : all) {
       if (d instanceof Decision.Allocate a) {
         allocationsByApp.computeIfAbsent(a.appId(), k -> new ArrayList<>()).add(a);
       } else {
@@ -944,6 +1089,11 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
   }
 
   // ---------------------------------------------------------------- queries
+
+  /** What this scheduler took over from the previous leader's saved state; empty until it has (or if none). */
+  public Optional<RestoreReport> takeOverReport() {
+    return Optional.ofNullable(takeOverReport);
+  }
 
   /** The last reason Spindle gave for an application waiting or being rejected, if any. */
   public Optional<String> pendingReason(ApplicationId appId) {

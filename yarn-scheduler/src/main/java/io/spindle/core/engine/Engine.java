@@ -26,6 +26,7 @@ import io.spindle.core.queue.QueueShare;
 import io.spindle.core.queue.QueueTree;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -35,6 +36,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
+import java.util.function.Function;
+import java.util.function.LongFunction;
 
 /**
  * The scheduling engine: events in, decisions out.
@@ -72,6 +75,12 @@ public final class Engine {
   private long nextAllocationId = 1;
   private long nextAppSeq;
   private long cycles;
+  /** Counts changes to the reservations, backoffs and declared ends {@link #durableState} exports. */
+  private long durableChanges;
+  private boolean restored;
+  /** Reservations and backoffs restored for requests; they take hold with the asks of the next cycle. */
+  private final List<DurableState.ReservationState> restoredReservations = new ArrayList<>();
+  private final List<DurableState.ReservationBackoff> restoredBackoffs = new ArrayList<>();
 
   public Engine(GpuModelCatalog catalog, QueueTree tree, Topology topology, Clock clock) {
     this(catalog, tree, topology, clock, EngineSettings.defaults());
@@ -117,6 +126,7 @@ public final class Engine {
         onBadEvent.rejected(e, problem);
       }
     }
+    settleRestored();
     cluster.activateReconfiguredGpus(clock.nowMillis());
     expireReservations(decisions);
     List<DemandState> reclaimedFor = preemption.beforePlacement(decisions, this::release);
@@ -177,6 +187,7 @@ public final class Engine {
     } else if (event instanceof NodeRemoved e) {
       Reservation broken = cluster.removeNode(e.nodeId());
       if (broken != null) {
+        durableChanges++;
         DemandState d = demandOwning(broken);
         if (d != null) {
           d.reservation = null;
@@ -241,6 +252,7 @@ public final class Engine {
       release(id);
     }
     apps.remove(appId);
+    durableChanges++;
     for (DemandState d : app.demands.values()) {
       app.leaf.addPending(d.pending().times(-1));
       dropReservation(d);
@@ -269,6 +281,9 @@ public final class Engine {
       app.leaf.addPending(old.pending().times(-1));
       app.demands.remove(e.requestKey());
       dropReservation(old);
+      if (old.noReservationBeforeMillis != 0) {
+        durableChanges++; // Its backoff goes with it.
+      }
     }
     if (why != null) {
       decisions.add(new Decision.Reject(app.id, e.requestKey(), why));
@@ -369,16 +384,20 @@ public final class Engine {
       throw new InvalidInputException("nodeId", e.nodeId(),
           "recovered container " + e.shape() + " does not fit on the node as registered");
     }
-    cluster.commit(e.shape(), placement);
-    ResourceVector charge = placement.charge();
-    allocations.put(e.allocationId(), new Allocation(e.allocationId(), app.id, e.requestKey(), e.shape(), placement,
-        Long.MAX_VALUE));
-    allocationsByNode.computeIfAbsent(placement.nodeId(), k -> new LinkedHashSet<>()).add(e.allocationId());
-    app.allocations.add(e.allocationId());
+    charge(app, new Allocation(e.allocationId(), app.id, e.requestKey(), e.shape(), placement, Long.MAX_VALUE));
+    preemption.recovered(app.id, e.requestKey(), e.shape(), placement.charge(), e.allocationId(), e.preemptible());
+  }
+
+  /** Commits a container that runs without the engine having placed it (recovered, or held after a failover). */
+  private void charge(AppState app, Allocation a) {
+    cluster.commit(a.shape(), a.placement());
+    ResourceVector charge = a.placement().charge();
+    allocations.put(a.id(), a);
+    allocationsByNode.computeIfAbsent(a.placement().nodeId(), k -> new LinkedHashSet<>()).add(a.id());
+    app.allocations.add(a.id());
     app.usage = app.usage.plus(charge);
     app.leaf.addUsage(charge);
     app.leaf.userUsage.merge(app.user, charge, ResourceVector::plus);
-    preemption.recovered(app.id, e.requestKey(), e.shape(), charge, e.allocationId(), e.preemptible());
   }
 
   private void release(long allocationId) {
@@ -387,6 +406,9 @@ public final class Engine {
       return; // Already released (its node left first); releases are idempotent.
     }
     preemption.released(allocationId);
+    if (a.endsAtMillis() != Long.MAX_VALUE) {
+      durableChanges++;
+    }
     cluster.release(a.shape(), a.placement());
     Set<Long> onNode = allocationsByNode.get(a.placement().nodeId());
     if (onNode != null) {
@@ -604,6 +626,7 @@ public final class Engine {
       return "gang of " + d.outstanding + " does not fit in " + level + " now, and its nodes are held for other gangs";
     }
     d.reservation = r;
+    durableChanges++;
     r.projectedStartMillis(projectedStart(r));
     decisions.add(new Decision.Reserve(d.app.id, d.key, r.subtree(), r.nodeIds(), r.projectedStartMillis()));
     return "gang of " + d.outstanding + " waits for its reservation on " + r.subtree() + " to drain" + projected(r);
@@ -632,6 +655,7 @@ public final class Engine {
       DemandState d = demandOwning(r);
       if (d == null) {
         cluster.releaseReservation(r);
+        durableChanges++;
       } else if (now - r.createdMillis() >= settings.reservationTimeoutMillis() && !preemption.reclaimingFor(d)) {
         dropReservation(d);
         d.noReservationBeforeMillis = now + settings.reservationTimeoutMillis();
@@ -654,6 +678,7 @@ public final class Engine {
     if (d.reservation != null) {
       cluster.releaseReservation(d.reservation);
       d.reservation = null;
+      durableChanges++;
     }
   }
 
@@ -716,6 +741,9 @@ public final class Engine {
     long id = nextAllocationId++;
     long endsAt = d.spec.maxRuntimeMillis() > 0 ? clock.nowMillis() + d.spec.maxRuntimeMillis() : Long.MAX_VALUE;
     allocations.put(id, new Allocation(id, app.id, d.key, d.shape, placement, endsAt));
+    if (endsAt != Long.MAX_VALUE) {
+      durableChanges++;
+    }
     allocationsByNode.computeIfAbsent(placement.nodeId(), k -> new LinkedHashSet<>()).add(id);
     app.allocations.add(id);
     app.usage = app.usage.plus(charge);
@@ -727,6 +755,9 @@ public final class Engine {
     d.reportedReason = null;
     if (d.outstanding == 0) {
       app.demands.remove(d.key);
+      if (d.noReservationBeforeMillis != 0) {
+        durableChanges++; // Its backoff goes with it.
+      }
       if (!app.hasPending()) {
         app.leaf.waitingApps.remove(app);
       }
@@ -795,6 +826,212 @@ public final class Engine {
       appIndex = apps.size();
       demands = null;
     }
+  }
+
+  // ---------------------------------------------------------------- failover
+
+  /**
+   * What a standby needs to take over from this engine and decide as it would (see {@link DurableState}), with
+   * containers named by {@code containerName} (the driver's stable name for an allocation id, {@code null} for one
+   * it does not know, which is then left out). Cheap enough to call after every cycle in which
+   * {@link #durableVersion} moved.
+   */
+  public DurableState durableState(LongFunction<String> containerName) {
+    List<DurableState.ReservationState> reservations = new ArrayList<>(restoredReservations);
+    for (Reservation r : cluster.reservations()) {
+      DemandState d = demandOwning(r);
+      if (d != null && d.reservation == r) {
+        reservations.add(new DurableState.ReservationState(d.app.id, d.key, r.subtree(), r.nodeIds(),
+            r.createdMillis(), d.outstanding));
+      }
+    }
+    List<DurableState.ReservationBackoff> backoffs = new ArrayList<>(restoredBackoffs);
+    for (AppState app : apps.values()) {
+      for (DemandState d : app.demands.values()) {
+        if (d.noReservationBeforeMillis != 0) {
+          backoffs.add(new DurableState.ReservationBackoff(app.id, d.key, d.noReservationBeforeMillis));
+        }
+      }
+    }
+    List<DurableState.DeclaredEnd> ends = new ArrayList<>();
+    for (Allocation a : allocations.values()) {
+      String name = a.endsAtMillis() == Long.MAX_VALUE ? null : containerName.apply(a.id());
+      if (name != null) {
+        ends.add(new DurableState.DeclaredEnd(name, a.endsAtMillis()));
+      }
+    }
+    ends.sort(Comparator.comparing(DurableState.DeclaredEnd::container)); // Same state, same record.
+    return new DurableState(preemption.nextNoticeId(), preemption.nextUnitId(), preemption.unitStates(containerName),
+        reservations, backoffs, preemption.reclaimStates(containerName), preemption.checkpointStates(),
+        preemption.resumeStates(), preemption.starvationState(), ends);
+  }
+
+  /**
+   * Moves whenever what {@link #durableState} would return changes (and sometimes when it does not): a driver saves
+   * the state only after cycles that moved it.
+   */
+  public long durableVersion() {
+    return durableChanges + preemption.durableChanges();
+  }
+
+  /**
+   * Takes over from an earlier leader. Call it once YARN's recovery has been applied in a cycle (the nodes, the
+   * applications, the running containers under the driver's new allocation ids), and before the applications'
+   * asks, or with them already applied; {@code allocationIdOf} gives the allocation id a container has here by its
+   * name, {@code null} if it was not recovered.
+   *
+   * <p>Recovered containers are regrouped into the units they ran as (a gang is again one victim, preempted and
+   * re-queued whole, with its original start time and spec). Reclaims in flight continue with their notice ids,
+   * deadlines, extensions and answers: a deadline that passed during the failover reclaims in the next cycle, an
+   * answer to an old notice id is applied, no notice id is issued twice. The next cycle issues again the notices
+   * in force ({@link Decision.RequestCheckpoint}, unchanged) and the kills of reclaims under way whose containers
+   * still run ({@link Decision.Preempt}): what the driver knew of them did not survive the failover. A victim's
+   * container that ended is held charged on its node until its reclaim completes, as before. Checkpoint reports,
+   * resume locations, starvation and the run times containers declared carry on.
+   *
+   * <p>Reservations and reservation backoffs take hold in the next cycle, after its events: a reservation is held
+   * again, with its original age, for a gang asked again as it was (same size); one whose gang was not asked again,
+   * or differently, is dropped, as a changed ask drops it on any leader. Starvation of a request not waiting then
+   * ends as well, and a reclaim whose request is not asked again is withdrawn. So the asks the application masters
+   * send again should reach the engine before or in that cycle.
+   *
+   * <p>Entries naming applications, containers, nodes or queues that did not come back are dropped, each with the
+   * reason in the report. Calling it again with the same state is safe: only containers recovered since (their node
+   * re-registered late) join their units; nothing else is taken over twice.
+   *
+   * @throws InvalidInputException when {@code state} or {@code allocationIdOf} is missing
+   * @throws IllegalStateException when this engine has issued checkpoint notices of its own already
+   */
+  public RestoreReport restore(DurableState state, Function<String, Long> allocationIdOf) {
+    if (state == null || allocationIdOf == null) {
+      throw new InvalidInputException(state == null ? "state" : "allocationIdOf", null, "missing");
+    }
+    if (!restored && preemption.issuedNotices()) {
+      throw new IllegalStateException("a restore must come before this engine issues checkpoint notices of its own");
+    }
+    List<String> dropped = new ArrayList<>();
+    Set<String> missing = new LinkedHashSet<>();
+    Function<String, Long> recovered = name -> {
+      Long id = allocationIdOf.apply(name);
+      return id != null && allocations.containsKey(id) ? id : null;
+    };
+    for (DurableState.DeclaredEnd end : state.declaredEnds()) {
+      Long id = recovered.apply(end.container());
+      Allocation a = id == null ? null : allocations.get(id);
+      if (a == null) {
+        missing.add(end.container());
+      } else if (a.endsAtMillis() == Long.MAX_VALUE) {
+        allocations.put(id, new Allocation(id, a.appId(), a.requestKey(), a.shape(), a.placement(),
+            end.endsAtMillis()));
+      }
+    }
+    if (!missing.isEmpty()) {
+      dropped.add("declared run times of containers " + missing + ": not recovered");
+    }
+    durableChanges++;
+    if (restored) {
+      return new RestoreReport(preemption.regroupLate(state.units(), recovered, dropped), 0, 0, dropped);
+    }
+    int[] counts = preemption.restore(state, recovered, restoreSupport(), dropped);
+    for (DurableState.ReservationState r : state.reservations()) {
+      String why = !apps.containsKey(r.appId()) ? "application not recovered"
+          : r.nodeIds().stream().filter(n -> !cluster.hasNode(n)).findFirst()
+              .map(n -> "node " + n + " has not re-registered").orElse(null);
+      if (why == null) {
+        restoredReservations.add(r);
+      } else {
+        dropped.add("reservation of " + r.appId() + "/" + r.requestKey() + " on " + r.subtree() + ": " + why);
+      }
+    }
+    for (DurableState.ReservationBackoff b : state.reservationBackoffs()) {
+      if (apps.containsKey(b.appId())) {
+        restoredBackoffs.add(b);
+      } else {
+        dropped.add("reservation backoff of " + b.appId() + "/" + b.requestKey() + ": application not recovered");
+      }
+    }
+    restored = true;
+    return new RestoreReport(counts[0], counts[1], restoredReservations.size(), dropped);
+  }
+
+  private EnginePreemption.RestoreSupport restoreSupport() {
+    return new EnginePreemption.RestoreSupport() {
+      @Override
+      public ResourceVector unitCharge(Resources shape) {
+        if (shape.wantsMig() && catalog.modelsOffering(shape.migProfile()).isEmpty()) {
+          throw new InvalidInputException("migProfile", shape.migProfile(), "no GPU model offers it");
+        }
+        return Engine.this.unitCharge(shape);
+      }
+
+      @Override
+      public int requiredDepth(PlacementSpec spec) {
+        return spec.gang() ? cluster.depthOf(spec.required() ? spec.topologyLevel() : null) : -1;
+      }
+
+      @Override
+      public long holdEnded(String appId, String requestKey, DurableState.NoticeContainer c) {
+        Placement placement = cluster.placeOn(c.nodeId(), c.shape());
+        if (placement == null) {
+          throw new InvalidInputException("nodeId", c.nodeId(), cluster.hasNode(c.nodeId())
+              ? "no room for " + c.shape() + " there" : "not re-registered");
+        }
+        long id = nextAllocationId++;
+        charge(apps.get(appId), new Allocation(id, appId, requestKey, c.shape(), placement, c.endsAtMillis()));
+        return id;
+      }
+
+      @Override
+      public boolean isLeafQueue(String path) {
+        QueueState q = queues.get(path);
+        return q != null && q.isLeaf();
+      }
+    };
+  }
+
+  /** Restored reservations and backoffs meet the asks: after the events of the first cycle after a restore. */
+  private void settleRestored() {
+    if (restoredReservations.isEmpty() && restoredBackoffs.isEmpty()) {
+      return;
+    }
+    durableChanges++;
+    for (DurableState.ReservationBackoff b : restoredBackoffs) {
+      AppState app = apps.get(b.appId());
+      DemandState d = app == null ? null : app.demands.get(b.requestKey());
+      if (d != null && d.isGang()) {
+        d.noReservationBeforeMillis = Math.max(d.noReservationBeforeMillis, b.noReservationBeforeMillis());
+      }
+    }
+    for (DurableState.ReservationState r : restoredReservations) {
+      AppState app = apps.get(r.appId());
+      DemandState d = app == null ? null : app.demands.get(r.requestKey());
+      if (d == null || !d.isGang() || d.outstanding != r.gangSize() || d.reservation != null
+          || cluster.reservations().size() >= settings.maxReservations()) {
+        continue; // Not asked again as it was (or it holds nodes of this leader's choosing already).
+      }
+      try {
+        d.reservation = cluster.reserveAgain(d.owner(), r.subtree(), r.nodeIds(), r.createdMillis());
+        d.reservation.projectedStartMillis(projectedStart(d.reservation));
+      } catch (InvalidInputException gone) {
+        // A node left in this cycle's events, or another gang holds it by now: the gang reserves afresh.
+      }
+    }
+    restoredReservations.clear();
+    restoredBackoffs.clear();
+  }
+
+  /**
+   * The outstanding requests as the applications would ask for them again after a failover, in the order the
+   * engine keeps them. For tests that rebuild an engine from scratch and compare it with the original.
+   */
+  List<Demand> outstandingDemands() {
+    List<Demand> out = new ArrayList<>();
+    for (AppState app : apps.values()) {
+      for (DemandState d : app.demands.values()) {
+        out.add(new Demand(app.id, d.key, d.shape, d.outstanding, d.spec));
+      }
+    }
+    return out;
   }
 
   // ---------------------------------------------------------------- views

@@ -23,6 +23,7 @@ import io.spindle.core.queue.QueuePreemption;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -30,7 +31,9 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
+import java.util.function.Function;
 import java.util.function.LongConsumer;
+import java.util.function.LongFunction;
 
 /**
  * The engine's side of preemption: keeps track of what runs as which gang, turns the engine's state into the
@@ -42,7 +45,8 @@ final class EnginePreemption {
 
   /** What runs as one piece: a gang's members, or one container. Mutable; ended members leave it. */
   private static final class Unit {
-    final long id;
+    /** Increases with start order; changed only by a restore, which renumbers units it did not restore. */
+    long id;
     final String appId;
     final String requestKey;
     final Resources shape;
@@ -83,7 +87,7 @@ final class EnginePreemption {
   private final Map<Long, Unit> unitOf = new HashMap<>();
   /** Recovered containers of one request form one unit: after a restart nothing says which were one gang. */
   private final Map<String, Unit> recoveredUnits = new HashMap<>();
-  private final Map<String, Checkpoint> checkpoints = new HashMap<>();
+  private final Map<String, Checkpoint> checkpoints = new LinkedHashMap<>();
   /** Where a re-queued request should resume from, by owner key. */
   private final Map<String, String> resumeFrom = new LinkedHashMap<>();
   /** The queues as of the last planning, to look up a victim's queue's extension bounds. */
@@ -98,6 +102,17 @@ final class EnginePreemption {
   private DemandState openGang;
   private Unit openGangUnit;
   private long nextUnitId = 1;
+  /**
+   * Counts changes to what {@link #unitStates} and its siblings export (units, the ledger, checkpoint reports,
+   * resume locations, starvation), so that a driver saves the durable state only when it changed.
+   */
+  private long durableChanges;
+  /** Units a restore rebuilt, by id: containers recovered late (a node re-registered after it) may still join. */
+  private final Set<Long> restoredUnitIds = new LinkedHashSet<>();
+  /** Notices restored as NOTICED, issued again in the next cycle: the driver's delivery state did not survive. */
+  private final List<Long> reissueNotices = new ArrayList<>();
+  /** Notices restored while their reclaim was under way: its kill may not have been carried out. */
+  private final List<Long> reissueReclaims = new ArrayList<>();
 
   EnginePreemption(PreemptionSettings settings, Clock clock, Map<String, AppState> apps,
       Map<Long, Allocation> allocations, ClusterState cluster, GangPlacer placer) {
@@ -136,6 +151,7 @@ final class EnginePreemption {
     u.size++;
     unitOf.put(allocationId, u);
     changes++;
+    durableChanges++;
   }
 
   void recovered(String appId, String requestKey, Resources shape, ResourceVector charge, long allocationId,
@@ -145,7 +161,7 @@ final class EnginePreemption {
     }
     String owner = appId + "/" + requestKey;
     Unit u = recoveredUnits.get(owner);
-    if (u == null || !units.containsKey(u.id)) {
+    if (u == null || units.get(u.id) != u) {
       u = new Unit(nextUnitId++, appId, requestKey, shape, PlacementSpec.SINGLE, charge, -1, clock.nowMillis());
       units.put(u.id, u);
       recoveredUnits.put(owner, u);
@@ -153,6 +169,7 @@ final class EnginePreemption {
     u.members.add(allocationId);
     u.size++;
     unitOf.put(allocationId, u);
+    durableChanges++;
   }
 
   /**
@@ -160,7 +177,11 @@ final class EnginePreemption {
    * completes; {@code false}: the engine releases it now.
    */
   boolean holdsFinished(long allocationId) {
-    return enabled() && ledger.containerEnded(allocationId);
+    if (enabled() && ledger.containerEnded(allocationId)) {
+      durableChanges++;
+      return true;
+    }
+    return false;
   }
 
   /** The engine released a container, for whatever reason. */
@@ -170,6 +191,7 @@ final class EnginePreemption {
     }
     ledger.containerGone(allocationId);
     changes++;
+    durableChanges++;
     Unit u = unitOf.remove(allocationId);
     if (u != null) {
       u.members.remove(allocationId);
@@ -180,6 +202,7 @@ final class EnginePreemption {
   }
 
   void appFinished(String appId) {
+    durableChanges++;
     checkpoints.remove(appId);
     resumeFrom.keySet().removeIf(owner -> owner.startsWith(appId + "/"));
     recoveredUnits.keySet().removeIf(owner -> owner.startsWith(appId + "/"));
@@ -199,7 +222,12 @@ final class EnginePreemption {
     if (!h.appId().equals(e.appId())) {
       throw new InvalidInputException("appId", e.appId(), "notice " + e.noticeId() + " was sent to " + h.appId());
     }
-    switch (h.answer(e.answer(), e.requestedExtensionMillis(), e.checkpointLocation(), clock.nowMillis())) {
+    CheckpointHandshake.Outcome outcome =
+        h.answer(e.answer(), e.requestedExtensionMillis(), e.checkpointLocation(), clock.nowMillis());
+    if (outcome != CheckpointHandshake.Outcome.IGNORED) {
+      durableChanges++;
+    }
+    switch (outcome) {
       case GRANTED -> notice(h, null, decisions);
       case REFUSED -> notice(h, clock.nowMillis() >= h.deadlineMillis() ? "the deadline has passed"
           : "no extensions left (" + h.maxExtensions() + " granted); the deadline holds", decisions);
@@ -224,6 +252,7 @@ final class EnginePreemption {
     }
     checkpoints.put(e.appId(), new Checkpoint(Math.min(e.lastCheckpointMillis(), clock.nowMillis()), e.location()));
     changes++; // Victim order changes with it.
+    durableChanges++;
   }
 
   // ---------------------------------------------------------------- the cycle
@@ -236,6 +265,8 @@ final class EnginePreemption {
    */
   List<DemandState> beforePlacement(List<Decision> decisions, LongConsumer release) {
     if (!enabled() || ledger.isEmpty()) {
+      reissueNotices.clear();
+      reissueReclaims.clear();
       return List.of();
     }
     withdrawUnneeded(decisions, release);
@@ -251,6 +282,7 @@ final class EnginePreemption {
           if (h.dueAt(clock.nowMillis())) {
             List<Long> running = h.runningAllocationIds();
             String why = h.reclaim();
+            durableChanges++;
             if (why != null) {
               decisions.add(new Decision.Preempt(h.noticeId(), h.appId(), h.requestKey(), running,
                   checkpointOf(h), why + "; reclaimed for " + describe(p.need())));
@@ -270,6 +302,7 @@ final class EnginePreemption {
         finish(p, decisions);
       }
     }
+    reissue(decisions);
     return first;
   }
 
@@ -300,7 +333,9 @@ final class EnginePreemption {
         }
       }
     }
-    starvation.observe(now, waitingOwners, belowFair);
+    if (starvation.observe(now, waitingOwners, belowFair)) {
+      durableChanges++;
+    }
 
     List<DemandState> starved = new ArrayList<>();
     Set<DemandState> seen = new LinkedHashSet<>();
@@ -393,6 +428,408 @@ final class EnginePreemption {
     return false;
   }
 
+  // ---------------------------------------------------------------- failover
+
+  /** What the engine does for a restore that preemption cannot do alone; each may refuse with the reason. */
+  interface RestoreSupport {
+    /** A unit's charge per container, as a request of the shape is charged. */
+    ResourceVector unitCharge(Resources shape);
+
+    /** The topology depth a gang of this spec must stay within; -1 for none. */
+    int requiredDepth(PlacementSpec spec);
+
+    /**
+     * Charges, on its node, a stand-in for a victim's container that ended before or during the failover: the old
+     * leader held such a container's capacity until its reclaim completed. Returns its allocation id.
+     */
+    long holdEnded(String appId, String requestKey, DurableState.NoticeContainer container);
+
+    boolean isLeafQueue(String path);
+  }
+
+  long durableChanges() {
+    return durableChanges;
+  }
+
+  long nextNoticeId() {
+    return ledger.nextNoticeId();
+  }
+
+  long nextUnitId() {
+    return nextUnitId;
+  }
+
+  /** Whether this engine has issued checkpoint notices: a notice id an earlier leader issued may then be taken. */
+  boolean issuedNotices() {
+    return ledger.nextNoticeId() > 1;
+  }
+
+  /** Every unit, in id order; containers a reclaim holds after they ended are left to their notice. */
+  List<DurableState.UnitState> unitStates(LongFunction<String> nameOf) {
+    Set<Long> ended = new HashSet<>();
+    for (ReclaimLedger.InFlight p : ledger.plans()) {
+      for (CheckpointHandshake h : p.handshakes()) {
+        ended.addAll(h.allocationIds());
+        h.runningAllocationIds().forEach(ended::remove);
+      }
+    }
+    List<DurableState.UnitState> out = new ArrayList<>();
+    for (Unit u : units.values()) {
+      List<String> names = new ArrayList<>();
+      for (long id : u.members) {
+        String name = ended.contains(id) ? null : nameOf.apply(id);
+        if (name != null) {
+          names.add(name);
+        }
+      }
+      out.add(new DurableState.UnitState(u.id, u.appId, u.requestKey, u.shape, u.spec, u.startMillis, u.size, names));
+    }
+    return out;
+  }
+
+  List<DurableState.ReclaimState> reclaimStates(LongFunction<String> nameOf) {
+    List<DurableState.ReclaimState> out = new ArrayList<>();
+    for (ReclaimLedger.InFlight p : ledger.plans()) {
+      List<DurableState.NoticeState> notices = new ArrayList<>();
+      for (CheckpointHandshake h : p.handshakes()) {
+        Set<Long> running = new HashSet<>(h.runningAllocationIds());
+        List<DurableState.NoticeContainer> containers = new ArrayList<>();
+        for (long id : h.allocationIds()) {
+          Allocation a = allocations.get(id);
+          if (a == null) {
+            continue; // Ended and released: nothing of it is charged any more.
+          }
+          boolean ended = !running.contains(id);
+          String name = nameOf.apply(id);
+          if (ended || name != null) { // One the driver cannot name could not be found again.
+            containers.add(new DurableState.NoticeContainer(name, a.placement().nodeId(), a.shape(),
+                a.endsAtMillis(), ended));
+          }
+        }
+        CheckpointHandshake.Saved s = h.saved();
+        notices.add(new DurableState.NoticeState(s.noticeId(), s.unitId(), s.appId(), s.requestKey(), containers,
+            s.noticedAtMillis(), s.deadlineMillis(), s.extensionsGranted(), s.maxExtensions(),
+            s.maxExtensionMillis(), s.reason(), s.checkpointLocation(), s.state(), s.reclaimReason()));
+      }
+      out.add(new DurableState.ReclaimState(p.need(), p.withdrawn(), notices));
+    }
+    return out;
+  }
+
+  List<DurableState.CheckpointState> checkpointStates() {
+    List<DurableState.CheckpointState> out = new ArrayList<>();
+    checkpoints.forEach((app, c) -> out.add(new DurableState.CheckpointState(app, c.atMillis(), c.location())));
+    return out;
+  }
+
+  List<DurableState.ResumeState> resumeStates() {
+    List<DurableState.ResumeState> out = new ArrayList<>();
+    resumeFrom.forEach((owner, location) -> {
+      int slash = owner.indexOf('/');
+      out.add(new DurableState.ResumeState(owner.substring(0, slash), owner.substring(slash + 1), location));
+    });
+    return out;
+  }
+
+  DurableState.StarvationState starvationState() {
+    List<DurableState.WaitingSince> requests = new ArrayList<>();
+    starvation.waitingSince().forEach((owner, since) -> {
+      int slash = owner.indexOf('/');
+      requests.add(new DurableState.WaitingSince(owner.substring(0, slash), owner.substring(slash + 1), since));
+    });
+    List<DurableState.BelowFairShareSince> queues = new ArrayList<>();
+    starvation.belowSince().forEach((queue, since) -> queues.add(new DurableState.BelowFairShareSince(queue, since)));
+    return new DurableState.StarvationState(requests, queues);
+  }
+
+  /**
+   * Takes over what an earlier leader saved: units regrouped from the recovered containers, the reclaims in flight
+   * with their handshakes as they stood, checkpoint reports, resume locations, starvation, the next notice id.
+   *
+   * @param recovered the allocation id a container has here, {@code null} if it was not recovered
+   * @return units and notices restored
+   */
+  int[] restore(DurableState state, Function<String, Long> recovered, RestoreSupport support, List<String> dropped) {
+    if (!enabled()) {
+      if (!state.units().isEmpty() || !state.reclaims().isEmpty()) {
+        dropped.add("preemption is off: " + state.units().size() + " units and " + state.reclaims().size()
+            + " reclaims in flight not restored");
+      }
+      return new int[] {0, 0};
+    }
+    durableChanges++;
+    Set<Long> liveVictims = new HashSet<>();
+    for (DurableState.ReclaimState r : state.reclaims()) {
+      for (DurableState.NoticeState n : r.notices()) {
+        if (n.state() != CheckpointHandshake.State.WITHDRAWN) {
+          liveVictims.add(n.unitId());
+        }
+      }
+    }
+    Map<Long, Unit> restored = new LinkedHashMap<>();
+    for (DurableState.UnitState us : state.units()) {
+      Unit u;
+      try {
+        u = new Unit(us.unitId(), us.appId(), us.requestKey(), us.shape(), us.spec(),
+            support.unitCharge(us.shape()), support.requiredDepth(us.spec()), us.startMillis());
+      } catch (IllegalArgumentException bad) {
+        dropped.add(describe(us) + ": " + bad.getMessage());
+        continue;
+      }
+      u.size = us.size();
+      List<String> missing = new ArrayList<>();
+      for (String name : us.containers()) {
+        Long id = recovered.apply(name);
+        String refused = id == null ? null : joinable(id, us.appId(), restored.values());
+        if (id == null) {
+          missing.add(name);
+        } else if (refused != null) {
+          dropped.add(describe(us) + ": container " + name + " " + refused);
+        } else {
+          move(id, u);
+        }
+      }
+      if (!missing.isEmpty()) {
+        dropped.add(describe(us) + ": containers " + missing
+            + " not recovered (ended during the failover, or their node has not re-registered yet)");
+      }
+      if (u.members.isEmpty() && !liveVictims.contains(us.unitId())) {
+        dropped.add(describe(us) + ": none of its containers was recovered");
+        continue;
+      }
+      restored.put(u.id, u);
+    }
+    renumber(restored, state.nextUnitId());
+    restoredUnitIds.addAll(restored.keySet());
+
+    int notices = 0;
+    for (DurableState.ReclaimState r : state.reclaims()) {
+      notices += restore(r, restored, recovered, support, dropped);
+    }
+    ledger.skipNoticeIdsBelow(state.nextNoticeId());
+
+    for (DurableState.CheckpointState c : state.checkpoints()) {
+      Checkpoint mine = checkpoints.get(c.appId());
+      if (!apps.containsKey(c.appId())) {
+        dropped.add("checkpoint report of " + c.appId() + ": application not recovered");
+      } else if (mine == null || mine.atMillis() < c.atMillis()) {
+        checkpoints.put(c.appId(), new Checkpoint(c.atMillis(), c.location()));
+      }
+    }
+    for (DurableState.ResumeState r : state.resumeFrom()) {
+      if (apps.containsKey(r.appId())) {
+        resumeFrom.put(r.appId() + "/" + r.requestKey(), r.location());
+      } else {
+        dropped.add("resume location of " + r.appId() + "/" + r.requestKey() + ": application not recovered");
+      }
+    }
+    Map<String, Long> waiting = new LinkedHashMap<>();
+    for (DurableState.WaitingSince w : state.starvation().requests()) {
+      if (apps.containsKey(w.appId())) {
+        waiting.put(w.appId() + "/" + w.requestKey(), w.sinceMillis());
+      } else {
+        dropped.add("starvation of " + w.appId() + "/" + w.requestKey() + ": application not recovered");
+      }
+    }
+    Map<String, Long> below = new LinkedHashMap<>();
+    for (DurableState.BelowFairShareSince b : state.starvation().queues()) {
+      if (support.isLeafQueue(b.queue())) {
+        below.put(b.queue(), b.sinceMillis());
+      } else {
+        dropped.add("starvation of queue " + b.queue() + ": no longer a leaf queue");
+      }
+    }
+    starvation.resume(waiting, below);
+    return new int[] {restored.size(), notices};
+  }
+
+  /** One reclaim plan back into the ledger; returns how many of its notices are in force. */
+  private int restore(DurableState.ReclaimState r, Map<Long, Unit> restored, Function<String, Long> recovered,
+      RestoreSupport support, List<String> dropped) {
+    List<CheckpointHandshake> handshakes = new ArrayList<>();
+    List<Candidate> victims = new ArrayList<>();
+    List<Long> held = new ArrayList<>();
+    int inForce = 0;
+    for (DurableState.NoticeState n : r.notices()) {
+      boolean live = n.state() != CheckpointHandshake.State.WITHDRAWN;
+      Unit u = live ? restored.get(n.unitId()) : null;
+      List<Long> all = new ArrayList<>();
+      List<Long> running = new ArrayList<>();
+      for (DurableState.NoticeContainer c : n.containers()) {
+        Long id = c.ended() ? null : recovered.apply(c.name());
+        if (id != null && (!live || unitOf.get(id) == u)) {
+          all.add(id);
+          running.add(id);
+        } else if (id == null && live && u != null && !r.withdrawn() && apps.containsKey(n.appId())) {
+          // Ended (or not back): the old leader held its capacity until the reclaim completes, and so does this one.
+          try {
+            long ghost = support.holdEnded(n.appId(), n.requestKey(), c);
+            all.add(ghost);
+            held.add(ghost);
+            u.members.add(ghost);
+            unitOf.put(ghost, u);
+          } catch (IllegalArgumentException gone) {
+            dropped.add("notice " + n.noticeId() + ": capacity of an ended container on " + c.nodeId()
+                + " not held: " + gone.getMessage());
+          }
+        }
+      }
+      CheckpointHandshake h = CheckpointHandshake.resume(new CheckpointHandshake.Saved(n.noticeId(), n.unitId(),
+          n.appId(), n.requestKey(), all, running, n.noticedAtMillis(), n.deadlineMillis(), n.extensionsGranted(),
+          n.maxExtensions(), n.maxExtensionMillis(), n.reason(), n.checkpointLocation(), n.state(),
+          n.reclaimReason()));
+      handshakes.add(h);
+      if (live && u != null) {
+        u.victim = true;
+      }
+      if (h.state() == CheckpointHandshake.State.NOTICED && !r.withdrawn()) {
+        reissueNotices.add(h.noticeId());
+        inForce++;
+      } else if (h.state() == CheckpointHandshake.State.RECLAIM_DUE && !r.withdrawn()) {
+        inForce++;
+      } else if (h.state() == CheckpointHandshake.State.RECLAIMING) {
+        reissueReclaims.add(h.noticeId());
+      }
+      victims.add(victim(n, u, all));
+    }
+    ledger.resume(new Plan(r.need(), victims), handshakes, held, r.withdrawn());
+    return inForce;
+  }
+
+  /**
+   * The plan's record of a victim. Once a plan is open only a victim's containers matter (to tell whether the plan
+   * still fits); the rest is filled in as it stands now.
+   */
+  private Candidate victim(DurableState.NoticeState n, Unit u, List<Long> containers) {
+    AppState app = apps.get(n.appId());
+    Checkpoint c = checkpoints.get(n.appId());
+    ResourceVector charge = ResourceVector.ZERO;
+    for (long id : containers) {
+      Allocation a = allocations.get(id);
+      if (a != null) {
+        charge = charge.plus(a.placement().charge());
+      }
+    }
+    return new Candidate(n.unitId(), n.appId(), n.requestKey(), app == null ? "" : app.leaf.path(),
+        app == null ? "" : app.user, app == null ? 0 : app.priority, charge,
+        u == null ? n.noticedAtMillis() : u.startMillis, c == null ? Long.MIN_VALUE : c.atMillis(), containers);
+  }
+
+  /**
+   * A later restore of the same state: containers recovered since (their node re-registered late) join the units
+   * they ran in, if those still run here. Nothing else is taken over again. Returns the units that grew.
+   */
+  int regroupLate(List<DurableState.UnitState> saved, Function<String, Long> recovered, List<String> dropped) {
+    if (!enabled()) {
+      return 0;
+    }
+    int grew = 0;
+    for (DurableState.UnitState us : saved) {
+      Unit u = units.get(us.unitId());
+      if (u == null || !restoredUnitIds.contains(u.id) || !u.appId.equals(us.appId())) {
+        continue; // Ended, or re-queued after preemption: a late container does not bring it back.
+      }
+      boolean moved = false;
+      for (String name : us.containers()) {
+        Long id = recovered.apply(name);
+        if (id == null || unitOf.get(id) == u) {
+          continue;
+        }
+        Unit current = unitOf.get(id);
+        if (current == null || !recoveredUnits.containsValue(current)) {
+          dropped.add(describe(us) + ": container " + name + " is not a recovered container waiting for its unit");
+        } else if (u.members.size() >= u.size) {
+          dropped.add(describe(us) + ": container " + name + " would make the unit larger than it started");
+        } else {
+          move(id, u);
+          moved = true;
+        }
+      }
+      if (moved) {
+        grew++;
+        durableChanges++;
+      }
+    }
+    return grew;
+  }
+
+  /** Why a recovered container cannot join a unit of {@code appId}, or {@code null}. */
+  private String joinable(long id, String appId, Collection<Unit> restoredSoFar) {
+    Allocation a = allocations.get(id);
+    Unit current = unitOf.get(id);
+    if (!a.appId().equals(appId)) {
+      return "is recovered as a container of " + a.appId();
+    }
+    if (current == null) {
+      return "is recovered as not preemptible (an application master's)";
+    }
+    if (restoredSoFar.contains(current)) {
+      return "is in another restored unit already";
+    }
+    return null;
+  }
+
+  /** Moves a recovered container out of the unit recovery put it in, into {@code to}. */
+  private void move(long id, Unit to) {
+    Unit from = unitOf.get(id);
+    if (from != null) {
+      from.members.remove(id);
+      if (from.members.isEmpty() && !from.victim) {
+        units.remove(from.id);
+      }
+    }
+    to.members.add(id);
+    unitOf.put(id, to);
+  }
+
+  /**
+   * Units in id order, restored ones with their old ids; units this engine made before the restore (containers
+   * recovered that the state does not name) are renumbered after them, being the youngest.
+   */
+  private void renumber(Map<Long, Unit> restored, long savedNextUnitId) {
+    long next = savedNextUnitId;
+    for (long id : restored.keySet()) {
+      next = Math.max(next, id + 1);
+    }
+    List<Unit> mine = new ArrayList<>(units.values());
+    units.clear();
+    for (Unit u : restored.values()) {
+      units.put(u.id, u);
+    }
+    for (Unit u : mine) {
+      if (!restored.containsValue(u)) {
+        u.id = next++;
+        units.put(u.id, u);
+      }
+    }
+    nextUnitId = next;
+    openGang = null;
+    openGangUnit = null;
+  }
+
+  /**
+   * The first cycle after a restore issues again the notices in force and the reclaims under way: what the driver
+   * knew of them (contracts with the application masters, kills not yet carried out) did not survive the failover.
+   */
+  private void reissue(List<Decision> decisions) {
+    for (long id : reissueNotices) {
+      ledger.notice(id).filter(h -> h.state() == CheckpointHandshake.State.NOTICED
+          && !ledger.planOf(id).withdrawn()).ifPresent(h -> notice(h, null, decisions));
+    }
+    for (long id : reissueReclaims) {
+      ledger.notice(id).filter(h -> h.state() == CheckpointHandshake.State.RECLAIMING && !h.allEnded())
+          .ifPresent(h -> decisions.add(new Decision.Preempt(h.noticeId(), h.appId(), h.requestKey(),
+              h.runningAllocationIds(), checkpointOf(h), h.reclaimReason() + "; reclaimed for "
+              + describe(ledger.planOf(id).need()) + " (ordered again by a new leader)")));
+    }
+    reissueNotices.clear();
+    reissueReclaims.clear();
+  }
+
+  private static String describe(DurableState.UnitState us) {
+    return "unit " + us.unitId() + " of " + us.appId() + "/" + us.requestKey();
+  }
+
   // ---------------------------------------------------------------- views
 
   OptionalLong nextDeadlineMillis() {
@@ -413,6 +850,7 @@ final class EnginePreemption {
             : "queue " + d.app.leaf.path() + " is below its fair share and its request " + d.key + " of application "
                 + d.app.id + " has waited " + starvation.waitedMillis(d.owner(), clock.nowMillis()) / 1000
                 + " s; queue " + v.queue() + " is above its own");
+    durableChanges++;
     for (Candidate v : p.victims()) {
       units.get(v.unitId()).victim = true;
     }
@@ -426,6 +864,7 @@ final class EnginePreemption {
     if (!ledger.remove(p)) {
       return;
     }
+    durableChanges++;
     for (CheckpointHandshake h : p.handshakes()) {
       Unit u = units.get(h.unitId());
       if (u == null || h.state() == CheckpointHandshake.State.WITHDRAWN) {
@@ -500,6 +939,7 @@ final class EnginePreemption {
    * containers are released, and a plan with nothing left to wait for leaves the ledger.
    */
   private void withdraw(ReclaimLedger.InFlight p, String why, List<Decision> decisions, LongConsumer release) {
+    durableChanges++;
     for (CheckpointHandshake h : ledger.withdraw(p)) {
       decisions.add(new Decision.CancelCheckpoint(h.noticeId(), h.appId(), h.allocationIds(), why));
       Unit u = units.get(h.unitId());

@@ -539,6 +539,31 @@ public final class ClusterState {
     reservations.put(r.owner(), r);
   }
 
+  /**
+   * Holds exactly {@code nodeIds} for a gang again, as reserved at {@code createdMillis} by an earlier leader, so
+   * that its timeout runs on rather than restarts. Refused, with nothing held, when a node is unknown or held
+   * already, or the owner holds a reservation.
+   */
+  public Reservation reserveAgain(String owner, String subtree, List<String> nodeIds, long createdMillis) {
+    if (reservations.containsKey(owner)) {
+      throw new InvalidInputException("reservation", owner, "already holds nodes");
+    }
+    List<NodeState> held = new ArrayList<>();
+    for (String id : nodeIds) {
+      NodeState state = nodes.get(id);
+      if (state == null) {
+        throw new InvalidInputException("node.id", id, "not registered");
+      }
+      if (state.reservation != null) {
+        throw new InvalidInputException("node.id", id, "held for " + state.reservation.owner());
+      }
+      held.add(state);
+    }
+    Reservation r = new Reservation(owner, subtree, held, createdMillis);
+    reserve(r);
+    return r;
+  }
+
   public void releaseReservation(Reservation r) {
     if (reservations.remove(r.owner()) == null) {
       return;

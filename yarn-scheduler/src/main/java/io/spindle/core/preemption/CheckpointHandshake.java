@@ -2,6 +2,7 @@ package io.spindle.core.preemption;
 
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Objects;
 import java.util.Set;
 
 /**
@@ -44,6 +45,41 @@ public final class CheckpointHandshake {
   /** Why the reclaim happened, once it did with containers still running; {@code null} before. */
   private String reclaimReason;
 
+  /**
+   * Everything a handshake is, by value, to carry it across a failover of the scheduler: {@link #saved()} on the old
+   * leader, {@link #resume} on the new one (with the containers under the ids they have there).
+   *
+   * @param allocationIds every container the notice names
+   * @param running those of them that have not ended
+   * @param reclaimReason why the reclaim happened, once it did; {@code null} before
+   */
+  public record Saved(long noticeId, long unitId, String appId, String requestKey, List<Long> allocationIds,
+      List<Long> running, long noticedAtMillis, long deadlineMillis, int extensionsGranted, int maxExtensions,
+      long maxExtensionMillis, String reason, String checkpointLocation, State state, String reclaimReason) {
+
+    public Saved {
+      allocationIds = List.copyOf(allocationIds);
+      running = List.copyOf(running);
+      Objects.requireNonNull(state, "state");
+      if (!allocationIds.containsAll(running)) {
+        throw new IllegalArgumentException("notice " + noticeId + ": running containers " + running
+            + " are not all among its containers " + allocationIds);
+      }
+      if (extensionsGranted < 0 || extensionsGranted > Math.max(0, maxExtensions) || maxExtensionMillis < 0) {
+        throw new IllegalArgumentException("notice " + noticeId + ": " + extensionsGranted + " extensions granted of "
+            + maxExtensions + " allowed (at most " + maxExtensionMillis + " ms each)");
+      }
+      if (deadlineMillis < noticedAtMillis) {
+        throw new IllegalArgumentException("notice " + noticeId + ": deadline " + deadlineMillis
+            + " ms before the notice (" + noticedAtMillis + " ms)");
+      }
+      if ((state == State.RECLAIMING) != (reclaimReason != null) && state != State.ENDED) {
+        throw new IllegalArgumentException("notice " + noticeId + " in state " + state
+            + (reclaimReason == null ? " without" : " with") + " a reclaim reason");
+      }
+    }
+  }
+
   /** @param reason why the victim was chosen, for people; kept for every issue of the notice */
   public CheckpointHandshake(long noticeId, long unitId, String appId, String requestKey, List<Long> allocationIds,
       long nowMillis, long graceMillis, int maxExtensions, long maxExtensionMillis, String reason) {
@@ -58,6 +94,30 @@ public final class CheckpointHandshake {
     this.maxExtensions = maxExtensions;
     this.maxExtensionMillis = maxExtensionMillis;
     this.reason = reason;
+  }
+
+  /**
+   * The handshake as it stood when saved. Containers that ended since do no longer run: a handshake whose victim has
+   * no container left ends (as {@link #containerEnded} would have ended it), unless it was withdrawn.
+   */
+  public static CheckpointHandshake resume(Saved s) {
+    CheckpointHandshake h = new CheckpointHandshake(s.noticeId(), s.unitId(), s.appId(), s.requestKey(),
+        s.allocationIds(), s.noticedAtMillis(), s.deadlineMillis() - s.noticedAtMillis(), s.maxExtensions(),
+        s.maxExtensionMillis(), s.reason());
+    h.running.retainAll(s.running());
+    h.deadlineMillis = s.deadlineMillis();
+    h.extensionsUsed = s.extensionsGranted();
+    h.checkpointLocation = s.checkpointLocation();
+    h.reclaimReason = s.reclaimReason();
+    h.state = h.running.isEmpty() && s.state() != State.WITHDRAWN ? State.ENDED : s.state();
+    return h;
+  }
+
+  /** This handshake by value; see {@link Saved}. */
+  public Saved saved() {
+    return new Saved(noticeId, unitId, appId, requestKey, allocationIds, List.copyOf(running), noticedAtMillis,
+        deadlineMillis, extensionsUsed, maxExtensions, maxExtensionMillis, reason, checkpointLocation, state,
+        reclaimReason);
   }
 
   /**
@@ -129,6 +189,11 @@ public final class CheckpointHandshake {
         : "the checkpoint deadline (" + deadlineMillis + " ms) passed without a DONE answer" + (extensionsUsed == 0 ? ""
             : ", after " + extensionsUsed + (extensionsUsed == 1 ? " extension" : " extensions"));
     state = State.RECLAIMING;
+    return reclaimReason;
+  }
+
+  /** Why the victim was reclaimed, once it was; {@code null} before, or if it never was. */
+  public String reclaimReason() {
     return reclaimReason;
   }
 

@@ -1,6 +1,7 @@
 package io.spindle.core.preemption;
 
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -119,6 +120,42 @@ public final class ReclaimLedger {
       }
     }
     return p;
+  }
+
+  /**
+   * Puts a plan back as it stood before a failover of the scheduler: its handshakes as they were
+   * ({@link CheckpointHandshake#resume}), the containers it holds, whether it was withdrawn. Its notice ids are
+   * kept, and none is ever issued again. Refused if one of them is in the ledger already.
+   */
+  public InFlight resume(Plan plan, List<CheckpointHandshake> handshakes, Collection<Long> held, boolean withdrawn) {
+    for (CheckpointHandshake h : handshakes) {
+      if (byNotice.containsKey(h.noticeId())) {
+        throw new IllegalArgumentException("notice " + h.noticeId() + " is in the ledger already");
+      }
+    }
+    InFlight p = new InFlight(nextPlanId++, plan, handshakes);
+    p.withdrawn = withdrawn;
+    p.held.addAll(held);
+    plans.put(p.id, p);
+    for (CheckpointHandshake h : handshakes) {
+      byNotice.put(h.noticeId(), h);
+      planOfNotice.put(h.noticeId(), p);
+      for (long id : h.allocationIds()) {
+        byAllocation.put(id, h);
+      }
+      nextNoticeId = Math.max(nextNoticeId, h.noticeId() + 1);
+    }
+    return p;
+  }
+
+  /** The id the next notice will get. Applications key their answers by notice id: one is never issued twice. */
+  public long nextNoticeId() {
+    return nextNoticeId;
+  }
+
+  /** Issues no notice id below {@code next} from now on: the ids an earlier leader issued stay its own. */
+  public void skipNoticeIdsBelow(long next) {
+    nextNoticeId = Math.max(nextNoticeId, next);
   }
 
   /** The handshake of a live notice, if it is still in the ledger. */

@@ -1,6 +1,7 @@
 package io.spindle.core.preemption;
 
 import java.util.Collection;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -17,17 +18,38 @@ public final class StarvationClock {
   /**
    * @param waitingRequests requests (by owner key) that waited for room this cycle
    * @param belowFairShare leaf queues strictly below their fair share with such a request
+   * @return whether a request or queue started or stopped starving
    */
-  public void observe(long nowMillis, Collection<String> waitingRequests, Collection<String> belowFairShare) {
-    refresh(waitingSince, waitingRequests, nowMillis);
-    refresh(belowSince, belowFairShare, nowMillis);
+  public boolean observe(long nowMillis, Collection<String> waitingRequests, Collection<String> belowFairShare) {
+    boolean changed = refresh(waitingSince, waitingRequests, nowMillis);
+    return refresh(belowSince, belowFairShare, nowMillis) || changed;
   }
 
-  private static void refresh(Map<String, Long> since, Collection<String> present, long nowMillis) {
-    since.keySet().retainAll(new java.util.HashSet<>(present));
+  private static boolean refresh(Map<String, Long> since, Collection<String> present, long nowMillis) {
+    boolean changed = since.keySet().retainAll(new java.util.HashSet<>(present));
     for (String key : present) {
-      since.putIfAbsent(key, nowMillis);
+      changed |= since.putIfAbsent(key, nowMillis) == null;
     }
+    return changed;
+  }
+
+  /** Since when each request (by owner key) has waited without a break, oldest first. */
+  public Map<String, Long> waitingSince() {
+    return Collections.unmodifiableMap(waitingSince);
+  }
+
+  /** Since when each leaf queue has been below its fair share without a break. */
+  public Map<String, Long> belowSince() {
+    return Collections.unmodifiableMap(belowSince);
+  }
+
+  /**
+   * Carries on what an earlier leader observed, so that a failover does not restart the starvation delay. An entry
+   * whose request or queue is not starving at the next {@link #observe} is dropped then, as any other would be.
+   */
+  public void resume(Map<String, Long> waitingSinceByRequest, Map<String, Long> belowSinceByQueue) {
+    waitingSince.putAll(waitingSinceByRequest);
+    belowSince.putAll(belowSinceByQueue);
   }
 
   /** How long the request has waited without a break; 0 if it did not wait this cycle. */

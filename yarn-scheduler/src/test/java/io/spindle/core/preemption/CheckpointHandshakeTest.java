@@ -80,4 +80,36 @@ class CheckpointHandshakeTest {
     reclaiming.reclaim();
     assertThat(reclaiming.withdraw()).as("a kill under way is not taken back").isFalse();
   }
+
+  @Test
+  void aSavedHandshakeResumesAsItStoodWithItsDeadlineExtensionsAndAnswer() {
+    CheckpointHandshake h = notice();
+    assertThat(h.answer(CheckpointAnswer.EXTEND, 20_000, null, 2_000)).isEqualTo(Outcome.GRANTED);
+    h.containerEnded(11);
+    CheckpointHandshake.Saved saved = h.saved();
+
+    CheckpointHandshake resumed = CheckpointHandshake.resume(saved);
+
+    assertThat(resumed.saved()).isEqualTo(saved);
+    assertThat(resumed.deadlineMillis()).isEqualTo(141_000);
+    assertThat(resumed.extensionsLeft()).isEqualTo(1);
+    assertThat(resumed.runningAllocationIds()).containsExactly(12L);
+    assertThat(resumed.dueAt(140_999)).isFalse();
+    assertThat(resumed.dueAt(141_000)).isTrue();
+    assertThat(resumed.reclaim()).contains("after 1 extension");
+  }
+
+  @Test
+  void aResumedVictimWithNothingLeftRunningHasEndedUnlessItWasLetGo() {
+    CheckpointHandshake.Saved noticed = new CheckpointHandshake.Saved(7, 3, "app", "r", List.of(11L), List.of(),
+        1_000, 121_000, 0, 2, 30_000, "why", null, State.NOTICED, null);
+    assertThat(CheckpointHandshake.resume(noticed).state()).isEqualTo(State.ENDED);
+    CheckpointHandshake.Saved withdrawn = new CheckpointHandshake.Saved(7, 3, "app", "r", List.of(11L), List.of(),
+        1_000, 121_000, 0, 2, 30_000, "why", null, State.WITHDRAWN, null);
+    assertThat(CheckpointHandshake.resume(withdrawn).state()).isEqualTo(State.WITHDRAWN);
+    assertThatThrownBy(() -> new CheckpointHandshake.Saved(7, 3, "app", "r", List.of(11L), List.of(12L), 1_000,
+        121_000, 0, 2, 30_000, "why", null, State.NOTICED, null)).hasMessageContaining("not all among");
+    assertThatThrownBy(() -> new CheckpointHandshake.Saved(7, 3, "app", "r", List.of(11L), List.of(11L), 1_000,
+        121_000, 3, 2, 30_000, "why", null, State.NOTICED, null)).hasMessageContaining("3 extensions granted of 2");
+  }
 }

@@ -1,0 +1,291 @@
+package io.spindle.yarn;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.spindle.client.CheckpointNoticeView;
+import io.spindle.client.SpindleCheckpointClient;
+import io.spindle.core.engine.QueueSnapshot;
+import io.spindle.core.model.ResourceVector;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.curator.test.TestingCluster;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.ha.HAServiceProtocol;
+import org.apache.hadoop.yarn.FileSystemBasedConfigurationProvider;
+import org.apache.hadoop.yarn.api.records.Container;
+import org.apache.hadoop.yarn.api.records.ContainerExitStatus;
+import org.apache.hadoop.yarn.api.records.ContainerId;
+import org.apache.hadoop.yarn.api.records.ContainerLaunchContext;
+import org.apache.hadoop.yarn.api.records.ContainerState;
+import org.apache.hadoop.yarn.api.records.ContainerStatus;
+import org.apache.hadoop.yarn.api.records.NodeState;
+import org.apache.hadoop.yarn.api.records.Resource;
+import org.apache.hadoop.yarn.client.api.NMClient;
+import org.apache.hadoop.yarn.client.api.YarnClient;
+import org.apache.hadoop.yarn.conf.HAUtil;
+import org.apache.hadoop.yarn.conf.YarnConfiguration;
+import org.apache.hadoop.yarn.server.MiniYARNCluster;
+import org.apache.hadoop.yarn.server.resourcemanager.ResourceManager;
+import org.apache.hadoop.yarn.server.resourcemanager.recovery.ZKRMStateStore;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.QueueMetrics;
+import org.apache.hadoop.yarn.util.resource.ResourceUtils;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A YARN HA pair (two ResourceManagers, each with Spindle) on a 3-server ZooKeeper ensemble, which holds YARN's
+ * state store and Spindle's leader election and state. Queue a runs two gangs of 2 x 2 GPUs (real containers under
+ * the NodeManagers); queue b's urgent gang starves and one of a's gangs has a checkpoint notice in flight when the
+ * active ResourceManager fails over. The new one's Spindle takes over: the gangs are whole and charged once, the
+ * notice keeps its id and deadline and is carried out at that deadline, and no container is handed out twice.
+ */
+class RmFailoverTest {
+
+  private static final String GPU = "yarn.io/gpu";
+  private static final long GRACE_SECONDS = 25;
+  private static TestingCluster zk;
+  private static MiniYARNCluster cluster;
+  private static YarnClient client;
+  private static NMClient nm;
+
+  @TempDir
+  static Path confDir;
+
+  @BeforeAll
+  static void start() throws Exception {
+    zk = new TestingCluster(3);
+    zk.start();
+    YarnConfiguration c = new YarnConfiguration();
+    c.set(YarnConfiguration.RM_SCHEDULER, SpindleScheduler.class.getName());
+    c.setBoolean(YarnConfiguration.YARN_MINICLUSTER_FIXED_PORTS, true);
+    c.setBoolean(YarnConfiguration.YARN_MINICLUSTER_USE_RPC, true); // NodeManagers follow the active RM over RPC.
+    c.set(YarnConfiguration.RM_HA_IDS, "rm0,rm1");
+    c.setBoolean(YarnConfiguration.RM_HA_ENABLED, true);
+    c.setBoolean(YarnConfiguration.AUTO_FAILOVER_ENABLED, false); // The test fails over by hand, at a chosen time.
+    c.set(YarnConfiguration.RM_CLUSTER_ID, "spindle-ha");
+    for (String id : List.of("rm0", "rm1")) {
+      for (String key : YarnConfiguration.getServiceAddressConfKeys(c)) {
+        c.set(HAUtil.addSuffix(key, id), "localhost:" + freePort());
+      }
+      c.set(HAUtil.addSuffix(YarnConfiguration.RM_HOSTNAME, id), "localhost");
+    }
+    c.setLong(YarnConfiguration.RESOURCEMANAGER_CONNECT_RETRY_INTERVAL_MS, 200);
+    c.setLong(YarnConfiguration.CLIENT_FAILOVER_SLEEPTIME_BASE_MS, 100);
+    c.set(YarnConfiguration.RESOURCE_TYPES, GPU);
+    c.set("yarn.nodemanager.resource-type." + GPU, "4");
+    c.setInt("yarn.minicluster.yarn.nodemanager.resource.memory-mb", 16_384);
+    c.setInt(YarnConfiguration.NM_VCORES, 8);
+    c.setInt(YarnConfiguration.NM_LOG_RETAIN_SECONDS, 0);
+    c.setBoolean(YarnConfiguration.RECOVERY_ENABLED, true);
+    c.setBoolean(YarnConfiguration.RM_WORK_PRESERVING_RECOVERY_ENABLED, true);
+    c.setLong(YarnConfiguration.RM_WORK_PRESERVING_RECOVERY_SCHEDULING_WAIT_MS, 3_000);
+    c.set(YarnConfiguration.RM_STORE, ZKRMStateStore.class.getName());
+    c.set(YarnConfiguration.RM_ZK_ADDRESS, zk.getConnectString());
+    c.set("yarn.scheduler.spindle.zk.address", zk.getConnectString());
+    c.set("yarn.scheduler.spindle.zk.auth", "digest:spindle-rm:failover-test");
+    c.set("yarn.scheduler.spindle.preemption.enabled", "true");
+    c.set("yarn.scheduler.spindle.preemption.starvation-seconds", "1");
+    c.set("yarn.scheduler.spindle.preemption.checkpoint-grace-seconds", Long.toString(GRACE_SECONDS));
+    c.set("yarn.scheduler.spindle.preemption.max-extensions", "0");
+    // Both RMs read capacity-scheduler.xml from one shared store, as an HA pair must (each RM re-reads it when it
+    // becomes active).
+    Configuration queues = new Configuration(false);
+    String p = "yarn.scheduler.capacity.root.";
+    queues.set(p + "queues", "a,b,default");
+    queues.set(p + "a.capacity", "50");
+    queues.set(p + "b.capacity", "50");
+    queues.set(p + "default.capacity", "0");
+    queues.set(p + "a.user-limit-factor", "-1");
+    queues.set(p + "b.user-limit-factor", "-1");
+    try (java.io.OutputStream out = Files.newOutputStream(confDir.resolve("capacity-scheduler.xml"))) {
+      queues.writeXml(out);
+    }
+    c.set(YarnConfiguration.RM_CONFIGURATION_PROVIDER_CLASS, FileSystemBasedConfigurationProvider.class.getName());
+    c.set(YarnConfiguration.FS_BASED_RM_CONF_STORE, confDir.toUri().toString());
+    QueueMetrics.clearQueueMetrics();
+    ResourceUtils.resetResourceTypes(c);
+    cluster = new MiniYARNCluster("failover", 2, 2, 1, 1);
+    cluster.init(c);
+    cluster.start();
+    client = YarnClient.createYarnClient();
+    client.init(cluster.getConfig());
+    client.start();
+    await(Duration.ofSeconds(60), () -> client.getNodeReports(NodeState.RUNNING).size() == 2);
+    nm = NMClient.createNMClient();
+    nm.init(cluster.getConfig());
+    nm.start();
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    if (nm != null) {
+      nm.stop();
+    }
+    if (client != null) {
+      client.stop();
+    }
+    if (cluster != null) {
+      cluster.stop();
+    }
+    if (zk != null) {
+      zk.close();
+    }
+  }
+
+  @Test
+  void theStandbyTakesOverGangsAndTheCheckpointDeadlineAndHandsOutNoContainerTwice() throws Exception {
+    Set<ContainerId> handedOut = new HashSet<>();
+    try (UnmanagedAm first = runningGang("trainer-1", handedOut);
+        UnmanagedAm second = runningGang("trainer-2", handedOut);
+        UnmanagedAm urgent = UnmanagedAm.register(client, cluster.getConfig(),
+            UnmanagedAm.submit(client, "urgent", "b", Set.of("spindle.gang.size=2")))) {
+      urgent.ask(2, gpus(2));
+      UnmanagedAm victim = awaitNotice(urgent, first, second);
+      UnmanagedAm spared = victim == first ? second : first;
+      CheckpointNoticeView before = notice(victim);
+      assertThat(spindle(0).queueSnapshots()).isNotEmpty();
+
+      ResourceManager rm0 = cluster.getResourceManager(0);
+      ResourceManager rm1 = cluster.getResourceManager(1);
+      HAServiceProtocol.StateChangeRequestInfo byUser = new HAServiceProtocol.StateChangeRequestInfo(
+          HAServiceProtocol.RequestSource.REQUEST_BY_USER);
+      rm0.getRMContext().getRMAdminService().transitionToStandby(byUser);
+      rm1.getRMContext().getRMAdminService().transitionToActive(byUser);
+      assertThat(cluster.getActiveRMIndex()).isEqualTo(1);
+
+      // The NodeManagers re-register with the new RM and report their running containers; the AMs, heartbeating
+      // as always, re-register and send their asks again.
+      await(Duration.ofSeconds(60), () -> {
+        for (UnmanagedAm am : List.of(urgent, first, second)) {
+          am.heartbeat();
+        }
+        return usage(spindle(1), "root.a").gpus() == 8 && spindle(1).takeOverReport().isPresent();
+      });
+      assertThat(spindle(1).takeOverReport().orElseThrow()).satisfies(r -> {
+        assertThat(r.units()).as("both gangs regrouped").isEqualTo(2);
+        assertThat(r.notices()).isEqualTo(1);
+        assertThat(r.reservations()).as("the urgent gang's reservation").isEqualTo(1);
+        assertThat(r.dropped()).isEmpty();
+      });
+      assertThat(usage(spindle(1), "root.b").gpus()).as("nothing started for the urgent gang yet").isZero();
+      CheckpointNoticeView after = notice(victim);
+      assertThat(after.noticeId()).isEqualTo(before.noticeId());
+      assertThat(after.deadlineMillis()).as("the deadline is honoured, not restarted").isEqualTo(before.deadlineMillis());
+
+      // At the deadline the new leader reclaims the silent victim whole and the urgent gang starts.
+      long deadline = System.nanoTime() + Duration.ofSeconds(GRACE_SECONDS + 30).toNanos();
+      while (urgent.held().size() < 2 && System.nanoTime() < deadline) {
+        for (UnmanagedAm am : List.of(urgent, first, second)) {
+          for (Container got : am.heartbeat()) {
+            assertThat(handedOut.add(got.getId())).as("%s handed out twice", got.getId()).isTrue();
+          }
+        }
+        Thread.sleep(100);
+      }
+      assertThat(urgent.held()).hasSize(2);
+      assertThat(System.currentTimeMillis()).as("not before the deadline set before the failover")
+          .isGreaterThanOrEqualTo(before.deadlineMillis() - 200);
+      assertThat(victim.completed()).extracting(ContainerStatus::getExitStatus)
+          .containsOnly(ContainerExitStatus.PREEMPTED).hasSize(2);
+      assertThat(spared.completed()).as("the other gang is untouched").isEmpty();
+      assertThat(usage(spindle(1), "root.a").gpus()).isEqualTo(4);
+      assertThat(usage(spindle(1), "root.b").gpus()).isEqualTo(4);
+    }
+  }
+
+  /** A gang of 2 x 2 GPUs in queue a whose containers really run under the NodeManagers. */
+  private static UnmanagedAm runningGang(String name, Set<ContainerId> handedOut) throws Exception {
+    UnmanagedAm am = UnmanagedAm.register(client, cluster.getConfig(),
+        UnmanagedAm.submit(client, name, "a", Set.of("spindle.gang.size=2"), true));
+    am.ask(2, gpus(2));
+    assertThat(am.awaitHeld(2, Duration.ofSeconds(30))).isEqualTo(2);
+    for (Container c : am.held()) {
+      assertThat(handedOut.add(c.getId())).isTrue();
+      nm.startContainer(c, ContainerLaunchContext.newInstance(Map.of(), Map.of(), List.of("sleep 600"), null, null,
+          null));
+    }
+    for (Container c : am.held()) {
+      await(Duration.ofSeconds(30), () -> nm.getContainerStatus(c.getId(), c.getNodeId()).getState()
+          == ContainerState.RUNNING);
+    }
+    return am;
+  }
+
+  private static UnmanagedAm awaitNotice(UnmanagedAm urgent, UnmanagedAm a, UnmanagedAm b) throws Exception {
+    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+    while (System.nanoTime() < deadline) {
+      urgent.heartbeat();
+      for (UnmanagedAm am : List.of(a, b)) {
+        am.heartbeat();
+        if (!am.lastContract().isEmpty()) {
+          return am;
+        }
+      }
+      Thread.sleep(100);
+    }
+    throw new AssertionError("no checkpoint notice within 30 s");
+  }
+
+  private static CheckpointNoticeView notice(UnmanagedAm am) throws Exception {
+    try (SpindleCheckpointClient c = SpindleCheckpointClient.connect(zk.getConnectString(), "/spindle/spindle-ha",
+        am.applicationId().toString(), am.amRmTokenPassword())) {
+      List<CheckpointNoticeView> open = new ArrayList<>();
+      await(Duration.ofSeconds(10), () -> {
+        open.clear();
+        open.addAll(c.openNotices());
+        return !open.isEmpty();
+      });
+      return open.get(0);
+    }
+  }
+
+  private static SpindleScheduler spindle(int rm) {
+    return (SpindleScheduler) cluster.getResourceManager(rm).getResourceScheduler();
+  }
+
+  private static ResourceVector usage(SpindleScheduler s, String queue) {
+    return s.queueSnapshots().stream().filter(q -> q.path().equals(queue)).map(QueueSnapshot::usage).findFirst()
+        .orElseThrow();
+  }
+
+  private static Resource gpus(int n) {
+    Resource r = Resource.newInstance(2048, 1);
+    r.setResourceValue(GPU, n);
+    return r;
+  }
+
+  private static int freePort() throws java.io.IOException {
+    try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+      return s.getLocalPort();
+    }
+  }
+
+  interface Check {
+    boolean ok() throws Exception;
+  }
+
+  private static void await(Duration timeout, Check check) throws Exception {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (true) {
+      try {
+        if (check.ok()) {
+          return;
+        }
+      } catch (Exception retry) {
+        // Not ready yet (an RM may be failing over).
+      }
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("condition not met within " + timeout);
+      }
+      Thread.sleep(100);
+    }
+  }
+}

@@ -1,0 +1,347 @@
+package io.spindle.core.engine;
+
+import io.spindle.core.model.InvalidInputException;
+import io.spindle.core.model.Resources;
+import io.spindle.core.preemption.CheckpointHandshake;
+import io.spindle.core.preemption.Need;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * What a standby scheduler needs, beyond what YARN's own recovery tells it, to take over and decide as the old
+ * leader would have: {@link Engine#durableState} on the leader, {@link Engine#restore} on the new one.
+ *
+ * <p>Kept here, because YARN does not know it: which running containers run as one unit (a gang preempted whole,
+ * with its original start time and placement spec); reservations and their age, and when a gang whose reservation
+ * timed out may reserve again; the reclaims in flight with their checkpoint handshakes (notice ids, deadlines on the
+ * engine clock, extensions granted, DONE received, containers ended and held); checkpoint reports and resume-from
+ * locations; how long requests and queues have starved; the run time containers declared; the next notice id.
+ *
+ * <p>Rebuilt from YARN instead, not kept: nodes, applications, running containers and what they are charged, and the
+ * outstanding asks (application masters send them again). There is no usage history to keep: fair shares are
+ * computed from current usage alone, nothing decays.
+ *
+ * <p>Containers are named by the driver's stable names (YARN container ids): allocation ids are the engine's and are
+ * not the same on the new leader. Values only, validated on construction: any instance is consistent in itself.
+ *
+ * @param nextNoticeId the id the next checkpoint notice gets; applications key answers by notice id, so a new
+ *     leader never issues one below it
+ * @param nextUnitId the id the next unit gets: unit ids increase with start order across leaders
+ * @param units every unit that preemption knows of: what runs as one piece
+ * @param reservations nodes held for waiting gangs, in the order they were made
+ * @param reservationBackoffs gangs whose reservation timed out, and until when they may not reserve again
+ * @param reclaims the reclaim plans in flight, in the order they were made
+ * @param checkpoints each application's last checkpoint report
+ * @param resumeFrom where requests re-queued after preemption resume from
+ * @param starvation how long requests and queues have starved
+ * @param declaredEnds when running containers that declared a run time will have ended
+ */
+public record DurableState(long nextNoticeId, long nextUnitId, List<UnitState> units, List<ReservationState> reservations,
+    List<ReservationBackoff> reservationBackoffs, List<ReclaimState> reclaims, List<CheckpointState> checkpoints,
+    List<ResumeState> resumeFrom, StarvationState starvation, List<DeclaredEnd> declaredEnds) {
+
+  /** Nothing in flight: what a scheduler that never ran would save. */
+  public static final DurableState EMPTY = new DurableState(1, 1, List.of(), List.of(), List.of(), List.of(), List.of(),
+      List.of(), new StarvationState(List.of(), List.of()), List.of());
+
+  /**
+   * The applications whose outstanding requests this state refers to (reservations and their back-offs, reclaims,
+   * starvation clocks). {@link Engine#restore} matches those against the asks of the cycle after it, so a driver
+   * should let these applications ask again before restoring.
+   */
+  public Set<String> requestingApps() {
+    Set<String> apps = new java.util.TreeSet<>();
+    reservations.forEach(r -> apps.add(r.appId()));
+    reservationBackoffs.forEach(b -> apps.add(b.appId()));
+    reclaims.forEach(r -> apps.add(r.need().appId()));
+    starvation.requests().forEach(w -> apps.add(w.appId()));
+    return apps;
+  }
+
+  public DurableState {
+    if (nextNoticeId < 1) {
+      throw new InvalidInputException("nextNoticeId", nextNoticeId, "must be at least 1");
+    }
+    units = copy("units", units);
+    reservations = copy("reservations", reservations);
+    reservationBackoffs = copy("reservationBackoffs", reservationBackoffs);
+    reclaims = copy("reclaims", reclaims);
+    checkpoints = copy("checkpoints", checkpoints);
+    resumeFrom = copy("resumeFrom", resumeFrom);
+    require("starvation", starvation);
+    declaredEnds = copy("declaredEnds", declaredEnds);
+
+    Map<Long, UnitState> unitsById = new HashMap<>();
+    Set<String> containers = new HashSet<>();
+    for (UnitState u : units) {
+      if (unitsById.put(u.unitId(), u) != null) {
+        throw new InvalidInputException("unitId", u.unitId(), "two units with the same id");
+      }
+      if (u.unitId() >= nextUnitId) {
+        throw new InvalidInputException("unitId", u.unitId(), "not below nextUnitId " + nextUnitId);
+      }
+      for (String c : u.containers()) {
+        if (!containers.add(c)) {
+          throw new InvalidInputException("container", c, "in two units");
+        }
+      }
+    }
+    unique("reservation", reservations.stream().map(r -> r.appId() + "/" + r.requestKey()).toList());
+    Set<String> reservedNodes = new HashSet<>();
+    for (ReservationState r : reservations) {
+      for (String node : r.nodeIds()) {
+        if (!reservedNodes.add(node)) {
+          throw new InvalidInputException("reserved node", node, "held by two reservations");
+        }
+      }
+    }
+    unique("reservation backoff", reservationBackoffs.stream().map(b -> b.appId() + "/" + b.requestKey()).toList());
+    Set<Long> notices = new HashSet<>();
+    Set<Long> liveVictims = new HashSet<>();
+    for (ReclaimState r : reclaims) {
+      for (NoticeState n : r.notices()) {
+        if (!notices.add(n.noticeId())) {
+          throw new InvalidInputException("noticeId", n.noticeId(), "in two notices");
+        }
+        if (n.noticeId() >= nextNoticeId) {
+          throw new InvalidInputException("noticeId", n.noticeId(), "not below nextNoticeId " + nextNoticeId);
+        }
+        if (n.state() == CheckpointHandshake.State.WITHDRAWN) {
+          continue; // Its victim was let go; the unit may have ended or become another notice's victim since.
+        }
+        if (!liveVictims.add(n.unitId())) {
+          throw new InvalidInputException("unitId", n.unitId(), "the victim of two notices in force");
+        }
+        UnitState u = unitsById.get(n.unitId());
+        if (u == null || !u.appId().equals(n.appId()) || !u.requestKey().equals(n.requestKey())) {
+          throw new InvalidInputException("unitId", n.unitId(), "notice " + n.noticeId() + " is for a unit of "
+              + n.appId() + "/" + n.requestKey() + " that is not among the units");
+        }
+        for (NoticeContainer c : n.containers()) {
+          if (!c.ended() && !u.containers().contains(c.name())) {
+            throw new InvalidInputException("container", c.name(), "named running by notice " + n.noticeId()
+                + " but not a container of its unit " + n.unitId());
+          }
+        }
+      }
+    }
+    unique("checkpoint report", checkpoints.stream().map(CheckpointState::appId).toList());
+    unique("resume location", resumeFrom.stream().map(r -> r.appId() + "/" + r.requestKey()).toList());
+    unique("declared end", declaredEnds.stream().map(DeclaredEnd::container).toList());
+  }
+
+  /**
+   * What runs as one piece for preemption: a gang's members, preempted and re-queued whole, or one container that
+   * is not in a gang.
+   *
+   * @param unitId the engine's id of the unit; ids increase with start order (younger units are preempted first
+   *     among equals), so a new leader keeps them
+   * @param size how many containers the unit started with: a preempted gang is asked for again whole
+   * @param containers its containers still running, by name; empty for a victim whose containers have all ended
+   *     while its reclaim completes
+   */
+  public record UnitState(long unitId, String appId, String requestKey, Resources shape, PlacementSpec spec,
+      long startMillis, int size, List<String> containers) {
+    public UnitState {
+      positive("unitId", unitId);
+      require("appId", appId);
+      require("requestKey", requestKey);
+      require("shape", shape);
+      require("spec", spec);
+      positive("size", size);
+      containers = copy("containers", containers);
+      if (containers.size() > size) {
+        throw new InvalidInputException("containers", containers.size(), "more than the unit's size " + size);
+      }
+      unique("container of unit " + unitId, containers);
+    }
+  }
+
+  /**
+   * Nodes held for a waiting gang. They only drain; the reservation times out {@code createdMillis} plus the
+   * timeout, whichever leader runs then.
+   *
+   * @param gangSize how many containers the gang asked for when the nodes were reserved
+   */
+  public record ReservationState(String appId, String requestKey, String subtree, List<String> nodeIds,
+      long createdMillis, int gangSize) {
+    public ReservationState {
+      require("appId", appId);
+      require("requestKey", requestKey);
+      require("subtree", subtree);
+      nodeIds = copy("nodeIds", nodeIds);
+      if (nodeIds.isEmpty()) {
+        throw new InvalidInputException("nodeIds", nodeIds, "a reservation holds at least one node");
+      }
+      unique("reserved node", nodeIds);
+      positive("gangSize", gangSize);
+    }
+  }
+
+  /** A gang whose reservation timed out reserves no nodes again before {@code noReservationBeforeMillis}. */
+  public record ReservationBackoff(String appId, String requestKey, long noReservationBeforeMillis) {
+    public ReservationBackoff {
+      require("appId", appId);
+      require("requestKey", requestKey);
+    }
+  }
+
+  /**
+   * One reclaim plan in flight: the request it frees capacity for, and one notice per victim.
+   *
+   * @param withdrawn the request no longer needs it; only victims already being reclaimed are waited for
+   */
+  public record ReclaimState(Need need, boolean withdrawn, List<NoticeState> notices) {
+    public ReclaimState {
+      require("need", need);
+      require("need.appId", need.appId());
+      require("need.requestKey", need.requestKey());
+      require("need.queue", need.queue());
+      require("need.charge", need.charge());
+      notices = copy("notices", notices); // None when free capacity was enough: it completes at the next cycle.
+    }
+  }
+
+  /**
+   * The checkpoint handshake with one victim, as the application was last told it (deadline, extensions) and as it
+   * answered.
+   *
+   * @param containers every container the notice named that is still running or still held: a victim's container
+   *     that ended while its reclaim is under way stays charged until every victim of the plan has ended
+   * @param deadlineMillis on the engine clock; extensions granted are in it
+   * @param state {@code RECLAIM_DUE}: DONE was received; {@code RECLAIMING}: the containers were ordered killed
+   * @param reclaimReason why the reclaim happened, once it did
+   */
+  public record NoticeState(long noticeId, long unitId, String appId, String requestKey,
+      List<NoticeContainer> containers, long noticedAtMillis, long deadlineMillis, int extensionsGranted,
+      int maxExtensions, long maxExtensionMillis, String reason, String checkpointLocation,
+      CheckpointHandshake.State state, String reclaimReason) {
+    public NoticeState {
+      positive("noticeId", noticeId);
+      positive("unitId", unitId);
+      require("appId", appId);
+      require("requestKey", requestKey);
+      containers = copy("containers", containers);
+      unique("container of notice " + noticeId,
+          containers.stream().filter(c -> !c.ended()).map(NoticeContainer::name).toList());
+      require("reason", reason);
+      require("state", state);
+      if (deadlineMillis < noticedAtMillis) {
+        throw new InvalidInputException("deadlineMillis", deadlineMillis,
+            "before the notice was sent (" + noticedAtMillis + ")");
+      }
+      if (maxExtensions < 0 || extensionsGranted < 0 || extensionsGranted > maxExtensions) {
+        throw new InvalidInputException("extensionsGranted", extensionsGranted,
+            "must be between 0 and maxExtensions " + maxExtensions);
+      }
+      if (maxExtensionMillis < 0) {
+        throw new InvalidInputException("maxExtensionMillis", maxExtensionMillis, "must not be negative");
+      }
+      boolean reclaiming = state == CheckpointHandshake.State.RECLAIMING;
+      if (state != CheckpointHandshake.State.ENDED && reclaiming != (reclaimReason != null)) {
+        throw new InvalidInputException("reclaimReason", reclaimReason, "in state " + state
+            + " a notice " + (reclaiming ? "needs" : "has no") + " reclaim reason");
+      }
+    }
+  }
+
+  /**
+   * A container named by a notice. Where and what it is is kept too: one that ended (or does not come back after the
+   * failover) is held charged on its node until its reclaim completes, as on the old leader.
+   *
+   * @param name the driver's name; may be {@code null} for a container that ended
+   * @param endsAtMillis when it declared it will have ended; {@code Long.MAX_VALUE} if it declared nothing
+   */
+  public record NoticeContainer(String name, String nodeId, Resources shape, long endsAtMillis, boolean ended) {
+    public NoticeContainer {
+      if (!ended) {
+        require("name", name);
+      }
+      require("nodeId", nodeId);
+      require("shape", shape);
+    }
+  }
+
+  /** The application's last checkpoint report: work before {@code atMillis} is not lost by preemption. */
+  public record CheckpointState(String appId, long atMillis, String location) {
+    public CheckpointState {
+      require("appId", appId);
+    }
+  }
+
+  /** Where a request re-queued after preemption should resume from. */
+  public record ResumeState(String appId, String requestKey, String location) {
+    public ResumeState {
+      require("appId", appId);
+      require("requestKey", requestKey);
+      require("location", location);
+    }
+  }
+
+  /** How long requests have waited for room, and leaf queues been below their fair share, without a break. */
+  public record StarvationState(List<WaitingSince> requests, List<BelowFairShareSince> queues) {
+    public StarvationState {
+      requests = copy("requests", requests);
+      queues = copy("queues", queues);
+      unique("starving request", requests.stream().map(w -> w.appId() + "/" + w.requestKey()).toList());
+      unique("starving queue", queues.stream().map(BelowFairShareSince::queue).toList());
+    }
+  }
+
+  public record WaitingSince(String appId, String requestKey, long sinceMillis) {
+    public WaitingSince {
+      require("appId", appId);
+      require("requestKey", requestKey);
+    }
+  }
+
+  /** @param queue the leaf queue's full path */
+  public record BelowFairShareSince(String queue, long sinceMillis) {
+    public BelowFairShareSince {
+      require("queue", queue);
+    }
+  }
+
+  /**
+   * A running container that declared its run time: it may be backfilled past a reservation's projected start no
+   * later than this, and a reservation on its node is projected to start no earlier. YARN does not keep it.
+   */
+  public record DeclaredEnd(String container, long endsAtMillis) {
+    public DeclaredEnd {
+      require("container", container);
+    }
+  }
+
+  private static <T> List<T> copy(String field, List<T> list) {
+    require(field, list);
+    for (T item : list) {
+      require(field + " item", item);
+    }
+    return List.copyOf(list);
+  }
+
+  private static <T> T require(String field, T value) {
+    if (value == null) {
+      throw new InvalidInputException(field, null, "missing");
+    }
+    return value;
+  }
+
+  private static void positive(String field, long value) {
+    if (value < 1) {
+      throw new InvalidInputException(field, value, "must be at least 1");
+    }
+  }
+
+  private static void unique(String what, List<String> keys) {
+    Set<String> seen = new HashSet<>();
+    for (String k : keys) {
+      if (!seen.add(k)) {
+        throw new InvalidInputException(what, k, "appears twice");
+      }
+    }
+  }
+}

@@ -1,0 +1,133 @@
+package io.spindle.ha;
+
+import io.spindle.core.engine.DurableState;
+import io.spindle.core.engine.PlacementSpec;
+import io.spindle.core.model.ResourceVector;
+import io.spindle.core.model.Resources;
+import io.spindle.core.preemption.CheckpointHandshake;
+import io.spindle.core.preemption.Need;
+import io.spindle.ha.avro.BelowFairShareSinceRecord;
+import io.spindle.ha.avro.CheckpointReportRecord;
+import io.spindle.ha.avro.DeclaredEndRecord;
+import io.spindle.ha.avro.HandshakeStateRecord;
+import io.spindle.ha.avro.NeedRecord;
+import io.spindle.ha.avro.NoticeContainerRecord;
+import io.spindle.ha.avro.NoticeRecord;
+import io.spindle.ha.avro.PlacementSpecRecord;
+import io.spindle.ha.avro.ReclaimRecord;
+import io.spindle.ha.avro.ReservationBackoffRecord;
+import io.spindle.ha.avro.ReservationRecord;
+import io.spindle.ha.avro.ResourceVectorRecord;
+import io.spindle.ha.avro.ResourcesRecord;
+import io.spindle.ha.avro.ResumeRecord;
+import io.spindle.ha.avro.SchedulerState;
+import io.spindle.ha.avro.UnitRecord;
+import io.spindle.ha.avro.WaitingSinceRecord;
+import java.util.List;
+import java.util.function.Function;
+
+/**
+ * Converts the engine's {@link DurableState} to the Avro records of {@code SchedulerState.avsc} and back, field for
+ * field. Converting back validates as the engine's records do (an {@link IllegalArgumentException} naming the field).
+ */
+final class SchedulerStateRecords {
+
+  private SchedulerStateRecords() {}
+
+  static SchedulerState toRecord(DurableState s, long leaderEpoch, int schemaVersion) {
+    return new SchedulerState(schemaVersion, leaderEpoch, s.nextNoticeId(), s.nextUnitId(),
+        map(s.units(), u -> new UnitRecord(u.unitId(), u.appId(), u.requestKey(), resources(u.shape()),
+            spec(u.spec()), u.startMillis(), u.size(), u.containers())),
+        map(s.reservations(), r -> new ReservationRecord(r.appId(), r.requestKey(), r.subtree(), r.nodeIds(),
+            r.createdMillis(), r.gangSize())),
+        map(s.reservationBackoffs(), b -> new ReservationBackoffRecord(b.appId(), b.requestKey(),
+            b.noReservationBeforeMillis())),
+        map(s.reclaims(), r -> new ReclaimRecord(need(r.need()), r.withdrawn(), map(r.notices(),
+            SchedulerStateRecords::notice))),
+        map(s.checkpoints(), c -> new CheckpointReportRecord(c.appId(), c.atMillis(), c.location())),
+        map(s.resumeFrom(), r -> new ResumeRecord(r.appId(), r.requestKey(), r.location())),
+        map(s.starvation().requests(), w -> new WaitingSinceRecord(w.appId(), w.requestKey(), w.sinceMillis())),
+        map(s.starvation().queues(), b -> new BelowFairShareSinceRecord(b.queue(), b.sinceMillis())),
+        map(s.declaredEnds(), e -> new DeclaredEndRecord(e.container(), e.endsAtMillis())));
+  }
+
+  static DurableState toState(SchedulerState r) {
+    return new DurableState(r.getNextNoticeId(), r.getNextUnitId(),
+        map(r.getUnits(), u -> new DurableState.UnitState(u.getUnitId(), u.getAppId(), u.getRequestKey(),
+            resources(u.getShape()), spec(u.getSpec()), u.getStartMillis(), u.getSize(), u.getContainers())),
+        map(r.getReservations(), v -> new DurableState.ReservationState(v.getAppId(), v.getRequestKey(),
+            v.getSubtree(), v.getNodeIds(), v.getCreatedMillis(), v.getGangSize())),
+        map(r.getReservationBackoffs(), b -> new DurableState.ReservationBackoff(b.getAppId(), b.getRequestKey(),
+            b.getNoReservationBeforeMillis())),
+        map(r.getReclaims(), c -> new DurableState.ReclaimState(need(c.getNeed()), c.getWithdrawn(),
+            map(c.getNotices(), SchedulerStateRecords::notice))),
+        map(r.getCheckpoints(), c -> new DurableState.CheckpointState(c.getAppId(), c.getAtMillis(),
+            c.getLocation())),
+        map(r.getResumeFrom(), v -> new DurableState.ResumeState(v.getAppId(), v.getRequestKey(), v.getLocation())),
+        new DurableState.StarvationState(
+            map(r.getWaitingSince(), w -> new DurableState.WaitingSince(w.getAppId(), w.getRequestKey(),
+                w.getSinceMillis())),
+            map(r.getBelowFairShareSince(), b -> new DurableState.BelowFairShareSince(b.getQueue(),
+                b.getSinceMillis()))),
+        map(r.getDeclaredEnds(), e -> new DurableState.DeclaredEnd(e.getContainer(), e.getEndsAtMillis())));
+  }
+
+  private static NoticeRecord notice(DurableState.NoticeState n) {
+    return new NoticeRecord(n.noticeId(), n.unitId(), n.appId(), n.requestKey(),
+        map(n.containers(), c -> new NoticeContainerRecord(c.name(), c.nodeId(), resources(c.shape()),
+            c.endsAtMillis(), c.ended())),
+        n.noticedAtMillis(), n.deadlineMillis(), n.extensionsGranted(), n.maxExtensions(), n.maxExtensionMillis(),
+        n.reason(), n.checkpointLocation(), HandshakeStateRecord.valueOf(n.state().name()), n.reclaimReason());
+  }
+
+  private static DurableState.NoticeState notice(NoticeRecord n) {
+    return new DurableState.NoticeState(n.getNoticeId(), n.getUnitId(), n.getAppId(), n.getRequestKey(),
+        map(n.getContainers(), c -> new DurableState.NoticeContainer(c.getName(), c.getNodeId(),
+            resources(c.getShape()), c.getEndsAtMillis(), c.getEnded())),
+        n.getNoticedAtMillis(), n.getDeadlineMillis(), n.getExtensionsGranted(), n.getMaxExtensions(),
+        n.getMaxExtensionMillis(), n.getReason(), n.getCheckpointLocation(),
+        CheckpointHandshake.State.valueOf(n.getState().name()), n.getReclaimReason());
+  }
+
+  private static ResourcesRecord resources(Resources r) {
+    return new ResourcesRecord(r.memoryMb(), r.vcores(), r.gpus(), r.gpuModel(), r.migProfile(), r.migInstances());
+  }
+
+  private static Resources resources(ResourcesRecord r) {
+    return new Resources(r.getMemoryMb(), r.getVcores(), r.getGpus(), r.getGpuModel(), r.getMigProfile(),
+        r.getMigInstances());
+  }
+
+  private static PlacementSpecRecord spec(PlacementSpec s) {
+    return new PlacementSpecRecord(s.gang(), s.topologyLevel(), s.required(), s.maxRuntimeMillis(), s.preemptible());
+  }
+
+  private static PlacementSpec spec(PlacementSpecRecord s) {
+    return new PlacementSpec(s.getGang(), s.getTopologyLevel(), s.getRequired(), s.getMaxRuntimeMillis(),
+        s.getPreemptible());
+  }
+
+  private static NeedRecord need(Need n) {
+    return new NeedRecord(n.appId(), n.requestKey(), n.queue(), n.user(), n.priority(), vector(n.charge()),
+        n.containers(), n.gang(), n.crossQueue(), vector(n.userUsage()),
+        n.userLimit() == null ? null : vector(n.userLimit()));
+  }
+
+  private static Need need(NeedRecord n) {
+    return new Need(n.getAppId(), n.getRequestKey(), n.getQueue(), n.getUser(), n.getPriority(),
+        vector(n.getCharge()), n.getContainers(), n.getGang(), n.getCrossQueue(), vector(n.getUserUsage()),
+        n.getUserLimit() == null ? null : vector(n.getUserLimit()));
+  }
+
+  private static ResourceVectorRecord vector(ResourceVector v) {
+    return new ResourceVectorRecord(v.memoryMb(), v.vcores(), v.gpuUnits());
+  }
+
+  private static ResourceVector vector(ResourceVectorRecord v) {
+    return new ResourceVector(v.getMemoryMb(), v.getVcores(), v.getGpuUnits());
+  }
+
+  private static <A, B> List<B> map(List<A> in, Function<A, B> f) {
+    return in.stream().map(f).toList();
+  }
+}
