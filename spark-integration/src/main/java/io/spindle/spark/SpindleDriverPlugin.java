@@ -60,8 +60,8 @@ final class SpindleDriverPlugin implements DriverPlugin {
     String appId = ContainerId.fromString(System.getenv("CONTAINER_ID")).getApplicationAttemptId()
         .getApplicationId().toString();
     try {
-      // The user of the driver thread holds the AMRMToken, and the replacement when YARN rolls it; the client's own
-      // threads run outside that user's doAs, so it reads the token from this user, not from "the current user".
+      // The driver thread runs as the AM's user, which holds the AMRMToken (and the replacement when YARN rolls it).
+      // Threads that later need the token (the client's, Curator's) need not run as that user: keep it.
       UserGroupInformation user = UserGroupInformation.getCurrentUser();
       client = SpindleCheckpointClient.builder().settings(zk).appId(appId).secret(() -> AmRmTokenSecret.of(user))
           .build();
