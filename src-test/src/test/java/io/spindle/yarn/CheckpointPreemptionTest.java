@@ -1,5 +1,6 @@
 package io.spindle.yarn;
 
+import static io.spindle.yarn.MiniClusterSupport.gpus;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -27,7 +28,6 @@ import org.apache.hadoop.yarn.api.records.ContainerExitStatus;
 import org.apache.hadoop.yarn.api.records.ContainerLaunchContext;
 import org.apache.hadoop.yarn.api.records.ContainerState;
 import org.apache.hadoop.yarn.api.records.ContainerStatus;
-import org.apache.hadoop.yarn.api.records.NodeState;
 import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.client.api.NMClient;
 import org.apache.hadoop.yarn.client.api.YarnClient;
@@ -49,7 +49,6 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class CheckpointPreemptionTest {
 
-  private static final String GPU = "yarn.io/gpu";
   private static final long GRACE_SECONDS = 6;
   private static TestingServer zk;
   private static MiniYARNCluster cluster;
@@ -63,25 +62,12 @@ class CheckpointPreemptionTest {
   static void start() throws Exception {
     zk = new TestingServer(true);
     YarnConfiguration c = new YarnConfiguration();
-    c.set(YarnConfiguration.RM_SCHEDULER, SpindleScheduler.class.getName());
-    c.set(YarnConfiguration.RESOURCE_TYPES, GPU);
-    c.set("yarn.nodemanager.resource-type." + GPU, "4");
+    MiniClusterSupport.gpuPreemption(c, zk.getConnectString(), GRACE_SECONDS);
     c.setInt("yarn.minicluster.yarn.nodemanager.resource.memory-mb", 32_768);
     c.setInt(YarnConfiguration.NM_VCORES, 16);
     c.setInt(YarnConfiguration.RM_SCHEDULER_MAXIMUM_ALLOCATION_MB, 32_768);
-    c.set("yarn.scheduler.spindle.zk.address", zk.getConnectString());
-    c.set("yarn.scheduler.spindle.preemption.enabled", "true");
-    c.set("yarn.scheduler.spindle.preemption.starvation-seconds", "1");
-    c.set("yarn.scheduler.spindle.preemption.checkpoint-grace-seconds", Long.toString(GRACE_SECONDS));
     c.set(SpindleScheduler.PREEMPTION_SIGNAL, "true");
-    c.setInt(YarnConfiguration.NM_LOG_RETAIN_SECONDS, 0); // Otherwise each NodeManager's stop waits 10 s on log deletion.
-    String p = "yarn.scheduler.capacity.root.";
-    c.set(p + "queues", "a,b,default");
-    c.set(p + "a.capacity", "50");
-    c.set(p + "b.capacity", "50");
-    c.set(p + "default.capacity", "0");
-    c.set(p + "a.user-limit-factor", "-1");
-    c.set(p + "b.user-limit-factor", "-1");
+    MiniClusterSupport.halvesAandB(c);
     QueueMetrics.clearQueueMetrics();
     ResourceUtils.resetResourceTypes(c);
     cluster = new MiniYARNCluster("preemption", 1, 2, 1, 1);
@@ -91,10 +77,7 @@ class CheckpointPreemptionTest {
     client = YarnClient.createYarnClient();
     client.init(conf);
     client.start();
-    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-    while (client.getNodeReports(NodeState.RUNNING).size() < 2 && System.nanoTime() < deadline) {
-      Thread.sleep(100);
-    }
+    MiniClusterSupport.awaitEngineGpus(cluster, 8);
   }
 
   @AfterAll
@@ -336,14 +319,7 @@ class CheckpointPreemptionTest {
     throw new AssertionError("no gang of queue a was preempted within " + timeout);
   }
 
-  private static Resource gpus(int n) {
-    Resource r = Resource.newInstance(2048, 1);
-    r.setResourceValue(GPU, n);
-    return r;
-  }
-
   private static ApplicationId submit(String name, String queue, String... tags) throws Exception {
     return UnmanagedAm.submit(client, name, queue, Set.of(tags));
   }
-
 }

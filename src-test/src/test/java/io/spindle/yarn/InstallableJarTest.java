@@ -1,10 +1,10 @@
 package io.spindle.yarn;
 
+import static io.spindle.yarn.MiniClusterSupport.freePort;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.File;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -93,12 +93,6 @@ class InstallableJarTest {
     try (Stream<Path> files = Files.list(Path.of("../yarn-scheduler/target"))) {
       return files.filter(p -> p.getFileName().toString().matches("spindle-yarn-scheduler-.*(?<!tests|sources)\\.jar"))
           .findFirst().orElseThrow(() -> new AssertionError("build yarn-scheduler first (mvn package)"));
-    }
-  }
-
-  private static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0)) {
-      return s.getLocalPort();
     }
   }
 }

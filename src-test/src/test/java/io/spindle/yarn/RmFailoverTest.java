@@ -1,5 +1,8 @@
 package io.spindle.yarn;
 
+import static io.spindle.yarn.MiniClusterSupport.await;
+import static io.spindle.yarn.MiniClusterSupport.freePort;
+import static io.spindle.yarn.MiniClusterSupport.gpus;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.spindle.client.CheckpointNoticeView;
@@ -24,8 +27,6 @@ import org.apache.hadoop.yarn.api.records.ContainerId;
 import org.apache.hadoop.yarn.api.records.ContainerLaunchContext;
 import org.apache.hadoop.yarn.api.records.ContainerState;
 import org.apache.hadoop.yarn.api.records.ContainerStatus;
-import org.apache.hadoop.yarn.api.records.NodeState;
-import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.client.api.NMClient;
 import org.apache.hadoop.yarn.client.api.YarnClient;
 import org.apache.hadoop.yarn.conf.HAUtil;
@@ -49,7 +50,6 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class RmFailoverTest {
 
-  private static final String GPU = "yarn.io/gpu";
   private static final long GRACE_SECONDS = 25;
   private static TestingCluster zk;
   private static MiniYARNCluster cluster;
@@ -64,7 +64,6 @@ class RmFailoverTest {
     zk = new TestingCluster(3);
     zk.start();
     YarnConfiguration c = new YarnConfiguration();
-    c.set(YarnConfiguration.RM_SCHEDULER, SpindleScheduler.class.getName());
     c.setBoolean(YarnConfiguration.YARN_MINICLUSTER_FIXED_PORTS, true);
     c.setBoolean(YarnConfiguration.YARN_MINICLUSTER_USE_RPC, true); // NodeManagers follow the active RM over RPC.
     c.set(YarnConfiguration.RM_HA_IDS, "rm0,rm1");
@@ -79,32 +78,20 @@ class RmFailoverTest {
     }
     c.setLong(YarnConfiguration.RESOURCEMANAGER_CONNECT_RETRY_INTERVAL_MS, 200);
     c.setLong(YarnConfiguration.CLIENT_FAILOVER_SLEEPTIME_BASE_MS, 100);
-    c.set(YarnConfiguration.RESOURCE_TYPES, GPU);
-    c.set("yarn.nodemanager.resource-type." + GPU, "4");
     c.setInt("yarn.minicluster.yarn.nodemanager.resource.memory-mb", 16_384);
     c.setInt(YarnConfiguration.NM_VCORES, 8);
-    c.setInt(YarnConfiguration.NM_LOG_RETAIN_SECONDS, 0);
     c.setBoolean(YarnConfiguration.RECOVERY_ENABLED, true);
     c.setBoolean(YarnConfiguration.RM_WORK_PRESERVING_RECOVERY_ENABLED, true);
     c.setLong(YarnConfiguration.RM_WORK_PRESERVING_RECOVERY_SCHEDULING_WAIT_MS, 3_000);
     c.set(YarnConfiguration.RM_STORE, ZKRMStateStore.class.getName());
     c.set(YarnConfiguration.RM_ZK_ADDRESS, zk.getConnectString());
-    c.set("yarn.scheduler.spindle.zk.address", zk.getConnectString());
     c.set("yarn.scheduler.spindle.zk.auth", "digest:spindle-rm:failover-test");
-    c.set("yarn.scheduler.spindle.preemption.enabled", "true");
-    c.set("yarn.scheduler.spindle.preemption.starvation-seconds", "1");
-    c.set("yarn.scheduler.spindle.preemption.checkpoint-grace-seconds", Long.toString(GRACE_SECONDS));
+    MiniClusterSupport.gpuPreemption(c, zk.getConnectString(), GRACE_SECONDS);
     c.set("yarn.scheduler.spindle.preemption.max-extensions", "0");
     // Both RMs read capacity-scheduler.xml from one shared store, as an HA pair must (each RM re-reads it when it
     // becomes active).
     Configuration queues = new Configuration(false);
-    String p = "yarn.scheduler.capacity.root.";
-    queues.set(p + "queues", "a,b,default");
-    queues.set(p + "a.capacity", "50");
-    queues.set(p + "b.capacity", "50");
-    queues.set(p + "default.capacity", "0");
-    queues.set(p + "a.user-limit-factor", "-1");
-    queues.set(p + "b.user-limit-factor", "-1");
+    MiniClusterSupport.halvesAandB(queues);
     try (java.io.OutputStream out = Files.newOutputStream(confDir.resolve("capacity-scheduler.xml"))) {
       queues.writeXml(out);
     }
@@ -118,7 +105,7 @@ class RmFailoverTest {
     client = YarnClient.createYarnClient();
     client.init(cluster.getConfig());
     client.start();
-    await(Duration.ofSeconds(60), () -> client.getNodeReports(NodeState.RUNNING).size() == 2);
+    MiniClusterSupport.awaitEngineGpus(cluster, 8);
     nm = NMClient.createNMClient();
     nm.init(cluster.getConfig());
     nm.start();
@@ -254,38 +241,5 @@ class RmFailoverTest {
   private static ResourceVector usage(SpindleScheduler s, String queue) {
     return s.queueSnapshots().stream().filter(q -> q.path().equals(queue)).map(QueueSnapshot::usage).findFirst()
         .orElseThrow();
-  }
-
-  private static Resource gpus(int n) {
-    Resource r = Resource.newInstance(2048, 1);
-    r.setResourceValue(GPU, n);
-    return r;
-  }
-
-  private static int freePort() throws java.io.IOException {
-    try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
-      return s.getLocalPort();
-    }
-  }
-
-  interface Check {
-    boolean ok() throws Exception;
-  }
-
-  private static void await(Duration timeout, Check check) throws Exception {
-    long deadline = System.nanoTime() + timeout.toNanos();
-    while (true) {
-      try {
-        if (check.ok()) {
-          return;
-        }
-      } catch (Exception retry) {
-        // Not ready yet (an RM may be failing over).
-      }
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError("condition not met within " + timeout);
-      }
-      Thread.sleep(100);
-    }
   }
 }

@@ -1,5 +1,7 @@
 package io.spindle.yarn;
 
+import static io.spindle.yarn.MiniClusterSupport.await;
+import static io.spindle.yarn.MiniClusterSupport.freePort;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.spindle.core.engine.QueueSnapshot;
@@ -66,7 +68,7 @@ class RmRestartTest {
     try {
       client.init(cluster.getConfig());
       client.start();
-      await(() -> client.getNodeReports(NodeState.RUNNING).size() == 1);
+      await(Duration.ofSeconds(60), () -> client.getNodeReports(NodeState.RUNNING).size() == 1);
       ApplicationSubmissionContext ctx = client.createApplication().getApplicationSubmissionContext();
       ctx.setApplicationName("long-running");
       ctx.setQueue("default");
@@ -88,12 +90,12 @@ class RmRestartTest {
       nm.start();
       nm.startContainer(container,
           ContainerLaunchContext.newInstance(Map.of(), Map.of(), List.of("sleep 120"), null, null, null));
-      await(() -> nm.getContainerStatus(container.getId(), container.getNodeId()).getState()
+      await(Duration.ofSeconds(60), () -> nm.getContainerStatus(container.getId(), container.getNodeId()).getState()
           == org.apache.hadoop.yarn.api.records.ContainerState.RUNNING);
 
       cluster.restartResourceManager(0);
       SpindleScheduler restarted = (SpindleScheduler) cluster.getResourceManager(0).getResourceScheduler();
-      await(() -> usage(restarted).gpuUnits() == 2 * io.spindle.core.model.ResourceVector.GPU_UNITS);
+      await(Duration.ofSeconds(60), () -> usage(restarted).gpuUnits() == 2 * io.spindle.core.model.ResourceVector.GPU_UNITS);
       assertThat(usage(restarted).memoryMb()).isEqualTo(1024);
       // The node's YARN view agrees: the recovered container still holds 2 of its 4 GPUs.
       assertThat(restarted.getSchedulerNode(container.getNodeId()).getUnallocatedResource().getResourceValue(GPU))
@@ -113,32 +115,4 @@ class RmRestartTest {
     }
     throw new AssertionError("no root.default");
   }
-
-  private static int freePort() throws java.io.IOException {
-    try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
-      return s.getLocalPort();
-    }
-  }
-
-  interface Check {
-    boolean ok() throws Exception;
-  }
-
-  private static void await(Check check) throws Exception {
-    long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-    while (true) {
-      try {
-        if (check.ok()) {
-          return;
-        }
-      } catch (Exception retry) {
-        // Not ready yet (the RM may be restarting).
-      }
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError("condition not met within 60 s");
-      }
-      Thread.sleep(200);
-    }
-  }
-
 }

@@ -1,5 +1,6 @@
 package io.spindle.yarn;
 
+import static io.spindle.yarn.MiniClusterSupport.gpus;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -75,6 +76,7 @@ class SpindleSchedulerMiniClusterTest {
     client.init(conf);
     client.start();
     waitFor(() -> client.getNodeReports(NodeState.RUNNING).size() == 2, Duration.ofSeconds(30));
+    MiniClusterSupport.awaitEngineGpus(cluster, 16);
   }
 
   @AfterAll
@@ -201,12 +203,6 @@ class SpindleSchedulerMiniClusterTest {
         java.util.Map.of(node.getNodeId(), ResourceOption.newInstance(to, -1))));
   }
 
-  private static Resource gpus(int n) {
-    Resource r = Resource.newInstance(2048, 1);
-    r.setResourceValue(GPU, n);
-    return r;
-  }
-
   private static ApplicationId submitTo(String name, String queue) throws Exception {
     return submit(name, queue, Set.of());
   }
@@ -214,7 +210,6 @@ class SpindleSchedulerMiniClusterTest {
   private static ApplicationId submit(String name, String queue, Set<String> tags) throws Exception {
     return UnmanagedAm.submit(client, name, queue, tags);
   }
-
 
   private static ApplicationReport waitForState(ApplicationId app, YarnApplicationState state) throws Exception {
     waitFor(() -> client.getApplicationReport(app).getYarnApplicationState() == state, Duration.ofSeconds(30));
@@ -234,5 +229,4 @@ class SpindleSchedulerMiniClusterTest {
       Thread.sleep(100);
     }
   }
-
 }

@@ -118,7 +118,7 @@ final class SchedulerHa implements SchedulerLeadership.Listener, Closeable {
     try {
       store.write(p.term(), p.state());
     } catch (FencedException e) {
-      LOG.error("{}", e.getMessage());
+      die(e.getMessage()); // Someone else leads: what this scheduler decided meanwhile must not stand.
     } catch (Exception e) {
       // Retried unless a newer state came meanwhile; if leadership was lost, the retry is refused by the fence.
       LOG.warn("Writing the scheduler state failed (retrying in 1 s): {}", e.getMessage());

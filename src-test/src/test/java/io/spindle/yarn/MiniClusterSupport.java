@@ -1,0 +1,91 @@
+package io.spindle.yarn;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.time.Duration;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.yarn.api.records.Resource;
+import org.apache.hadoop.yarn.conf.YarnConfiguration;
+import org.apache.hadoop.yarn.server.MiniYARNCluster;
+
+/** What the MiniYARNCluster suites share: GPU asks, free ports, and waiting for a condition. */
+public final class MiniClusterSupport {
+
+  public static final String GPU = "yarn.io/gpu";
+
+  private MiniClusterSupport() {}
+
+  /** A container of 2 GB, 1 vcore and {@code n} GPUs. */
+  public static Resource gpus(int n) {
+    Resource r = Resource.newInstance(2048, 1);
+    r.setResourceValue(GPU, n);
+    return r;
+  }
+
+  /**
+   * Spindle with preemption on (starvation 1 s, the given grace) over NodeManagers of 4 GPUs each, as the
+   * preemption suites run it; {@code zk} is the ZooKeeper for notices and state.
+   */
+  public static void gpuPreemption(Configuration c, String zk, long graceSeconds) {
+    c.set(YarnConfiguration.RM_SCHEDULER, SpindleScheduler.class.getName());
+    c.set(YarnConfiguration.RESOURCE_TYPES, GPU);
+    c.set("yarn.nodemanager.resource-type." + GPU, "4");
+    c.setInt(YarnConfiguration.NM_LOG_RETAIN_SECONDS, 0); // Otherwise each NodeManager's stop waits 10 s on log deletion.
+    c.set("yarn.scheduler.spindle.zk.address", zk);
+    c.set("yarn.scheduler.spindle.preemption.enabled", "true");
+    c.set("yarn.scheduler.spindle.preemption.starvation-seconds", "1");
+    c.set("yarn.scheduler.spindle.preemption.checkpoint-grace-seconds", Long.toString(graceSeconds));
+  }
+
+  /** Queues {@code a} and {@code b}, 50% each, no user limit, and an empty {@code default}. */
+  public static void halvesAandB(Configuration c) {
+    String p = "yarn.scheduler.capacity.root.";
+    c.set(p + "queues", "a,b,default");
+    c.set(p + "a.capacity", "50");
+    c.set(p + "b.capacity", "50");
+    c.set(p + "default.capacity", "0");
+    c.set(p + "a.user-limit-factor", "-1");
+    c.set(p + "b.user-limit-factor", "-1");
+  }
+
+  /**
+   * Waits until Spindle's engine itself counts {@code gpus} GPUs in the cluster. A node the RM reports RUNNING may
+   * not have reached the engine yet, and a gang judged against fewer nodes is rejected as larger than the cluster.
+   */
+  public static void awaitEngineGpus(MiniYARNCluster cluster, double gpus) throws Exception {
+    await(Duration.ofSeconds(60), () -> {
+      SpindleScheduler s = (SpindleScheduler) cluster.getResourceManager().getResourceScheduler();
+      return s.queueSnapshots().stream().filter(q -> q.path().equals("root"))
+          .anyMatch(root -> root.guarantee().gpus() >= gpus);
+    });
+  }
+
+  /** A port nothing listens on now (for RMs that must come back on the same ports). */
+  public static int freePort() throws IOException {
+    try (ServerSocket s = new ServerSocket(0)) {
+      return s.getLocalPort();
+    }
+  }
+
+  public interface Check {
+    boolean ok() throws Exception;
+  }
+
+  /** Polls {@code check} until it holds; an exception counts as not yet (an RM may be restarting or failing over). */
+  public static void await(Duration timeout, Check check) throws Exception {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (true) {
+      try {
+        if (check.ok()) {
+          return;
+        }
+      } catch (Exception notYet) {
+        // Asked again below.
+      }
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("condition not met within " + timeout);
+      }
+      Thread.sleep(100);
+    }
+  }
+}

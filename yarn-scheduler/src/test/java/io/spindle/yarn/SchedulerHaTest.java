@@ -1,0 +1,114 @@
+package io.spindle.yarn;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.spindle.ha.SchedulerLeadership;
+import io.spindle.ha.SchedulerZk;
+import io.spindle.ha.SchedulerZkIdentity;
+import io.spindle.ha.ZkSettings;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.RetryOneTime;
+import org.apache.curator.test.TestingServer;
+import org.apache.hadoop.conf.Configuration;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The adapter's side of leadership: who may schedule, what a new leader takes over, and a fenced leader's end. */
+class SchedulerHaTest {
+
+  private TestingServer zk;
+  private final java.util.List<AutoCloseable> open = new java.util.ArrayList<>();
+
+  @BeforeEach
+  void start() throws Exception {
+    zk = new TestingServer(true);
+  }
+
+  @AfterEach
+  void stop() throws Exception {
+    for (int i = open.size() - 1; i >= 0; i--) {
+      open.get(i).close();
+    }
+    zk.close();
+  }
+
+  private record Rm(SchedulerHa ha, BlockingQueue<String> fatal) {}
+
+  private Rm rm(String id) throws Exception {
+    SchedulerZk session = SchedulerZk.connect(new ZkSettings(zk.getConnectString(), "/spindle/ha-test"),
+        SchedulerZkIdentity.digest("spindle-rm", "secret"), new Configuration(false));
+    open.add(session);
+    BlockingQueue<String> fatal = new LinkedBlockingQueue<>();
+    SchedulerHa ha = new SchedulerHa(session, SchedulerZkIdentity.digest("spindle-rm", "secret"), id, () -> { },
+        fatal::add);
+    ha.start();
+    open.add(ha);
+    return new Rm(ha, fatal);
+  }
+
+  private static void await(java.util.function.BooleanSupplier condition) throws InterruptedException {
+    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+    while (!condition.getAsBoolean()) {
+      assertThat(System.nanoTime()).as("condition within 10 s").isLessThan(deadline);
+      Thread.sleep(20);
+    }
+  }
+
+  @Test
+  void aDeposedLeadersLateWriteIsRefusedAndItNeverSchedulesAgain() throws Exception {
+    Rm first = rm("rm1");
+    await(() -> first.ha().term() != null);
+    SchedulerLeadership.Term firstTerm = first.ha().term();
+    assertThat(first.ha().takeOver()).as("nobody led before").isEmpty();
+    first.ha().save(firstTerm, "epoch-1 state".getBytes(StandardCharsets.UTF_8));
+
+    Rm second = rm("rm2");
+    assertThat(second.ha().term()).as("a standby does not schedule").isNull();
+    first.ha().close(); // rm1 loses the lead (here: hands it over), but its scheduling thread still holds the term.
+    await(() -> second.ha().term() != null);
+    await(() -> {
+      try {
+        return second.ha().takeOver().map(b -> new String(b, StandardCharsets.UTF_8).equals("epoch-1 state"))
+            .orElse(false);
+      } catch (Exception e) {
+        return false;
+      }
+    });
+    assertThat(second.ha().term().epoch()).isEqualTo(2);
+  }
+
+  @Test
+  void aWriteUnderAnOutdatedTermIsFencedAndTheResourceManagerIsToldToStop() throws Exception {
+    Rm first = rm("rm1");
+    await(() -> first.ha().term() != null);
+    SchedulerLeadership.Term stale = first.ha().term();
+    first.ha().save(stale, "epoch-1 state".getBytes(StandardCharsets.UTF_8));
+    Rm second = rm("rm2");
+    // rm1's latch node vanishes (as when its session expires on the quorum): rm2 takes the lead and raises the epoch,
+    // while rm1's scheduling thread may still act on the term it read before.
+    try (CuratorFramework admin = CuratorFrameworkFactory.newClient(zk.getConnectString(), new RetryOneTime(100))) {
+      admin.start();
+      String latch = "/spindle/ha-test/leader/latch";
+      String oldest = admin.getChildren().forPath(latch).stream()
+          .min(java.util.Comparator.comparing(n -> n.substring(n.lastIndexOf('-') + 1))).orElseThrow();
+      admin.delete().forPath(latch + "/" + oldest);
+    }
+    await(() -> second.ha().term() != null);
+    assertThat(second.ha().term().epoch()).isEqualTo(2);
+
+    first.ha().save(stale, "zombie".getBytes(StandardCharsets.UTF_8));
+    String why = first.fatal().poll(10, TimeUnit.SECONDS);
+    assertThat(why).as("the ResourceManager is told").isNotNull().contains("epoch");
+    assertThat(first.ha().term()).as("it never schedules again").isNull();
+    assertThat(new String(second.ha().takeOver().orElseThrow(), StandardCharsets.UTF_8)).isEqualTo("epoch-1 state");
+    Thread.sleep(500);
+    assertThat(first.ha().term()).as("not even if it wins a later election").isNull();
+  }
+}
