@@ -119,7 +119,7 @@ class CheckpointPreemptionTest {
         // Nothing stays asked twice. If the re-queued gang was placed before the AM's re-ask arrived, YARN counts that
         // ask as more wanted — its protocol's usual race — until the AM withdraws what it got, with its next heartbeat.
         SpindleScheduler spindle = (SpindleScheduler) cluster.getResourceManager().getResourceScheduler();
-        MiniClusterSupport.await(Duration.ofSeconds(10), () -> {
+        MiniClusterSupport.await(Duration.ofSeconds(30), () -> {
           victim.am.heartbeat();
           return spindle.queueSnapshots().stream().filter(q -> q.path().equals("root.a"))
               .allMatch(q -> q.pending().equals(io.spindle.core.model.ResourceVector.ZERO));
