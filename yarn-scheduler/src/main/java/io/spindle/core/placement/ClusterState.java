@@ -314,6 +314,15 @@ public final class ClusterState {
     return n;
   }
 
+  /** Free MIG instances over the cluster by profile name (every profile some node's layout holds), for metrics. */
+  public Map<String, Integer> freeMigInstancesByProfile() {
+    Map<String, Integer> out = new TreeMap<>();
+    for (String profile : byMigProfile.keySet()) {
+      out.put(profile, freeMigInstances(profile));
+    }
+    return out;
+  }
+
   /** Instances of the profile in the layouts of re-partitions not yet in force. */
   public int migInstancesInFlight(String profileName) {
     int n = 0;
