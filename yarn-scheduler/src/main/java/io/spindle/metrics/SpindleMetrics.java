@@ -64,6 +64,13 @@ public final class SpindleMetrics {
     gauge("spindle.gpus.total", s -> s.stats().totalGpus());
     gauge("spindle.gpus.free", s -> s.stats().freeWholeGpus());
     gauge("spindle.gpus.used", SpindleMetrics::usedGpus);
+    gauge("spindle.mig.slices.total", s -> s.stats().migSlices().total());
+    gauge("spindle.mig.slices.used", s -> s.stats().migSlices().used());
+    gauge("spindle.mig.slices.stranded", s -> s.stats().migSlices().unheldOnBusy());
+    gauge("spindle.mig.utilisation", s -> {
+      long total = s.stats().migSlices().total();
+      return total == 0 ? 0 : (double) s.stats().migSlices().used() / total;
+    });
     gauge("spindle.gpus.utilisation", s -> {
       double total = s.stats().totalGpus();
       return total == 0 ? 0 : usedGpus(s) / total;

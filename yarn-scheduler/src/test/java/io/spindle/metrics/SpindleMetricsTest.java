@@ -6,6 +6,7 @@ import io.spindle.core.engine.Decision;
 import io.spindle.core.engine.EngineStats;
 import io.spindle.core.engine.QueueSnapshot;
 import io.spindle.core.model.ResourceVector;
+import io.spindle.core.placement.MigSlices;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.HttpURLConnection;
@@ -25,7 +26,7 @@ class SpindleMetricsTest {
   @Test
   void snapshotFiguresBecomeLabelledPrometheusSamples() throws IOException {
     SpindleMetrics metrics = new SpindleMetrics();
-    metrics.publish(new EngineStats(2, 90_000, 1, 16, 5, Map.of("1g.10gb", 7), 12, 3),
+    metrics.publish(new EngineStats(2, 90_000, 1, 16, 5, Map.of("1g.10gb", 7), new MigSlices(14, 4, 3), 12, 3),
         List.of(queue("root", 3, 8), queue("root.a", 3, 8)));
     metrics.decided(List.of(new Decision.Wait("app_1", "k", "full"), new Decision.Wait("app_1", "k", "full"),
         new Decision.Reject("app_2", "k", "never"),
@@ -48,6 +49,10 @@ class SpindleMetricsTest {
         .contains("spindle_gpus_used 3.0")
         .contains("spindle_gpus_utilisation 0.1875")
         .contains("spindle_mig_free_instances{profile=\"1g.10gb\",} 7.0")
+        .contains("spindle_mig_slices_total 14.0")
+        .contains("spindle_mig_slices_used 4.0")
+        .contains("spindle_mig_slices_stranded 3.0")
+        .contains("spindle_mig_utilisation 0.2857")
         .contains("spindle_decisions_total{type=\"wait\",} 2.0")
         .contains("spindle_decisions_total{type=\"reject\",} 1.0")
         .contains("spindle_decisions_total{type=\"allocate\",} 0.0")
@@ -72,7 +77,7 @@ class SpindleMetricsTest {
   @Test
   void theHttpServerServesTheTextFormat() throws IOException {
     SpindleMetrics metrics = new SpindleMetrics();
-    metrics.publish(new EngineStats(1, 0, 0, 8, 8, Map.of(), 4, 0), List.of(queue("root", 0, 4)));
+    metrics.publish(new EngineStats(1, 0, 0, 8, 8, Map.of(), MigSlices.NONE, 4, 0), List.of(queue("root", 0, 4)));
     try (MetricsExposure exposure = MetricsExposure.start(metrics, false, "127.0.0.1", 0)) {
       URL url = new URL("http://127.0.0.1:" + exposure.httpAddress().orElseThrow().getPort() + MetricsExposure.PATH);
       HttpURLConnection c = (HttpURLConnection) url.openConnection();

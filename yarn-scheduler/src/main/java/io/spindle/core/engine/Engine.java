@@ -1115,7 +1115,7 @@ public final class Engine {
       freeWhole += n;
     }
     return new EngineStats(gangs, gangs == 0 ? 0 : Math.max(0, now - oldestSubmit), cluster.reservations().size(),
-        cluster.capacity().gpus(), freeWhole, cluster.freeMigInstancesByProfile(), pendingContainers(),
+        cluster.capacity().gpus(), freeWhole, cluster.freeMigInstancesByProfile(), cluster.migSlices(), pendingContainers(),
         runningContainers());
   }
 

@@ -1,5 +1,6 @@
 package io.spindle.core.engine;
 
+import io.spindle.core.placement.MigSlices;
 import java.util.Map;
 
 /**
@@ -12,15 +13,16 @@ import java.util.Map;
  * @param totalGpus GPUs the cluster has (MIG-partitioned GPUs count whole)
  * @param freeWholeGpus unpartitioned GPUs with nothing on them
  * @param freeMigInstances free MIG instances by profile name
+ * @param migSlices memory slices of MIG-mode GPUs: all, held, stranded
  * @param pendingContainers containers asked for and not yet placed
  * @param runningContainers containers the engine has allocated
  */
 public record EngineStats(int pendingGangs, long oldestPendingGangAgeMillis, int reservations, double totalGpus,
-    int freeWholeGpus, Map<String, Integer> freeMigInstances, long pendingContainers, int runningContainers) {
+    int freeWholeGpus, Map<String, Integer> freeMigInstances, MigSlices migSlices, long pendingContainers, int runningContainers) {
 
   public EngineStats {
     freeMigInstances = Map.copyOf(freeMigInstances);
   }
 
-  public static final EngineStats EMPTY = new EngineStats(0, 0, 0, 0, 0, Map.of(), 0, 0);
+  public static final EngineStats EMPTY = new EngineStats(0, 0, 0, 0, 0, Map.of(), MigSlices.NONE, 0, 0);
 }

@@ -323,6 +323,25 @@ public final class ClusterState {
     return out;
   }
 
+  /** Slices of every MIG-mode GPU: all, held, and free on busy GPUs (see {@link MigSlices}), for metrics. */
+  public MigSlices migSlices() {
+    long total = 0;
+    long used = 0;
+    long unheldOnBusy = 0;
+    for (NodeState n : nodes.values()) {
+      for (MigGpuState g : n.migGpus()) {
+        int slices = g.gpu.model().memorySlices();
+        int held = g.usedSlices();
+        total += slices;
+        used += held;
+        if (held > 0) {
+          unheldOnBusy += slices - held;
+        }
+      }
+    }
+    return new MigSlices(total, used, unheldOnBusy);
+  }
+
   /** Instances of the profile in the layouts of re-partitions not yet in force. */
   public int migInstancesInFlight(String profileName) {
     int n = 0;
