@@ -52,7 +52,7 @@ public final class SpindleMetrics {
     for (Class<?> type : Decision.class.getPermittedSubclasses()) {
       decisions.put(type, registry.meter(PrometheusNames.DECISIONS + snakeCase(type.getSimpleName())));
     }
-    for (String outcome : List.of("done", "extend", "reclaimed", "withdrawn")) {
+    for (String outcome : List.of("done", "extend", "reclaimed_after_done", "reclaimed_at_deadline", "withdrawn")) {
       // Meters, not counters: the bridge exports a meter as a Prometheus counter ({@code _total}), a counter as a gauge.
       registry.meter(PrometheusNames.CHECKPOINT_OUTCOMES + outcome);
     }
@@ -105,7 +105,7 @@ public final class SpindleMetrics {
     checkpointOutcome(outcome);
   }
 
-  /** A notice ended without an answer being waited for further: {@code reclaimed} or {@code withdrawn}. */
+  /** A notice ended: {@code reclaimed_after_done}, {@code reclaimed_at_deadline} or {@code withdrawn}. */
   public void checkpointOutcome(String outcome) {
     registry.meter(PrometheusNames.CHECKPOINT_OUTCOMES + outcome).mark();
   }

@@ -6,6 +6,7 @@ import io.spindle.client.CheckpointReportView;
 import io.spindle.core.engine.Decision;
 import io.spindle.core.engine.EngineEvent;
 import io.spindle.core.preemption.CheckpointAnswer;
+import io.spindle.core.preemption.CheckpointHandshake;
 import io.spindle.ha.CheckpointListener;
 import io.spindle.ha.CheckpointNoticeStore;
 import io.spindle.metrics.SpindleMetrics;
@@ -140,7 +141,8 @@ final class CheckpointDelivery implements CheckpointListener {
   void reclaimed(Decision.Preempt p) {
     withdraw(p.noticeId(), p.appId(), p.allocationIds());
     if (metrics != null) {
-      metrics.checkpointOutcome("reclaimed");
+      metrics.checkpointOutcome(CheckpointHandshake.reclaimedAtDeadline(p.reason()) ? "reclaimed_at_deadline"
+          : "reclaimed_after_done");
     }
   }
 
