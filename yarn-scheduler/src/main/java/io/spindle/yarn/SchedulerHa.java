@@ -14,6 +14,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 import org.apache.zookeeper.ZooDefs;
 import org.apache.zookeeper.data.ACL;
 import org.slf4j.Logger;
@@ -50,7 +51,8 @@ final class SchedulerHa implements SchedulerLeadership.Listener, Closeable {
   private volatile boolean restoreDue;
   private volatile boolean dead;
 
-  private record Pending(SchedulerLeadership.Term term, byte[] state) {}
+  /** A state to write; encoded on the writer thread, so a superseded one is never encoded at all. */
+  private record Pending(SchedulerLeadership.Term term, Supplier<byte[]> state) {}
 
   SchedulerHa(SchedulerZk zk, SchedulerZkIdentity identity, String instanceId, Runnable wake,
       Consumer<String> fatal) {
@@ -104,8 +106,11 @@ final class SchedulerHa implements SchedulerLeadership.Listener, Closeable {
     return saved;
   }
 
-  /** Queues {@code state} to be written under {@code term}; only the latest queued one is written. */
-  void save(SchedulerLeadership.Term term, byte[] state) {
+  /**
+   * Queues {@code state} to be written under {@code term}; only the latest queued one is encoded and written, off the
+   * scheduling thread.
+   */
+  void save(SchedulerLeadership.Term term, Supplier<byte[]> state) {
     pending.set(new Pending(term, state));
     writer.execute(this::writeLatest);
   }
@@ -115,8 +120,16 @@ final class SchedulerHa implements SchedulerLeadership.Listener, Closeable {
     if (p == null) {
       return;
     }
+    byte[] bytes;
     try {
-      store.write(p.term(), p.state());
+      bytes = p.state().get();
+    } catch (RuntimeException e) {
+      // Deterministic: retrying would fail the same way. The next change brings a new state.
+      LOG.error("Cannot encode the scheduler state; this version is not saved", e);
+      return;
+    }
+    try {
+      store.write(p.term(), bytes);
     } catch (FencedException e) {
       die(e.getMessage()); // Someone else leads: what this scheduler decided meanwhile must not stand.
     } catch (Exception e) {

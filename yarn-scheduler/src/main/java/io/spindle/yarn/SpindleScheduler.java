@@ -913,21 +913,24 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     }
   }
 
-  /** Hands the engine's durable state to the writer when it changed, fenced by the term it was decided in. */
+  /**
+   * Hands the engine's durable state to the writer when it changed, fenced by the term it was decided in. The value
+   * is immutable; the writer encodes it.
+   */
   private void saveState(SchedulerLeadership.Term term) {
-    byte[] bytes;
+    DurableState state;
     synchronized (engineLock) {
       long version = engine.durableVersion();
       if (version == savedVersion) {
         return;
       }
       savedVersion = version;
-      bytes = SchedulerStateCodec.encode(engine.durableState(allocation -> {
+      state = engine.durableState(allocation -> {
         ContainerId id = containerOf.get(allocation);
         return id == null ? null : id.toString();
-      }), term.epoch());
+      });
     }
-    ha.save(term, bytes);
+    ha.save(term, () -> SchedulerStateCodec.encode(state, term.epoch()));
   }
 
   private void apply(List<Decision> all) {

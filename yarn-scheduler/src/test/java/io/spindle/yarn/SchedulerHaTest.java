@@ -67,7 +67,7 @@ class SchedulerHaTest {
     await(() -> first.ha().term() != null);
     SchedulerLeadership.Term firstTerm = first.ha().term();
     assertThat(first.ha().takeOver()).as("nobody led before").isEmpty();
-    first.ha().save(firstTerm, "epoch-1 state".getBytes(StandardCharsets.UTF_8));
+    first.ha().save(firstTerm, () -> "epoch-1 state".getBytes(StandardCharsets.UTF_8));
 
     Rm second = rm("rm2");
     assertThat(second.ha().term()).as("a standby does not schedule").isNull();
@@ -89,7 +89,7 @@ class SchedulerHaTest {
     Rm first = rm("rm1");
     await(() -> first.ha().term() != null);
     SchedulerLeadership.Term stale = first.ha().term();
-    first.ha().save(stale, "epoch-1 state".getBytes(StandardCharsets.UTF_8));
+    first.ha().save(stale, () -> "epoch-1 state".getBytes(StandardCharsets.UTF_8));
     Rm second = rm("rm2");
     // rm1's latch node vanishes (as when its session expires on the quorum): rm2 takes the lead and raises the epoch,
     // while rm1's scheduling thread may still act on the term it read before.
@@ -103,7 +103,7 @@ class SchedulerHaTest {
     await(() -> second.ha().term() != null);
     assertThat(second.ha().term().epoch()).isEqualTo(2);
 
-    first.ha().save(stale, "zombie".getBytes(StandardCharsets.UTF_8));
+    first.ha().save(stale, () -> "zombie".getBytes(StandardCharsets.UTF_8));
     String why = first.fatal().poll(10, TimeUnit.SECONDS);
     assertThat(why).as("the ResourceManager is told").isNotNull().contains("epoch");
     assertThat(first.ha().term()).as("it never schedules again").isNull();
