@@ -2,6 +2,7 @@ package io.spindle.metrics;
 
 import io.spindle.core.engine.EngineStats;
 import io.spindle.core.engine.QueueSnapshot;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -19,7 +20,7 @@ public record MetricsSnapshot(EngineStats stats, Map<String, QueueSnapshot> queu
   }
 
   public static MetricsSnapshot of(EngineStats stats, List<QueueSnapshot> queues) {
-    Map<String, QueueSnapshot> byPath = new java.util.LinkedHashMap<>();
+    Map<String, QueueSnapshot> byPath = new LinkedHashMap<>();
     queues.forEach(q -> byPath.put(q.path(), q));
     return new MetricsSnapshot(stats, byPath);
   }

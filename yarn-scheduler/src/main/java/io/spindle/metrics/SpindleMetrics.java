@@ -11,9 +11,11 @@ import io.spindle.core.model.ResourceVector;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import java.util.function.ToDoubleFunction;
 
 /**
@@ -24,7 +26,7 @@ import java.util.function.ToDoubleFunction;
 public final class SpindleMetrics {
 
   /** The figures of a queue exported per resource, as {@code spindle.queue.<figure>.<resource>.<path>}. */
-  private static final Map<String, java.util.function.Function<QueueSnapshot, ResourceVector>> QUEUE_FIGURES =
+  private static final Map<String, Function<QueueSnapshot, ResourceVector>> QUEUE_FIGURES =
       new LinkedHashMap<>();
   private static final Map<String, ToDoubleFunction<ResourceVector>> RESOURCES = new LinkedHashMap<>();
 
@@ -110,7 +112,10 @@ public final class SpindleMetrics {
     registry.meter(PrometheusNames.CHECKPOINT_OUTCOMES + outcome).mark();
   }
 
-  /** Publishes the end-of-cycle figures; registers gauges for queues and MIG profiles seen for the first time. */
+  /**
+   * Publishes the end-of-cycle figures; registers gauges for queues and MIG profiles seen for the first time. Called
+   * by one thread only (the scheduling thread): the sets of registered names are not shared.
+   */
   public void publish(EngineStats stats, List<QueueSnapshot> queues) {
     MetricsSnapshot next = MetricsSnapshot.of(stats, queues);
     last = next;
@@ -149,6 +154,6 @@ public final class SpindleMetrics {
   }
 
   static String snakeCase(String camel) {
-    return camel.replaceAll("([a-z0-9])([A-Z])", "$1_$2").toLowerCase(java.util.Locale.ROOT);
+    return camel.replaceAll("([a-z0-9])([A-Z])", "$1_$2").toLowerCase(Locale.ROOT);
   }
 }
