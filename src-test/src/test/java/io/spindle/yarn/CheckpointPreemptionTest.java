@@ -96,6 +96,9 @@ class CheckpointPreemptionTest {
   @Test
   void aVictimThatCheckpointsAndAnswersIsReclaimedAtOnceAndResumesAfterTheUrgentGang() throws Exception {
     AtomicLong answeredAt = new AtomicLong();
+    long doneBefore = outcomes("done");
+    long reclaimedBefore = outcomes("reclaimed_after_done");
+    long answersTimedBefore = metrics().registry().timer("spindle.checkpoint.ack.seconds").getCount();
     try (Victim first = Victim.start("trainer-1", answeredAt); Victim second = Victim.start("trainer-2", answeredAt)) {
       try (UnmanagedAm urgent = UnmanagedAm.register(client, conf, submit("urgent", "b", "spindle.gang.size=2"))) {
         urgent.ask(2, gpus(2));
@@ -105,6 +108,10 @@ class CheckpointPreemptionTest {
             .containsOnly(ContainerExitStatus.PREEMPTED);
         assertThat(spared.am.completed()).as("only what was needed was preempted").isEmpty();
         assertThat(answeredAt.get()).as("the victim's handler answered").isPositive();
+        assertThat(outcomes("done")).as("the DONE answer, counted").isEqualTo(doneBefore + 1);
+        assertThat(outcomes("reclaimed_after_done")).isEqualTo(reclaimedBefore + 1);
+        assertThat(metrics().registry().timer("spindle.checkpoint.ack.seconds").getCount())
+            .as("its latency from the notice, timed").isEqualTo(answersTimedBefore + 1);
         assertThat(urgent.awaitHeld(2, Duration.ofSeconds(10))).isEqualTo(2);
         long startedAfterAnswer = System.currentTimeMillis() - answeredAt.get();
         // One 100 ms scheduling cycle, plus this test's own heartbeat and polling delays.
@@ -131,6 +138,7 @@ class CheckpointPreemptionTest {
 
   @Test
   void aSilentVictimIsReclaimedAtTheDeadlineWithStatusPreemptedWhateverOthersWrite() throws Exception {
+    long silentBefore = outcomes("reclaimed_at_deadline");
     try (Victim first = Victim.start("silent-1", null); Victim second = Victim.start("silent-2", null);
         UnmanagedAm urgent = UnmanagedAm.register(client, conf, submit("urgent-2", "b", "spindle.gang.size=2"))) {
       urgent.ask(2, gpus(2));
@@ -157,6 +165,8 @@ class CheckpointPreemptionTest {
       assertThat(victim.am.completed()).extracting(ContainerStatus::getExitStatus)
           .containsOnly(ContainerExitStatus.PREEMPTED);
       assertThat(reclaimedAfter).isGreaterThanOrEqualTo(GRACE_SECONDS * 1000 - 500);
+      assertThat(outcomes("reclaimed_at_deadline")).as("counted as a reclaim at the deadline")
+          .isEqualTo(silentBefore + 1);
       assertThat(urgent.awaitHeld(2, Duration.ofSeconds(10))).isEqualTo(2);
     }
   }
@@ -247,6 +257,15 @@ class CheckpointPreemptionTest {
    * While the notice is open: another application (the urgent one, with its own AMRMToken) cannot answer it, and a
    * malformed answer written with the victim's own credentials is rejected; neither moves the deadline.
    */
+  private static io.spindle.metrics.SpindleMetrics metrics() {
+    return ((SpindleScheduler) cluster.getResourceManager().getResourceScheduler()).metrics();
+  }
+
+  /** How many checkpoint notices ended (or were answered) so, as the metrics count them. */
+  private static long outcomes(String outcome) {
+    return metrics().registry().meter("spindle.checkpoint.outcomes." + outcome).getCount();
+  }
+
   private static void tryToAnswerForIt(Victim v, UnmanagedAm other) throws Exception {
     String app = v.am.applicationId().toString();
     long noticeId;

@@ -29,9 +29,10 @@ class InstallableJarTest {
     Path jar = builtJar();
     String hadoopClasspath = Stream.of(System.getProperty("java.class.path").split(File.pathSeparator))
         .filter(entry -> !entry.contains("spindle") && !entry.contains("src-test") && !entry.contains("yarn-scheduler")
-            && !entry.contains("/client/target"))
+            && !entry.contains("/client/target") && !entry.contains("io/prometheus"))
         .collect(Collectors.joining(File.pathSeparator));
     int rmPort = freePort();
+    int metricsPort = freePort();
     Files.writeString(confDir.resolve("yarn-site.xml"), """
         <configuration>
           <property><name>yarn.resourcemanager.scheduler.class</name><value>io.spindle.yarn.SpindleScheduler</value></property>
@@ -41,8 +42,10 @@ class InstallableJarTest {
           <property><name>yarn.resourcemanager.resource-tracker.address</name><value>127.0.0.1:%d</value></property>
           <property><name>yarn.resourcemanager.admin.address</name><value>127.0.0.1:%d</value></property>
           <property><name>yarn.resourcemanager.webapp.address</name><value>127.0.0.1:%d</value></property>
+          <property><name>yarn.scheduler.spindle.metrics.bind-address</name><value>127.0.0.1</value></property>
+          <property><name>yarn.scheduler.spindle.metrics.port</name><value>%d</value></property>
         </configuration>
-        """.formatted(rmPort, freePort(), freePort(), freePort(), freePort()));
+        """.formatted(rmPort, freePort(), freePort(), freePort(), freePort(), metricsPort));
     Files.copy(Path.of("../conf/capacity-scheduler.xml"), confDir.resolve("capacity-scheduler.xml"));
     Path log = confDir.resolve("rm.log");
     List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
@@ -58,10 +61,20 @@ class InstallableJarTest {
       QueueInfo llm = awaitQueue(client, "llm", rm, log);
       assertThat(llm.getQueuePath()).isEqualTo("root.research.llm");
       assertThat(Files.readString(log)).contains("Spindle scheduler initialised");
+      // The Prometheus bridge is bundled (relocated) in the JAR and reads the RM's own Dropwizard Metrics.
+      MiniClusterSupport.await(Duration.ofSeconds(30), () -> scrape(metricsPort)
+          .contains("spindle_queue_guarantee_gpus{queue=\"root.research.llm\",}"));
+      assertThat(scrape(metricsPort)).contains("spindle_cycle_seconds_count");
     } finally {
       client.stop();
       rm.destroy();
       rm.waitFor();
+    }
+  }
+
+  private static String scrape(int port) throws IOException {
+    try (java.io.InputStream in = new java.net.URL("http://127.0.0.1:" + port + "/metrics").openStream()) {
+      return new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
     }
   }
 

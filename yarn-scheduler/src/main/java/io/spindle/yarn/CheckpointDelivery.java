@@ -6,8 +6,10 @@ import io.spindle.client.CheckpointReportView;
 import io.spindle.core.engine.Decision;
 import io.spindle.core.engine.EngineEvent;
 import io.spindle.core.preemption.CheckpointAnswer;
+import io.spindle.core.preemption.CheckpointHandshake;
 import io.spindle.ha.CheckpointListener;
 import io.spindle.ha.CheckpointNoticeStore;
+import io.spindle.metrics.SpindleMetrics;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -50,6 +52,7 @@ final class CheckpointDelivery implements CheckpointListener {
   private final LongSupplier clock;
   private final Set<ApplicationId> opened = ConcurrentHashMap.newKeySet();
   private Consumer<ContainerId> signal = NO_SIGNAL;
+  private SpindleMetrics metrics;
 
   CheckpointDelivery(PreemptionNotices contracts, Containers containers, Consumer<EngineEvent> toEngine,
       LongSupplier clock) {
@@ -74,6 +77,11 @@ final class CheckpointDelivery implements CheckpointListener {
    */
   void signalOnNotice(Consumer<ContainerId> signal) {
     this.signal = signal;
+  }
+
+  /** Answers (and their latency from the notice), withdrawals and reclaims are counted in {@code metrics}. */
+  void measure(SpindleMetrics metrics) {
+    this.metrics = metrics;
   }
 
   CheckpointNoticeStore store() {
@@ -123,12 +131,19 @@ final class CheckpointDelivery implements CheckpointListener {
 
   void cancel(Decision.CancelCheckpoint c) {
     withdraw(c.noticeId(), c.appId(), c.allocationIds());
+    if (metrics != null) {
+      metrics.checkpointOutcome("withdrawn");
+    }
     LOG.info("Checkpoint notice {} to {} withdrawn: {}", c.noticeId(), c.appId(), c.reason());
   }
 
   /** The containers of a reclaim are about to be killed: the notice is over. */
   void reclaimed(Decision.Preempt p) {
     withdraw(p.noticeId(), p.appId(), p.allocationIds());
+    if (metrics != null) {
+      metrics.checkpointOutcome(CheckpointHandshake.reclaimedAtDeadline(p.reason()) ? "reclaimed_at_deadline"
+          : "reclaimed_after_done");
+    }
   }
 
   void forget(ApplicationId app) {
@@ -158,6 +173,10 @@ final class CheckpointDelivery implements CheckpointListener {
   public void onAck(CheckpointAckView ack, CheckpointNoticeView notice) {
     CheckpointAnswer answer = ack.kind() == CheckpointAckView.Kind.DONE ? CheckpointAnswer.DONE
         : CheckpointAnswer.EXTEND;
+    if (metrics != null) {
+      metrics.checkpointAnswered(answer == CheckpointAnswer.DONE ? "done" : "extend",
+          clock.getAsLong() - notice.issuedMillis());
+    }
     toEngine.accept(new EngineEvent.CheckpointAnswered(ack.appId(), ack.noticeId(), answer,
         Math.max(0, ack.requestedExtensionMillis()), ack.checkpointLocation().orElse(null)));
   }

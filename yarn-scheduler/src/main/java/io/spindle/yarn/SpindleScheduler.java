@@ -25,8 +25,11 @@ import io.spindle.ha.SchedulerZk;
 import io.spindle.ha.SchedulerZkIdentity;
 import io.spindle.ha.ZkSettings;
 import io.spindle.ha.avro.MigLayoutRecord;
+import io.spindle.metrics.MetricsExposure;
+import io.spindle.metrics.SpindleMetrics;
 import java.io.IOException;
 import java.io.InputStream;
+import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.HashMap;
@@ -147,6 +150,9 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
   private final Map<Long, ContainerId> containerOf = new ConcurrentHashMap<>();
   private final CheckpointDelivery checkpoints = new CheckpointDelivery(preemptions,
       CheckpointDelivery.containers(containerOf::get, this::amRmTokenPassword), inbox::add, System::currentTimeMillis);
+  private final SpindleMetrics metrics = new SpindleMetrics();
+  private Configuration metricsConf;
+  private MetricsExposure metricsExposure;
   /** Ids for recovered containers count down from -1, apart from the engine's own (1, 2, …). */
   private long nextRecoveredId = -1;
   private Engine engine;
@@ -216,6 +222,8 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
       LOG.warn("No ZooKeeper configured ({} or hadoop.zk.address): nodes are modelled from the resources they "
           + "advertise and MIG layouts are never changed", ZkSettings.ZK_ADDRESS);
     }
+    checkpoints.measure(metrics);
+    this.metricsConf = schedulerConf;
     if (schedulerConf.getBoolean(PREEMPTION_SIGNAL, false)) {
       checkpoints.signalOnNotice(this::signalGracefulShutdown);
     }
@@ -237,6 +245,9 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
   @Override
   public void serviceStart() throws Exception {
     running = true;
+    metricsExposure = MetricsExposure.start(metrics, metricsConf.getBoolean(MetricsExposure.JMX_ENABLED, true),
+        metricsConf.get(MetricsExposure.BIND_ADDRESS, MetricsExposure.DEFAULT_BIND_ADDRESS),
+        metricsConf.getInt(MetricsExposure.PORT, MetricsExposure.DEFAULT_PORT));
     if (ha != null) {
       ha.start();
     }
@@ -255,6 +266,9 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     }
     if (ha != null) {
       ha.close();
+    }
+    if (metricsExposure != null) {
+      metricsExposure.close();
     }
     if (migExchange != null) {
       migExchange.close();
@@ -792,6 +806,7 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     }
     collectNodeChanges(batch);
     List<Decision> decisions = new ArrayList<>();
+    com.codahale.metrics.Timer.Context timing = metrics.timeCycle();
     synchronized (engineLock) {
       Optional<DurableState> saved = Optional.ofNullable(takeOverState);
       takeOverState = null;
@@ -804,8 +819,11 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
         batch = asks;
       }
       decisions.addAll(engine.cycle(batch, this::ignored).decisions());
+      metrics.publish(engine.stats(), engine.queueSnapshots());
     }
     apply(decisions);
+    timing.stop();
+    metrics.decided(decisions);
     if (term != null) {
       saveState(term);
     }
@@ -1096,6 +1114,16 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
   /** What this scheduler took over from the previous leader's saved state; empty until it has (or if none). */
   public Optional<RestoreReport> takeOverReport() {
     return Optional.ofNullable(takeOverReport);
+  }
+
+  /** Spindle's metrics, as JMX and the Prometheus endpoint show them. */
+  public SpindleMetrics metrics() {
+    return metrics;
+  }
+
+  /** Where the Prometheus endpoint listens; empty unless {@value MetricsExposure#PORT} is set. */
+  public Optional<InetSocketAddress> metricsAddress() {
+    return metricsExposure == null ? Optional.empty() : metricsExposure.httpAddress();
   }
 
   /** The last reason Spindle gave for an application waiting or being rejected, if any. */

@@ -1097,6 +1097,28 @@ public final class Engine {
     return allocations.size();
   }
 
+  /** Figures for metrics as of now (call between cycles, on the thread that runs them). */
+  public EngineStats stats() {
+    long now = clock.nowMillis();
+    int gangs = 0;
+    long oldestSubmit = Long.MAX_VALUE;
+    for (AppState app : apps.values()) {
+      for (DemandState d : app.demands.values()) {
+        if (d.isGang() && d.outstanding > 0) {
+          gangs++;
+          oldestSubmit = Math.min(oldestSubmit, app.submitTimeMillis);
+        }
+      }
+    }
+    int freeWhole = 0;
+    for (int n : cluster.freeWholeGpusByNode().values()) {
+      freeWhole += n;
+    }
+    return new EngineStats(gangs, gangs == 0 ? 0 : Math.max(0, now - oldestSubmit), cluster.reservations().size(),
+        cluster.capacity().gpus(), freeWhole, cluster.freeMigInstancesByProfile(), cluster.migSlices(), pendingContainers(),
+        runningContainers());
+  }
+
   /**
    * The earliest deadline of a checkpoint notice still awaiting its answer: a driver that runs cycles only when
    * something happens (the simulator) should run one then, so the silent victim is reclaimed on time.

@@ -314,6 +314,34 @@ public final class ClusterState {
     return n;
   }
 
+  /** Free MIG instances over the cluster by profile name (every profile some node's layout holds), for metrics. */
+  public Map<String, Integer> freeMigInstancesByProfile() {
+    Map<String, Integer> out = new TreeMap<>();
+    for (String profile : byMigProfile.keySet()) {
+      out.put(profile, freeMigInstances(profile));
+    }
+    return out;
+  }
+
+  /** Slices of every MIG-mode GPU: all, held, and free on busy GPUs (see {@link MigSlices}), for metrics. */
+  public MigSlices migSlices() {
+    long total = 0;
+    long used = 0;
+    long unheldOnBusy = 0;
+    for (NodeState n : nodes.values()) {
+      for (MigGpuState g : n.migGpus()) {
+        int slices = g.gpu.model().memorySlices();
+        int held = g.usedSlices();
+        total += slices;
+        used += held;
+        if (held > 0) {
+          unheldOnBusy += slices - held;
+        }
+      }
+    }
+    return new MigSlices(total, used, unheldOnBusy);
+  }
+
   /** Instances of the profile in the layouts of re-partitions not yet in force. */
   public int migInstancesInFlight(String profileName) {
     int n = 0;

@@ -173,6 +173,17 @@ public final class CheckpointHandshake {
     return running.isEmpty();
   }
 
+  /** How the reason of a reclaim at the deadline (no DONE answer) begins; see {@link #reclaimedAtDeadline}. */
+  private static final String DEADLINE_PASSED = "the checkpoint deadline";
+
+  /**
+   * Whether a {@code Decision.Preempt} with this reason reclaims a victim that never answered DONE (its deadline
+   * passed), rather than one that did: for metrics, which count the two apart.
+   */
+  public static boolean reclaimedAtDeadline(String preemptReason) {
+    return preemptReason != null && preemptReason.startsWith(DEADLINE_PASSED);
+  }
+
   /**
    * Starts the reclaim of a due handshake: the containers still running are to be killed. Returns why, for the
    * Preempt decision; {@code null} when every container had already ended on its own and nothing is reclaimed.
@@ -186,7 +197,7 @@ public final class CheckpointHandshake {
       return null;
     }
     reclaimReason = state == State.RECLAIM_DUE ? "the application reported its checkpoint done"
-        : "the checkpoint deadline (" + deadlineMillis + " ms) passed without a DONE answer" + (extensionsUsed == 0 ? ""
+        : DEADLINE_PASSED + " (" + deadlineMillis + " ms) passed without a DONE answer" + (extensionsUsed == 0 ? ""
             : ", after " + extensionsUsed + (extensionsUsed == 1 ? " extension" : " extensions"));
     state = State.RECLAIMING;
     return reclaimReason;

@@ -21,7 +21,10 @@ class CheckpointHandshakeTest {
     assertThat(h.deadlineMillis()).isEqualTo(121_000);
     assertThat(h.dueAt(120_999)).isFalse();
     assertThat(h.dueAt(121_000)).isTrue();
-    assertThat(h.reclaim()).contains("deadline");
+    String why = h.reclaim();
+    assertThat(why).contains("deadline");
+    assertThat(CheckpointHandshake.reclaimedAtDeadline(why)).as("what metrics count as reclaimed at the deadline")
+        .isTrue();
     assertThat(h.state()).isEqualTo(State.RECLAIMING);
     h.containerEnded(11);
     assertThat(h.state()).isEqualTo(State.RECLAIMING);
@@ -36,7 +39,9 @@ class CheckpointHandshakeTest {
     assertThat(h.answer(CheckpointAnswer.DONE, 0, "hdfs:///c/1", 5_000)).isEqualTo(Outcome.DONE);
     assertThat(h.dueAt(5_000)).isTrue();
     assertThat(h.checkpointLocation()).isEqualTo("hdfs:///c/1");
-    assertThat(h.reclaim()).contains("checkpoint done");
+    String why = h.reclaim();
+    assertThat(why).contains("checkpoint done");
+    assertThat(CheckpointHandshake.reclaimedAtDeadline(why)).isFalse();
     assertThat(h.answer(CheckpointAnswer.EXTEND, 1, null, 6_000)).isEqualTo(Outcome.IGNORED);
   }
 

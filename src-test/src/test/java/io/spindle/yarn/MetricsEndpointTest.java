@@ -1,0 +1,143 @@
+package io.spindle.yarn;
+
+import static io.spindle.yarn.MiniClusterSupport.gpus;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.spindle.metrics.MetricsExposure;
+import java.io.InputStream;
+import java.lang.management.ManagementFactory;
+import java.net.HttpURLConnection;
+import java.net.InetSocketAddress;
+import java.net.URL;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import javax.management.MBeanServer;
+import javax.management.ObjectName;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.yarn.api.records.ApplicationId;
+import org.apache.hadoop.yarn.api.records.NodeState;
+import org.apache.hadoop.yarn.client.api.YarnClient;
+import org.apache.hadoop.yarn.conf.YarnConfiguration;
+import org.apache.hadoop.yarn.server.MiniYARNCluster;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.QueueMetrics;
+import org.apache.hadoop.yarn.util.resource.ResourceUtils;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Spindle's Prometheus endpoint and JMX beans, read from a MiniYARNCluster (1 RM, 2 NodeManagers with 8 GPUs each)
+ * while one gang runs and another waits, and checked against what the cluster did.
+ */
+class MetricsEndpointTest {
+
+  private static final Pattern SAMPLE = Pattern.compile("^([a-zA-Z_:][a-zA-Z0-9_:]*(?:\\{[^}]*\\})?) (\\S+)$");
+  private static MiniYARNCluster cluster;
+  private static YarnClient client;
+  private static Configuration conf;
+
+  @BeforeAll
+  static void startCluster() throws Exception {
+    YarnConfiguration c = new YarnConfiguration();
+    c.set(YarnConfiguration.RM_SCHEDULER, SpindleScheduler.class.getName());
+    c.set(YarnConfiguration.RESOURCE_TYPES, MiniClusterSupport.GPU);
+    c.set("yarn.nodemanager.resource-type." + MiniClusterSupport.GPU, "8");
+    c.setInt("yarn.minicluster.yarn.nodemanager.resource.memory-mb", 65_536);
+    c.setInt(YarnConfiguration.NM_VCORES, 32);
+    c.setInt(YarnConfiguration.NM_LOG_RETAIN_SECONDS, 0);
+    MiniClusterSupport.halvesAandB(c);
+    c.setInt(MetricsExposure.PORT, 0);
+    c.set(MetricsExposure.BIND_ADDRESS, "127.0.0.1");
+    QueueMetrics.clearQueueMetrics();
+    ResourceUtils.resetResourceTypes(c);
+    cluster = new MiniYARNCluster("spindle-metrics", 1, 2, 1, 1);
+    cluster.init(c);
+    cluster.start();
+    conf = cluster.getConfig();
+    client = YarnClient.createYarnClient();
+    client.init(conf);
+    client.start();
+    MiniClusterSupport.await(Duration.ofSeconds(30), () -> client.getNodeReports(NodeState.RUNNING).size() == 2);
+    MiniClusterSupport.awaitEngineGpus(cluster, 16);
+  }
+
+  @AfterAll
+  static void stopCluster() {
+    if (client != null) {
+      client.stop();
+    }
+    if (cluster != null) {
+      cluster.stop();
+    }
+  }
+
+  @Test
+  void theEndpointShowsARunningGangAndAWaitingOne() throws Exception {
+    ApplicationId running = UnmanagedAm.submit(client, "running-gang", "a", Set.of("spindle.gang.size=2"));
+    ApplicationId waiting = UnmanagedAm.submit(client, "waiting-gang", "a", Set.of("spindle.gang.size=3"));
+    try (UnmanagedAm first = UnmanagedAm.register(client, conf, running);
+        UnmanagedAm second = UnmanagedAm.register(client, conf, waiting)) {
+      first.ask(2, gpus(4));
+      assertThat(first.awaitHeld(2, Duration.ofSeconds(30))).isEqualTo(2);
+      // 8 of 16 GPUs are left: three containers of 4 cannot start together, so this gang waits, whole.
+      second.ask(3, gpus(4));
+      second.awaitHeld(1, Duration.ofSeconds(2));
+      assertThat(second.held()).isEmpty();
+
+      Map<String, Double> m = new HashMap<>();
+      MiniClusterSupport.await(Duration.ofSeconds(20), () -> {
+        m.clear();
+        m.putAll(scrape());
+        return m.getOrDefault("spindle_pending_gangs", -1.0) == 1.0
+            && m.getOrDefault("spindle_queue_usage_gpus{queue=\"root.a\",}", -1.0) == 8.0;
+      });
+
+      assertThat(m).containsEntry("spindle_queue_usage_gpus{queue=\"root.a\",}", 8.0)
+          .containsEntry("spindle_queue_pending_gpus{queue=\"root.a\",}", 12.0)
+          .containsEntry("spindle_queue_usage_gpus{queue=\"root.b\",}", 0.0)
+          .containsEntry("spindle_queue_guarantee_gpus{queue=\"root.a\",}", 8.0)
+          .containsEntry("spindle_gpus_total", 16.0)
+          .containsEntry("spindle_gpus_used", 8.0)
+          .containsEntry("spindle_gpus_free", 8.0)
+          .containsEntry("spindle_pending_gangs", 1.0)
+          .containsEntry("spindle_running_containers", 2.0);
+      assertThat(m.get("spindle_decisions_total{type=\"allocate\",}")).isGreaterThanOrEqualTo(2.0);
+      assertThat(m.get("spindle_decisions_total{type=\"reject\",}")).isEqualTo(0.0);
+      assertThat(m.get("spindle_cycle_seconds_count")).isGreaterThan(0.0);
+      assertThat(m.get("spindle_pending_gang_oldest_age_seconds")).isGreaterThanOrEqualTo(0.0);
+
+      // The same registry over JMX, as the bridge's JmxReporter publishes it.
+      MBeanServer jmx = ManagementFactory.getPlatformMBeanServer();
+      Set<ObjectName> names = jmx.queryNames(new ObjectName(MetricsExposure.JMX_DOMAIN + ":name=spindle.pending.gangs,*"),
+          null);
+      assertThat(names).hasSize(1);
+      assertThat(((Number) jmx.getAttribute(names.iterator().next(), "Value")).doubleValue()).isEqualTo(1.0);
+    }
+  }
+
+  /** GETs the endpoint and parses the text format into sample (name with labels) → value. */
+  private static Map<String, Double> scrape() throws Exception {
+    SpindleScheduler scheduler = (SpindleScheduler) cluster.getResourceManager().getResourceScheduler();
+    InetSocketAddress at = scheduler.metricsAddress().orElseThrow();
+    HttpURLConnection c = (HttpURLConnection) new URL("http://127.0.0.1:" + at.getPort() + MetricsExposure.PATH)
+        .openConnection();
+    assertThat(c.getResponseCode()).isEqualTo(200);
+    String text;
+    try (InputStream in = c.getInputStream()) {
+      text = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    }
+    Map<String, Double> out = new HashMap<>();
+    for (String line : text.split("\n")) {
+      Matcher match = SAMPLE.matcher(line);
+      if (!line.startsWith("#") && match.matches()) {
+        out.put(match.group(1), Double.parseDouble(match.group(2)));
+      }
+    }
+    return out;
+  }
+}

@@ -1,0 +1,57 @@
+package io.spindle.metrics;
+
+import com.sun.net.httpserver.HttpHandler;
+import com.sun.net.httpserver.HttpServer;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+
+/**
+ * Spindle's own small HTTP server in the ResourceManager: the Prometheus endpoint now, and the place later status
+ * handlers are added to ({@link #handle}). The JDK's server is enough for a few scrapes a minute and adds nothing to
+ * the RM's classpath.
+ */
+public final class SpindleHttpServer implements AutoCloseable {
+
+  private final HttpServer server;
+  private final ExecutorService threads;
+
+  private SpindleHttpServer(HttpServer server, ExecutorService threads) {
+    this.server = server;
+    this.threads = threads;
+  }
+
+  /** Binds {@code host:port} (port 0: any free port) without serving yet; add handlers, then {@link #start}. */
+  public static SpindleHttpServer bind(String host, int port) throws IOException {
+    HttpServer server = HttpServer.create(new InetSocketAddress(host, port), 0);
+    // Two threads: a slow scraper must not hold up another, and the scheduler's own threads are never used.
+    ExecutorService threads = Executors.newFixedThreadPool(2, r -> {
+      Thread t = new Thread(r, "spindle-http");
+      t.setDaemon(true);
+      return t;
+    });
+    server.setExecutor(threads);
+    return new SpindleHttpServer(server, threads);
+  }
+
+  public SpindleHttpServer handle(String path, HttpHandler handler) {
+    server.createContext(path, handler);
+    return this;
+  }
+
+  public void start() {
+    server.start();
+  }
+
+  /** The bound address, with the actual port when 0 was asked for. */
+  public InetSocketAddress address() {
+    return server.getAddress();
+  }
+
+  @Override
+  public void close() {
+    server.stop(0);
+    threads.shutdownNow();
+  }
+}
