@@ -153,6 +153,7 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
   private final SpindleMetrics metrics = new SpindleMetrics();
   private Configuration metricsConf;
   private MetricsExposure metricsExposure;
+  private long lastMetricsPublish;
   /** Ids for recovered containers count down from -1, apart from the engine's own (1, 2, …). */
   private long nextRecoveredId = -1;
   private Engine engine;
@@ -819,13 +820,28 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
         batch = asks;
       }
       decisions.addAll(engine.cycle(batch, this::ignored).decisions());
-      metrics.publish(engine.stats(), engine.queueSnapshots());
     }
     apply(decisions);
     timing.stop();
     metrics.decided(decisions);
+    publishMetrics(!batch.isEmpty() || !decisions.isEmpty());
     if (term != null) {
       saveState(term);
+    }
+  }
+
+  /**
+   * Refreshes the gauges' snapshot after a cycle that changed something, and at least once a second (ages move with
+   * time): not on every idle cycle, since the stats walk every GPU. Not part of the cycle's measured latency.
+   */
+  private void publishMetrics(boolean changed) {
+    long now = System.currentTimeMillis();
+    if (!changed && now - lastMetricsPublish < 1_000) {
+      return;
+    }
+    lastMetricsPublish = now;
+    synchronized (engineLock) {
+      metrics.publish(engine.stats(), engine.queueSnapshots());
     }
   }
 
