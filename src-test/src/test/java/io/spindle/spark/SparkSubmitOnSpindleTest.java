@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.spindle.yarn.CycleRecordingScheduler;
 import io.spindle.yarn.CycleRecordingScheduler.Allocated;
+import io.spindle.yarn.MiniClusterSupport;
 import io.spindle.yarn.UnmanagedAm;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -119,15 +120,7 @@ class SparkSubmitOnSpindleTest {
 
   @AfterAll
   static void stop() throws Exception {
-    if (yarn != null) {
-      yarn.stop();
-    }
-    if (cluster != null) {
-      cluster.stop();
-    }
-    if (zk != null) {
-      zk.close();
-    }
+    MiniClusterSupport.stopAll(yarn, cluster, zk);
   }
 
   @Test

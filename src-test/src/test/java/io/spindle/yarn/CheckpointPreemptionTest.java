@@ -82,15 +82,7 @@ class CheckpointPreemptionTest {
 
   @AfterAll
   static void stop() throws Exception {
-    if (client != null) {
-      client.stop();
-    }
-    if (cluster != null) {
-      cluster.stop();
-    }
-    if (zk != null) {
-      zk.close();
-    }
+    MiniClusterSupport.stopAll(client, cluster, zk);
   }
 
   @Test

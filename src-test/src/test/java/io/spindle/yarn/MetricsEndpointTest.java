@@ -67,13 +67,8 @@ class MetricsEndpointTest {
   }
 
   @AfterAll
-  static void stopCluster() {
-    if (client != null) {
-      client.stop();
-    }
-    if (cluster != null) {
-      cluster.stop();
-    }
+  static void stopCluster() throws Exception {
+    MiniClusterSupport.stopAll(client, cluster);
   }
 
   @Test

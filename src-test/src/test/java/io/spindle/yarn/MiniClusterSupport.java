@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.net.ServerSocket;
 import java.time.Duration;
 import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.service.Service;
 import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.apache.hadoop.yarn.server.MiniYARNCluster;
@@ -64,6 +65,20 @@ public final class MiniClusterSupport {
   public static int freePort() throws IOException {
     try (ServerSocket s = new ServerSocket(0)) {
       return s.getLocalPort();
+    }
+  }
+
+  /**
+   * Stops what a suite started, in the order given (clients before the cluster they talk to), skipping what never
+   * started: Hadoop services are stopped, anything else closeable is closed.
+   */
+  public static void stopAll(Object... parts) throws Exception {
+    for (Object part : parts) {
+      if (part instanceof Service service) {
+        service.stop();
+      } else if (part instanceof AutoCloseable closeable) {
+        closeable.close();
+      }
     }
   }
 

@@ -113,18 +113,7 @@ class RmFailoverTest {
 
   @AfterAll
   static void stop() throws Exception {
-    if (nm != null) {
-      nm.stop();
-    }
-    if (client != null) {
-      client.stop();
-    }
-    if (cluster != null) {
-      cluster.stop();
-    }
-    if (zk != null) {
-      zk.close();
-    }
+    MiniClusterSupport.stopAll(nm, client, cluster, zk);
   }
 
   @Test

@@ -80,13 +80,8 @@ class SpindleSchedulerMiniClusterTest {
   }
 
   @AfterAll
-  static void stopCluster() {
-    if (client != null) {
-      client.stop();
-    }
-    if (cluster != null) {
-      cluster.stop();
-    }
+  static void stopCluster() throws Exception {
+    MiniClusterSupport.stopAll(client, cluster);
   }
 
   @Test
