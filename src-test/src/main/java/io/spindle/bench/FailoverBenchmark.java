@@ -147,6 +147,8 @@ public final class FailoverBenchmark {
       standbyZk.close();
       if (mode.equals("crash")) {
         ensemble.restartServer(servers.get(0));
+        // Whole again before the next trial (or the ensemble's close, which fails on a server still starting).
+        client(servers.get(0).getConnectString(), sessionMs).close();
       }
     }
     return out;
