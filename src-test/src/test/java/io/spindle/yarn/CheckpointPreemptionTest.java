@@ -33,8 +33,6 @@ import org.apache.hadoop.yarn.client.api.NMClient;
 import org.apache.hadoop.yarn.client.api.YarnClient;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.apache.hadoop.yarn.server.MiniYARNCluster;
-import org.apache.hadoop.yarn.server.resourcemanager.scheduler.QueueMetrics;
-import org.apache.hadoop.yarn.util.resource.ResourceUtils;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -68,15 +66,9 @@ class CheckpointPreemptionTest {
     c.setInt(YarnConfiguration.RM_SCHEDULER_MAXIMUM_ALLOCATION_MB, 32_768);
     c.set(SpindleScheduler.PREEMPTION_SIGNAL, "true");
     MiniClusterSupport.halvesAandB(c);
-    QueueMetrics.clearQueueMetrics();
-    ResourceUtils.resetResourceTypes(c);
-    cluster = new MiniYARNCluster("preemption", 1, 2, 1, 1);
-    cluster.init(c);
-    cluster.start();
+    cluster = MiniClusterSupport.startCluster("preemption", c, 2);
     conf = cluster.getConfig();
-    client = YarnClient.createYarnClient();
-    client.init(conf);
-    client.start();
+    client = MiniClusterSupport.startClient(conf);
     MiniClusterSupport.awaitEngineGpus(cluster, 8);
   }
 

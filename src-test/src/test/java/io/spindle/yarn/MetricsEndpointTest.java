@@ -24,8 +24,6 @@ import org.apache.hadoop.yarn.api.records.NodeState;
 import org.apache.hadoop.yarn.client.api.YarnClient;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.apache.hadoop.yarn.server.MiniYARNCluster;
-import org.apache.hadoop.yarn.server.resourcemanager.scheduler.QueueMetrics;
-import org.apache.hadoop.yarn.util.resource.ResourceUtils;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -53,15 +51,9 @@ class MetricsEndpointTest {
     MiniClusterSupport.halvesAandB(c);
     c.setInt(MetricsExposure.PORT, 0);
     c.set(MetricsExposure.BIND_ADDRESS, "127.0.0.1");
-    QueueMetrics.clearQueueMetrics();
-    ResourceUtils.resetResourceTypes(c);
-    cluster = new MiniYARNCluster("spindle-metrics", 1, 2, 1, 1);
-    cluster.init(c);
-    cluster.start();
+    cluster = MiniClusterSupport.startCluster("spindle-metrics", c, 2);
     conf = cluster.getConfig();
-    client = YarnClient.createYarnClient();
-    client.init(conf);
-    client.start();
+    client = MiniClusterSupport.startClient(conf);
     MiniClusterSupport.await(Duration.ofSeconds(30), () -> client.getNodeReports(NodeState.RUNNING).size() == 2);
     MiniClusterSupport.awaitEngineGpus(cluster, 16);
   }

@@ -6,8 +6,11 @@ import java.time.Duration;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.service.Service;
 import org.apache.hadoop.yarn.api.records.Resource;
+import org.apache.hadoop.yarn.client.api.YarnClient;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.apache.hadoop.yarn.server.MiniYARNCluster;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.QueueMetrics;
+import org.apache.hadoop.yarn.util.resource.ResourceUtils;
 
 /** What the MiniYARNCluster suites share: GPU asks, free ports, and waiting for a condition. */
 public final class MiniClusterSupport {
@@ -66,6 +69,27 @@ public final class MiniClusterSupport {
     try (ServerSocket s = new ServerSocket(0)) {
       return s.getLocalPort();
     }
+  }
+
+  /**
+   * Starts a MiniYARNCluster of one RM and {@code nodeManagers} NodeManagers on {@code c}, after clearing what an
+   * earlier suite in this JVM left behind (queue metrics, resource types).
+   */
+  public static MiniYARNCluster startCluster(String name, Configuration c, int nodeManagers) {
+    QueueMetrics.clearQueueMetrics();
+    ResourceUtils.resetResourceTypes(c);
+    MiniYARNCluster cluster = new MiniYARNCluster(name, 1, nodeManagers, 1, 1);
+    cluster.init(c);
+    cluster.start();
+    return cluster;
+  }
+
+  /** A started YARN client of {@code conf}. */
+  public static YarnClient startClient(Configuration conf) {
+    YarnClient client = YarnClient.createYarnClient();
+    client.init(conf);
+    client.start();
+    return client;
   }
 
   /**

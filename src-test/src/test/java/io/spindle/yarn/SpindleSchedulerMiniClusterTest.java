@@ -23,8 +23,6 @@ import org.apache.hadoop.yarn.api.records.YarnApplicationState;
 import org.apache.hadoop.yarn.client.api.YarnClient;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.apache.hadoop.yarn.server.MiniYARNCluster;
-import org.apache.hadoop.yarn.server.resourcemanager.scheduler.QueueMetrics;
-import org.apache.hadoop.yarn.util.resource.ResourceUtils;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -66,15 +64,9 @@ class SpindleSchedulerMiniClusterTest {
     c.set(p + "default.acl_submit_applications", "*");
     // Queue b admits alice and the user running the tests; bob is refused.
     c.set(p + "b.acl_submit_applications", "alice," + UserGroupInformation.getCurrentUser().getShortUserName());
-    QueueMetrics.clearQueueMetrics();
-    ResourceUtils.resetResourceTypes(c);
-    cluster = new MiniYARNCluster("spindle", 1, 2, 1, 1);
-    cluster.init(c);
-    cluster.start();
+    cluster = MiniClusterSupport.startCluster("spindle", c, 2);
     conf = cluster.getConfig();
-    client = YarnClient.createYarnClient();
-    client.init(conf);
-    client.start();
+    client = MiniClusterSupport.startClient(conf);
     waitFor(() -> client.getNodeReports(NodeState.RUNNING).size() == 2, Duration.ofSeconds(30));
     MiniClusterSupport.awaitEngineGpus(cluster, 16);
   }
