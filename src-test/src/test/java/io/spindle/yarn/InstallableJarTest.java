@@ -42,8 +42,8 @@ class InstallableJarTest {
           <property><name>yarn.resourcemanager.resource-tracker.address</name><value>127.0.0.1:%d</value></property>
           <property><name>yarn.resourcemanager.admin.address</name><value>127.0.0.1:%d</value></property>
           <property><name>yarn.resourcemanager.webapp.address</name><value>127.0.0.1:%d</value></property>
-          <property><name>yarn.scheduler.spindle.metrics.bind-address</name><value>127.0.0.1</value></property>
-          <property><name>yarn.scheduler.spindle.metrics.port</name><value>%d</value></property>
+          <property><name>yarn.scheduler.spindle.http.bind-address</name><value>127.0.0.1</value></property>
+          <property><name>yarn.scheduler.spindle.http.port</name><value>%d</value></property>
         </configuration>
         """.formatted(rmPort, freePort(), freePort(), freePort(), freePort(), metricsPort));
     Files.copy(Path.of("../conf/capacity-scheduler.xml"), confDir.resolve("capacity-scheduler.xml"));

@@ -25,7 +25,14 @@ import io.spindle.ha.SchedulerZk;
 import io.spindle.ha.SchedulerZkIdentity;
 import io.spindle.ha.ZkSettings;
 import io.spindle.ha.avro.MigLayoutRecord;
+import io.spindle.core.engine.EngineStatus;
+import io.spindle.core.status.AppHistory;
+import io.spindle.core.status.Explanation;
+import io.spindle.core.status.WhyExplainer;
 import io.spindle.metrics.MetricsExposure;
+import io.spindle.web.RequestUser;
+import io.spindle.web.SchedulerView;
+import io.spindle.web.SpindleWeb;
 import io.spindle.metrics.SpindleMetrics;
 import java.io.IOException;
 import java.io.InputStream;
@@ -132,6 +139,8 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
   public static final String PREEMPTION_SIGNAL = "yarn.scheduler.spindle.preemption.signal-graceful-shutdown";
   public static final String MIG_ANSWER_TIMEOUT_SECONDS = "yarn.scheduler.spindle.mig.answer-timeout-seconds";
   public static final long DEFAULT_MIG_ANSWER_TIMEOUT_SECONDS = 300;
+  /** Applications whose rejections and preemptions {@code why} remembers: the most recently touched. */
+  static final int HISTORY_APPS = 10_000;
   static final String ACL_SUBMIT = "acl_submit_applications";
   static final String ACL_ADMINISTER = "acl_administer_queue";
   private static final String CAPACITY_SCHEDULER_XML = "capacity-scheduler.xml";
@@ -145,6 +154,8 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
   private final Map<ContainerId, Long> allocationOf = new ConcurrentHashMap<>();
   private final Map<ApplicationId, AppAsks> asks = new ConcurrentHashMap<>();
   private final Map<ApplicationId, String> waitReasons = new ConcurrentHashMap<>();
+  /** Why this adapter holds an application's ask back from the engine (a gang not fully asked for yet). */
+  private final Map<ApplicationId, String> askNotes = new ConcurrentHashMap<>();
   private final PreemptionNotices preemptions = new PreemptionNotices();
   /** The container of each engine allocation, for notices and reclaims, which name allocations. */
   private final Map<Long, ContainerId> containerOf = new ConcurrentHashMap<>();
@@ -153,7 +164,13 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
   private final SpindleMetrics metrics = new SpindleMetrics();
   private Configuration metricsConf;
   private MetricsExposure metricsExposure;
+  private SpindleWeb web;
+  /** What the engine showed after the last published cycle: what the status API and the GPU map read. */
+  private volatile EngineStatus published = EngineStatus.EMPTY;
+  /** Rejections, notices and preemptions per application, for {@code why}; guarded by itself. */
+  private final AppHistory history = new AppHistory(HISTORY_APPS);
   private long lastMetricsPublish;
+  private String rmId;
   /** Ids for recovered containers count down from -1, apart from the engine's own (1, 2, …). */
   private long nextRecoveredId = -1;
   private Engine engine;
@@ -198,6 +215,7 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     this.usePortForNodeName = conf.getBoolean(YarnConfiguration.RM_SCHEDULER_INCLUDE_PORT_IN_NODE_NAME,
         YarnConfiguration.DEFAULT_RM_SCHEDULER_USE_PORT_FOR_NODE_NAME);
     this.cycleIntervalMs = conf.getLong(CYCLE_INTERVAL_MS, DEFAULT_CYCLE_INTERVAL_MS);
+    this.rmId = conf.get(YarnConfiguration.RM_HA_ID, "rm");
     this.takeOverWaitMs = conf.getLong(YarnConfiguration.RM_WORK_PRESERVING_RECOVERY_SCHEDULING_WAIT_MS,
         YarnConfiguration.DEFAULT_RM_WORK_PRESERVING_RECOVERY_SCHEDULING_WAIT_MS);
     Configuration schedulerConf = schedulerConfiguration(conf);
@@ -246,9 +264,11 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
   @Override
   public void serviceStart() throws Exception {
     running = true;
-    metricsExposure = MetricsExposure.start(metrics, metricsConf.getBoolean(MetricsExposure.JMX_ENABLED, true),
-        metricsConf.get(MetricsExposure.BIND_ADDRESS, MetricsExposure.DEFAULT_BIND_ADDRESS),
-        metricsConf.getInt(MetricsExposure.PORT, MetricsExposure.DEFAULT_PORT));
+    metricsExposure = MetricsExposure.start(metrics, metricsConf.getBoolean(MetricsExposure.JMX_ENABLED, true));
+    web = SpindleWeb.start(metricsConf.get(SpindleWeb.BIND_ADDRESS, SpindleWeb.DEFAULT_BIND_ADDRESS),
+        metricsConf.getInt(SpindleWeb.PORT, SpindleWeb.DEFAULT_PORT), MetricsExposure.PATH,
+        metricsExposure.prometheus(), new WebView(),
+        RequestUser.forAuthentication(metricsConf.get("hadoop.security.authentication", "simple")));
     if (ha != null) {
       ha.start();
     }
@@ -267,6 +287,9 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     }
     if (ha != null) {
       ha.close();
+    }
+    if (web != null) {
+      web.close();
     }
     if (metricsExposure != null) {
       metricsExposure.close();
@@ -601,6 +624,7 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     asks.remove(appId);
     heardFrom.remove(appId);
     waitReasons.remove(appId);
+    askNotes.remove(appId);
     checkpoints.forget(appId);
     inbox.add(new EngineEvent.AppFinished(appId.toString()));
   }
@@ -755,10 +779,13 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
       }
       int gangSize = appAsks.tags().gangSize();
       if (gang && count > 0 && count < gangSize) {
-        waitReasons.put(appId, "gang of " + gangSize + " waits for the application to ask for all members (it asks "
-            + count + ")");
+        String note = "gang of " + gangSize + " waits for the application to ask for all members (it asks "
+            + count + ")";
+        waitReasons.put(appId, note);
+        askNotes.put(appId, note);
         continue;
       }
+      askNotes.remove(appId);
       PlacementSpec spec = appAsks.isAm(keyName) ? PlacementSpec.APPLICATION_MASTER : appAsks.tags().placement(gang);
       inbox.add(new EngineEvent.Demand(appId.toString(), keyName, shape, count, spec));
     }
@@ -815,11 +842,11 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
         // What YARN recovered first, then the previous leader's state over it, then the asks, as restore expects.
         List<EngineEvent> asks = new ArrayList<>();
         batch.removeIf(event -> event instanceof EngineEvent.Demand && asks.add(event));
-        decisions.addAll(engine.cycle(batch, this::ignored).decisions());
+        decisions.addAll(remembered(engine.cycle(batch, this::ignored)));
         takeOver(saved.get());
         batch = asks;
       }
-      decisions.addAll(engine.cycle(batch, this::ignored).decisions());
+      decisions.addAll(remembered(engine.cycle(batch, this::ignored)));
     }
     apply(decisions);
     timing.stop();
@@ -842,7 +869,15 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     lastMetricsPublish = now;
     synchronized (engineLock) {
       metrics.publish(engine.stats(), engine.queueSnapshots());
+      published = engine.status();
     }
+  }
+
+  private List<Decision> remembered(CycleResult cycle) {
+    synchronized (history) {
+      history.record(cycle);
+    }
+    return cycle.decisions();
   }
 
   /**
@@ -1114,6 +1149,7 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     appAsks.allocated(a.requestKey());
     node.allocateContainer(rmContainer);
     waitReasons.remove(appId);
+    askNotes.remove(appId);
   }
 
   /** A request that can never be served: the application is killed with the reason as its diagnostics. */
@@ -1137,9 +1173,66 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     return metrics;
   }
 
-  /** Where the Prometheus endpoint listens; empty unless {@value MetricsExposure#PORT} is set. */
-  public Optional<InetSocketAddress> metricsAddress() {
-    return metricsExposure == null ? Optional.empty() : metricsExposure.httpAddress();
+  /**
+   * Where Spindle's HTTP server (Prometheus endpoint, status API, GPU map) listens; empty unless
+   * {@value SpindleWeb#PORT} is set.
+   */
+  public Optional<InetSocketAddress> webAddress() {
+    return web == null ? Optional.empty() : web.address();
+  }
+
+  /** Why the application is where it is, from the engine's reasons as of the last published cycle. */
+  public Explanation explain(ApplicationId appId) {
+    String id = appId.toString();
+    List<AppHistory.Outcome> outcomes;
+    synchronized (history) {
+      outcomes = history.of(id);
+    }
+    String note = askNotes.get(appId);
+    return WhyExplainer.explain(id, published, outcomes, note == null ? List.of() : List.of(note));
+  }
+
+  /** The status API's window on this scheduler: published snapshots and thread-safe calls only. */
+  private final class WebView implements SchedulerView {
+
+    @Override
+    public EngineStatus status() {
+      return published;
+    }
+
+    @Override
+    public SchedulerInfo info() {
+      SchedulerLeadership.Term term = ha == null ? null : ha.term();
+      return new SchedulerInfo(rmId, ha == null || term != null, term == null ? -1 : term.epoch(), cycleIntervalMs);
+    }
+
+    @Override
+    public Explanation explain(String appId) {
+      return SpindleScheduler.this.explain(ApplicationId.fromString(appId));
+    }
+
+    @Override
+    public List<AppHistory.Outcome> history(String appId) {
+      synchronized (history) {
+        return history.of(appId);
+      }
+    }
+
+    @Override
+    public Optional<String> containerName(long allocationId) {
+      return Optional.ofNullable(containerOf.get(allocationId)).map(ContainerId::toString);
+    }
+
+    @Override
+    public boolean isQueueAdmin(String user, String queuePath) {
+      return checkAccess(UserGroupInformation.createRemoteUser(user), QueueACL.ADMINISTER_QUEUE, queuePath);
+    }
+
+    @Override
+    public String refreshQueues() throws IOException {
+      reinitialize(getConfig(), rmContext);
+      return "queue configuration reloaded: " + queues.size() + " queues";
+    }
   }
 
   /** The last reason Spindle gave for an application waiting or being rejected, if any. */

@@ -68,6 +68,8 @@ public final class Engine {
   private QueueState root;
   private final Map<String, AppState> apps = new LinkedHashMap<>();
   private final Set<String> rejectedApps = new LinkedHashSet<>();
+  static final String NOT_YET_CONSIDERED = "not yet considered by a scheduling cycle";
+
   private final Map<Long, Allocation> allocations = new HashMap<>();
   private final Map<String, Set<Long>> allocationsByNode = new HashMap<>();
   /** Queue limits resolved against the current cluster; dropped when nodes or queues change. */
@@ -634,7 +636,7 @@ public final class Engine {
 
   private static String projected(Reservation r) {
     return r.projectedStartMillis() == Long.MAX_VALUE ? " (containers there declared no run time)"
-        : " (projected start at " + r.projectedStartMillis() + " ms)";
+        : " (projected start " + java.time.Instant.ofEpochMilli(r.projectedStartMillis()) + ")";
   }
 
   /** The last declared end of what runs on the reserved nodes: when the gang is due to fit at the latest. */
@@ -1065,7 +1067,7 @@ public final class Engine {
     }
     Map<String, String> out = new LinkedHashMap<>();
     for (DemandState d : app.demands.values()) {
-      out.put(d.key, d.reportedReason == null ? "not yet considered by a scheduling cycle" : d.reportedReason);
+      out.put(d.key, d.reportedReason == null ? NOT_YET_CONSIDERED : d.reportedReason);
     }
     return Collections.unmodifiableMap(out);
   }
@@ -1117,6 +1119,29 @@ public final class Engine {
     return new EngineStats(gangs, gangs == 0 ? 0 : Math.max(0, now - oldestSubmit), cluster.reservations().size(),
         cluster.capacity().gpus(), freeWhole, cluster.freeMigInstancesByProfile(), cluster.migSlices(), pendingContainers(),
         runningContainers());
+  }
+
+  /** What status pages show, as of now (call between cycles, on the thread that runs them). */
+  public EngineStatus status() {
+    List<EngineStatus.App> appViews = new ArrayList<>(apps.size());
+    for (AppState app : apps.values()) {
+      List<EngineStatus.Request> requests = new ArrayList<>(app.demands.size());
+      for (DemandState d : app.demands.values()) {
+        Reservation r = d.reservation;
+        requests.add(new EngineStatus.Request(d.key, d.shape, d.outstanding, d.spec,
+            d.reportedReason == null ? NOT_YET_CONSIDERED : d.reportedReason,
+            r == null ? null : new EngineStatus.Held(r.subtree(), r.nodeIds(), r.createdMillis(),
+                r.projectedStartMillis())));
+      }
+      appViews.add(new EngineStatus.App(app.id, app.leaf.path(), app.user, app.priority, app.submitTimeMillis,
+          app.usage, app.allocations.size(), requests));
+    }
+    List<EngineStatus.Container> containers = new ArrayList<>(allocations.size());
+    for (Allocation a : allocations.values().stream().sorted(Comparator.comparingLong(Allocation::id)).toList()) {
+      containers.add(new EngineStatus.Container(a.id(), a.appId(), a.requestKey(), a.placement().nodeId(), a.shape(),
+          a.placement().gpus()));
+    }
+    return new EngineStatus(cycles, clock.nowMillis(), queueSnapshots(), appViews, cluster.nodeViews(), containers);
   }
 
   /**
