@@ -67,8 +67,8 @@ public final class WhyExplainer {
       if (waitsAgain && state == Explanation.State.PENDING) {
         state = Explanation.State.PREEMPTED;
       }
-      sentences.add("At " + time(p.atMillis()) + " Spindle preempted " + p.containers() + " of its container"
-          + (p.containers() == 1 ? "" : "s") + " (request '" + p.requestKey() + "')"
+      sentences.add("At " + time(p.atMillis()) + " Spindle preempted " + p.containers() + " of its containers"
+          + " (request '" + p.requestKey() + "')"
           + forWhom(p.forAppId(), p.forRequestKey()) + ": " + p.reason() + "."
           + (p.checkpointLocation() == null ? "" : " It resumes from " + p.checkpointLocation() + ".")
           + (waitsAgain ? " The request was re-queued and waits to be placed again." : ""));

@@ -125,7 +125,7 @@ class WhyExplainerTest {
 
     Explanation e = why("borrower");
     assertThat(e.state()).isEqualTo(Explanation.State.PREEMPTED);
-    assertThat(e.text()).contains("Spindle preempted 1 of its container (request 'r') to make room for request"
+    assertThat(e.text()).contains("Spindle preempted 1 of its containers (request 'r') to make room for request"
         + " 'workers' of owner").contains("re-queued and waits to be placed again");
     assertThat(why("owner").state()).isEqualTo(Explanation.State.RUNNING);
   }
