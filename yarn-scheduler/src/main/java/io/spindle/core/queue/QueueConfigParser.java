@@ -44,6 +44,11 @@ public final class QueueConfigParser {
   /** Bounds of the per-queue extension keys; the same as the cluster-wide settings'. */
   public static final int MAX_EXTENSIONS_LIMIT = 100;
   public static final long MAX_EXTENSION_SECONDS_LIMIT = 86_400;
+  /**
+   * Levels below root a queue tree may have. Real trees have a handful; the bound keeps the recursive walks here and
+   * in fair share from running a thread out of stack on a runaway (generated or corrupted) configuration.
+   */
+  public static final int MAX_DEPTH = 64;
 
   public static final double DEFAULT_MAXIMUM_PERCENT = 100;
   public static final double DEFAULT_USER_LIMIT_FACTOR = 1;
@@ -71,7 +76,7 @@ public final class QueueConfigParser {
   public QueueTree parse(Map<String, String> conf) {
     Map<String, String> c = new TreeMap<>(conf);
     Map<String, List<String>> children = new LinkedHashMap<>();
-    readChildren(c, QueueTree.ROOT, children, new HashSet<>());
+    readChildren(c, QueueTree.ROOT, 0, children, new HashSet<>());
     rejectUnknownQueueKeys(c, children.keySet());
 
     Map<String, QueueConfig> queues = new LinkedHashMap<>();
@@ -86,11 +91,14 @@ public final class QueueConfigParser {
     return new QueueTree(queues);
   }
 
-  private void readChildren(Map<String, String> c, String path, Map<String, List<String>> out,
+  private void readChildren(Map<String, String> c, String path, int depth, Map<String, List<String>> out,
       Set<String> leafNames) {
     String key = key(path, QUEUES);
     String raw = c.get(key);
-    List<String> names = new ArrayList<>();
+    Set<String> names = new java.util.LinkedHashSet<>();
+    if (raw != null && depth == MAX_DEPTH) {
+      throw new QueueConfigException(key, "the queue tree is deeper than " + MAX_DEPTH + " levels below root");
+    }
     if (raw != null) {
       for (String part : raw.split(",", -1)) {
         String name = part.strip();
@@ -100,22 +108,21 @@ public final class QueueConfigParser {
         if (!QUEUE_NAME.matcher(name).matches()) {
           throw new QueueConfigException(key, "queue name '" + name + "' may hold only letters, digits, '_' and '-'");
         }
-        if (names.contains(name)) {
+        if (!names.add(name)) {
           throw new QueueConfigException(key, "duplicate queue '" + name + "' under " + path);
         }
-        names.add(name);
       }
     } else if (path.equals(QueueTree.ROOT)) {
       throw new QueueConfigException(key, "missing; root needs at least one child queue");
     }
-    out.put(path, names);
+    out.put(path, List.copyOf(names));
     for (String name : names) {
       String childPath = path + "." + name;
       if (c.get(key(childPath, QUEUES)) == null && !leafNames.add(name)) {
         throw new QueueConfigException(key,
             "duplicate queue: leaf name '" + name + "' is used twice; applications name leaf queues by that name");
       }
-      readChildren(c, childPath, out, leafNames);
+      readChildren(c, childPath, depth + 1, out, leafNames);
     }
   }
 
@@ -143,9 +150,17 @@ public final class QueueConfigParser {
       String last = suffix.substring(suffix.lastIndexOf('.') + 1);
       boolean aimsAtQueue = STANDARD_QUEUE_KEYS.contains(last) || suffix.substring(dot + 1).startsWith(SPINDLE);
       if (aimsAtQueue && QUEUE_NAME.matcher(first).matches() && !isCapacitySchedulerSubProperty(first)) {
-        throw new QueueConfigException(key, "unknown queue '" + owner + "." + first + "'; declared queues: " + known);
+        throw new QueueConfigException(key, "unknown queue '" + owner + "." + first + "'; declared queues: "
+            + firstFew(known));
       }
     }
+  }
+
+  /** A list short enough to read in a log line or an rmadmin answer, however many queues there are. */
+  private static String firstFew(Set<String> queues) {
+    List<String> some = queues.stream().limit(20).toList();
+    return some.size() == queues.size() ? some.toString()
+        : some.toString().replace("]", ", … (" + queues.size() + " in all)]");
   }
 
   private static Set<String> union(Set<String> a, Set<String> b) {
@@ -162,14 +177,15 @@ public final class QueueConfigParser {
         || first.equals("app-lifetime") || first.equals("disable_preemption");
   }
 
+  /** The longest declared queue path that {@code rest} continues; looked up per dot so huge trees stay linear. */
   private static String longestQueuePrefix(String rest, Set<String> known) {
-    String best = QueueTree.ROOT;
-    for (String path : known) {
-      if (rest.startsWith(path + ".") && path.length() > best.length()) {
-        best = path;
+    for (int dot = rest.lastIndexOf('.'); dot > 0; dot = rest.lastIndexOf('.', dot - 1)) {
+      String path = rest.substring(0, dot);
+      if (known.contains(path)) {
+        return path;
       }
     }
-    return best;
+    return QueueTree.ROOT;
   }
 
   private QueueConfig readQueue(Map<String, String> c, String path, List<String> children) {
@@ -291,10 +307,10 @@ public final class QueueConfigParser {
 
   private static String describe(List<QueueConfig> kids) {
     StringBuilder s = new StringBuilder();
-    for (QueueConfig k : kids) {
+    for (QueueConfig k : kids.subList(0, Math.min(20, kids.size()))) {
       s.append(s.length() == 0 ? "" : ", ").append(k.name()).append('=').append(k.capacity());
     }
-    return s.toString();
+    return kids.size() > 20 ? s + ", … (" + kids.size() + " children)" : s.toString();
   }
 
   private static String trim(double d) {
