@@ -14,6 +14,9 @@ import org.apache.hadoop.yarn.api.records.ResourceInformation;
 /** Translates YARN's resources and nodes into the core model. */
 final class YarnResources {
 
+  /** Far above any server built (8 or 16 GPUs); below what would cost the ResourceManager real memory to model. */
+  static final int MAX_GPUS_PER_NODE = 1024;
+
   private final GpuModelCatalog catalog;
   private final GpuModel defaultModel;
   private final int islandSize;
@@ -26,7 +29,9 @@ final class YarnResources {
 
   /**
    * A container ask as a core shape: {@code yarn.io/gpu} or {@code nvidia.com/gpu} as whole GPUs,
-   * {@code nvidia.com/mig-<profile>} as MIG instances. An unknown MIG profile is an error naming the resource.
+   * {@code nvidia.com/mig-<profile>} as MIG instances. Anything Spindle cannot honour is an error naming the
+   * resource: an unknown MIG profile, a negative amount, a count beyond what can be counted, and any other resource
+   * type asked for (the container would be placed as if it did not need it, on a node that may not have it).
    */
   Resources shape(Resource r) {
     long gpus = 0;
@@ -35,11 +40,17 @@ final class YarnResources {
     for (ResourceInformation info : r.getResources()) {
       String name = info.getName();
       long value = info.getValue();
-      if (value <= 0) {
+      if (name.equals(ResourceInformation.MEMORY_URI) || name.equals(ResourceInformation.VCORES_URI)) {
+        continue; // read below, where Resources checks them
+      }
+      if (value < 0) {
+        throw new IllegalArgumentException("resource " + name + "=" + value + " is negative");
+      }
+      if (value == 0) {
         continue;
       }
       if (GpuResourceNames.isWholeGpu(name)) {
-        gpus += value;
+        gpus = count(name, value, gpus);
       } else if (name.startsWith(GpuResourceNames.MIG_PREFIX)) {
         String p = GpuResourceNames.migProfile(name, catalog);
         if (profile != null && !profile.equals(p)) {
@@ -47,14 +58,31 @@ final class YarnResources {
               + profile + " and " + p);
         }
         profile = p;
-        instances += value;
+        instances = count(name, value, instances);
+      } else {
+        throw new IllegalArgumentException("resource " + name + "=" + value + " is not one Spindle schedules (memory,"
+            + " vcores, " + GpuResourceNames.WHOLE_GPU + ", " + GpuResourceNames.NVIDIA_GPU + ", "
+            + GpuResourceNames.MIG_PREFIX + "<profile>); the container could be placed on a node without it");
       }
     }
-    Resources base = Resources.of(r.getMemorySize(), (int) r.getVirtualCores());
-    if (instances > 0) {
-      return base.withMig(profile, Math.toIntExact(instances));
+    if (instances > 0 && gpus > 0) {
+      throw new IllegalArgumentException("a container may ask for whole GPUs or for MIG instances (" + profile
+          + "), not both: no GPU serves both at once");
     }
-    return gpus > 0 ? base.withGpus(Math.toIntExact(gpus)) : base;
+    Resources base = Resources.of(r.getMemorySize(), r.getVirtualCores());
+    if (instances > 0) {
+      return base.withMig(profile, (int) instances);
+    }
+    return gpus > 0 ? base.withGpus((int) gpus) : base;
+  }
+
+  /** Adds an amount of GPUs or MIG instances to those already counted, refusing totals beyond an int. */
+  private static long count(String name, long value, long before) {
+    if (value > Integer.MAX_VALUE - before) {
+      throw new IllegalArgumentException("resource " + name + "=" + value + " asks for more GPUs than can be counted"
+          + " (at most " + Integer.MAX_VALUE + " per container)");
+    }
+    return before + value;
   }
 
   GpuModel defaultModel() {
@@ -75,8 +103,13 @@ final class YarnResources {
   Node node(String id, String location, Resource total) {
     long gpus = 0;
     for (ResourceInformation info : total.getResources()) {
-      if (GpuResourceNames.isWholeGpu(info.getName())) {
+      if (GpuResourceNames.isWholeGpu(info.getName()) && info.getValue() > 0) {
         gpus += info.getValue();
+        if (gpus > MAX_GPUS_PER_NODE) {
+          // Each GPU is modelled one by one: a misconfigured count must not make the RM build millions of them.
+          throw new IllegalArgumentException("node " + id + " advertises " + info.getName() + "=" + info.getValue()
+              + "; Spindle models at most " + MAX_GPUS_PER_NODE + " GPUs per node");
+        }
       }
     }
     List<Gpu> list = new ArrayList<>();
