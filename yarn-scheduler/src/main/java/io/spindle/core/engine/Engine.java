@@ -307,6 +307,10 @@ public final class Engine {
       return "count must not be negative; was " + e.count();
     }
     Resources shape = e.shape();
+    if (shape.memoryMb() == 0 && shape.vcores() == 0 && shape.gpus() == 0 && !shape.wantsMig()) {
+      // Such a container fits on every node without end: placing as many as asked would never finish a cycle.
+      return "a container must ask for some memory, vcores or GPUs; " + shape + " asks for nothing";
+    }
     if (shape.gpuModel() != null && catalog.find(shape.gpuModel()).isEmpty()) {
       return "unknown GPU model '" + shape.gpuModel() + "'; known models: "
           + catalog.models().stream().map(GpuModel::name).toList();
