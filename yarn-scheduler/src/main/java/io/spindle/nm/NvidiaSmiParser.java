@@ -129,13 +129,13 @@ public final class NvidiaSmiParser {
         if (current != null) {
           gpus.put(current.index(), new ListedGpu(current.index(), current.name(), current.uuid(), migs));
         }
-        current = new ListedGpu(Integer.parseInt(gpu.group(1)), gpu.group(2), gpu.group(3), List.of());
+        current = new ListedGpu(index(gpu.group(1), line), gpu.group(2), gpu.group(3), List.of());
         migs = new ArrayList<>();
       } else if (mig.matches()) {
         if (current == null) {
           throw new NvidiaSmiFormatException("MIG device line before any GPU line: '" + line.strip() + "'");
         }
-        migs.add(new ListedMig(mig.group(1), Integer.parseInt(mig.group(2)), mig.group(3)));
+        migs.add(new ListedMig(mig.group(1), index(mig.group(2), line), mig.group(3)));
       } else if (line.startsWith("GPU ") || line.strip().startsWith("MIG ")) {
         throw new NvidiaSmiFormatException("unreadable line '" + line.strip() + "'");
       }
@@ -159,8 +159,8 @@ public final class NvidiaSmiParser {
     for (String line : output.lines().toList()) {
       Matcher m = LGI_ROW.matcher(line);
       if (m.matches()) {
-        instances.add(new GpuInstance(Integer.parseInt(m.group(1)), m.group(2), Integer.parseInt(m.group(3)),
-            Integer.parseInt(m.group(4)), Integer.parseInt(m.group(5)), Integer.parseInt(m.group(6))));
+        instances.add(new GpuInstance(index(m.group(1), line), m.group(2), index(m.group(3), line),
+            index(m.group(4), line), index(m.group(5), line), index(m.group(6), line)));
       } else if (line.startsWith("|") && line.contains("MIG ")) {
         throw new NvidiaSmiFormatException("unreadable GPU instance row '" + line.strip() + "'");
       }
@@ -192,7 +192,7 @@ public final class NvidiaSmiParser {
             if (!m.matches()) {
               break;
             }
-            columns.add(Integer.parseInt(m.group(1)));
+            columns.add(index(m.group(1), line));
           }
         }
         continue;
@@ -203,7 +203,7 @@ public final class NvidiaSmiParser {
           throw new NvidiaSmiFormatException("row " + tokens[0] + " has " + (tokens.length - 1) + " cells for "
               + columns.size() + " GPU columns");
         }
-        rows.put(Integer.parseInt(row.group(1)), List.of(tokens).subList(1, columns.size() + 1));
+        rows.put(index(row.group(1), line), List.of(tokens).subList(1, columns.size() + 1));
       }
     }
     if (columns == null) {
@@ -212,7 +212,20 @@ public final class NvidiaSmiParser {
     if (rows.size() != columns.size()) {
       throw new NvidiaSmiFormatException(columns.size() + " GPU columns but " + rows.size() + " GPU rows");
     }
-    int[] parent = new int[columns.stream().mapToInt(Integer::intValue).max().orElse(0) + 1];
+    // Union-find over the GPUs' positions in the header, not their printed indices: an index is whatever the tool
+    // printed, and sizing an array by it would let one line of output claim gigabytes.
+    Map<Integer, Integer> position = new java.util.HashMap<>();
+    for (int c = 0; c < columns.size(); c++) {
+      if (position.putIfAbsent(columns.get(c), c) != null) {
+        throw new NvidiaSmiFormatException("GPU" + columns.get(c) + " heads two columns");
+      }
+    }
+    for (int gpu : rows.keySet()) {
+      if (!position.containsKey(gpu)) {
+        throw new NvidiaSmiFormatException("row GPU" + gpu + " has no column (the header names GPUs " + columns + ")");
+      }
+    }
+    int[] parent = new int[columns.size()];
     for (int i = 0; i < parent.length; i++) {
       parent[i] = i;
     }
@@ -220,15 +233,20 @@ public final class NvidiaSmiParser {
       for (int c = 0; c < columns.size(); c++) {
         String cell = row.getValue().get(c).toUpperCase(Locale.ROOT);
         if (NVLINK.matcher(cell).matches()) {
-          union(parent, row.getKey(), columns.get(c));
+          union(parent, position.get(row.getKey()), c);
         }
       }
     }
-    Map<Integer, Integer> islandOfRoot = new TreeMap<>();
+    // Islands are numbered in the order of their lowest GPU index, whatever order the columns came in.
+    Map<Integer, Integer> lowestOfRoot = new TreeMap<>();
+    for (int gpu : rows.keySet()) {
+      lowestOfRoot.merge(find(parent, position.get(gpu)), gpu, Math::min);
+    }
+    Map<Integer, Integer> islandOfLowest = new TreeMap<>();
+    new java.util.TreeSet<>(lowestOfRoot.values()).forEach(low -> islandOfLowest.put(low, islandOfLowest.size()));
     Map<Integer, Integer> islands = new TreeMap<>();
     for (int gpu : rows.keySet()) {
-      int root = find(parent, gpu);
-      islands.put(gpu, islandOfRoot.computeIfAbsent(root, r -> islandOfRoot.size()));
+      islands.put(gpu, islandOfLowest.get(lowestOfRoot.get(find(parent, position.get(gpu)))));
     }
     return islands;
   }
@@ -244,7 +262,6 @@ public final class NvidiaSmiParser {
   private static void union(int[] parent, int a, int b) {
     int ra = find(parent, a);
     int rb = find(parent, b);
-    // The lower index becomes the root, so island numbering follows the lowest GPU index of each island.
     if (ra < rb) {
       parent[rb] = ra;
     } else if (rb < ra) {
@@ -322,7 +339,26 @@ public final class NvidiaSmiParser {
   }
 
   private static int requiredInt(Element parent, String tag, String where) throws NvidiaSmiFormatException {
-    return (int) requiredLong(parent, tag, where);
+    long value = requiredLong(parent, tag, where);
+    if (value < 0 || value > Integer.MAX_VALUE) {
+      throw new NvidiaSmiFormatException(where + " <" + tag + "> is " + value + ", out of range");
+    }
+    return (int) value;
+  }
+
+  /** A number the tool printed in {@code line} (an index, id or slot): digits that fit an int, or a reason. */
+  private static int index(String digits, String line) throws NvidiaSmiFormatException {
+    try {
+      return Integer.parseInt(digits);
+    } catch (NumberFormatException e) {
+      throw new NvidiaSmiFormatException("number " + excerpt(digits) + " out of range in '" + excerpt(line.strip())
+          + "'");
+    }
+  }
+
+  /** Enough of a line to find it in the output, however long the line. */
+  private static String excerpt(String text) {
+    return text.length() <= 120 ? text : text.substring(0, 120) + "…";
   }
 
   private static long requiredLong(Element parent, String tag, String where) throws NvidiaSmiFormatException {
