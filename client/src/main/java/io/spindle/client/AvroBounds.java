@@ -15,10 +15,16 @@ final class AvroBounds {
 
   /** More items than this in one record is not a checkpoint message. */
   static final long MAX_ITEMS = 100_000;
+  /**
+   * More values than this in one record is not a checkpoint message either. Nulls take no bytes, so a published
+   * schema of thousands of null fields, repeated {@link #MAX_ITEMS} times, would otherwise cost billions of steps.
+   */
+  static final long MAX_STEPS = 1_000_000;
 
   private final byte[] data;
   private int pos;
   private long items;
+  private long steps;
 
   private AvroBounds(byte[] data, int offset) {
     this.data = data;
@@ -37,6 +43,9 @@ final class AvroBounds {
   private void datum(Schema schema, int depth) throws IOException {
     if (depth > 32) {
       throw new IOException("schema nests deeper than 32 levels");
+    }
+    if (++steps > MAX_STEPS) {
+      throw new IOException("more than " + MAX_STEPS + " values (steps) in one record");
     }
     switch (schema.getType()) {
       case NULL -> { }
@@ -75,10 +84,11 @@ final class AvroBounds {
       count = -count;
       length(varLong(), "block size");
     }
-    items += count;
-    if (count < 0 || items > MAX_ITEMS) {
+    // Compared before adding: two counts near Long.MAX_VALUE would otherwise wrap the sum below the limit.
+    if (count < 0 || count > MAX_ITEMS - items) {
       throw new IOException("more than " + MAX_ITEMS + " items");
     }
+    items += count;
     return count;
   }
 

@@ -2,6 +2,7 @@ package io.spindle.client;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import io.spindle.client.avro.CheckpointAck;
 import java.io.ByteArrayOutputStream;
@@ -77,6 +78,49 @@ class CheckpointRecordsTest {
 
     byte[] truncated = java.util.Arrays.copyOf(good, good.length - 1);
     assertThatThrownBy(() -> records.decodeAck(truncated)).hasMessageContaining("malformed checkpoint ack");
+  }
+
+  /**
+   * Found by CheckpointAckFuzzTest: a published writer schema with an array of nulls, and two blocks whose counts
+   * add up past Long.MAX_VALUE, slipped past the item limit and kept the RM's reader thread looping for ever.
+   */
+  @Test
+  void blockCountsAddingUpPastTheLimitAreRefused() {
+    Schema nulls = Schema.createRecord("Nulls", null, "hostile", false,
+        List.of(new Schema.Field("n", Schema.createArray(Schema.create(Schema.Type.NULL)))));
+    CheckpointRecords withHostileSchema = new CheckpointRecords(fingerprint -> nulls);
+    ByteArrayOutputStream bytes = header(nulls);
+    bytes.writeBytes(new byte[] {0x02}); // a block of 1
+    bytes.writeBytes(new byte[] {(byte) 0xFE, (byte) 0xFF, (byte) 0xFF, (byte) 0xFF, (byte) 0xFF, (byte) 0xFF,
+        (byte) 0xFF, (byte) 0xFF, (byte) 0xFF, 0x01}); // a block of Long.MAX_VALUE
+    bytes.write(0); // the end
+    assertTimeoutPreemptively(java.time.Duration.ofSeconds(10), () -> assertThatThrownBy(
+        () -> withHostileSchema.decodeAck(bytes.toByteArray())).hasMessageContaining("more than 100000 items"));
+  }
+
+  /** Zero-byte fields cost nothing to send; a schema of thousands of them, repeated, must still cost little to read. */
+  @Test
+  void recordsThatTakeTooManyStepsToWalkAreRefused() {
+    List<Schema.Field> fields = new java.util.ArrayList<>();
+    for (int i = 0; i < 2_000; i++) {
+      fields.add(new Schema.Field("f" + i, Schema.create(Schema.Type.NULL)));
+    }
+    Schema wide = Schema.createRecord("Wide", null, "hostile", false,
+        List.of(new Schema.Field("items", Schema.createArray(Schema.createRecord("W", null, "hostile", false, fields)))));
+    CheckpointRecords withHostileSchema = new CheckpointRecords(fingerprint -> wide);
+    ByteArrayOutputStream bytes = header(wide);
+    bytes.writeBytes(new byte[] {(byte) 0xC0, (byte) 0x9A, 0x0C}); // a block of 100,000 records of 2,000 nulls each
+    bytes.write(0);
+    assertTimeoutPreemptively(java.time.Duration.ofSeconds(10), () -> assertThatThrownBy(
+        () -> withHostileSchema.decodeAck(bytes.toByteArray())).hasMessageContaining("values (steps) in one record"));
+  }
+
+  private static ByteArrayOutputStream header(Schema writer) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    out.writeBytes(new byte[] {(byte) 0xC3, 0x01});
+    out.writeBytes(java.nio.ByteBuffer.allocate(8).order(java.nio.ByteOrder.LITTLE_ENDIAN)
+        .putLong(ZkSchemaStore.fingerprint(writer)).array());
+    return out;
   }
 
   @Test

@@ -66,11 +66,8 @@ public final class FuzzInput {
 
   /** lo..hi inclusive. */
   public long longIn(long lo, long hi) {
-    long span = hi - lo + 1;
-    if (span <= 0) { // the whole long range, or more than fits
-      return lo + anyLong();
-    }
-    return lo + Long.remainderUnsigned(anyLong(), span);
+    long span = hi - lo + 1; // unsigned: wider ranges than Long.MAX_VALUE wrap negative, and 0 means all of them
+    return span == 0 ? anyLong() : lo + Long.remainderUnsigned(anyLong(), span);
   }
 
   public int anyInt() {
