@@ -80,10 +80,10 @@ public final class FuzzInput {
 
   /** Small values often, the edges of int and long sometimes, anything else otherwise. */
   public long interestingLong() {
-    return switch (below(8)) {
-      case 0, 1, 2 -> longIn(-2, 16);
-      case 3 -> pick(List.of(Long.MAX_VALUE, Long.MIN_VALUE, (long) Integer.MAX_VALUE, (long) Integer.MIN_VALUE,
-          Integer.MAX_VALUE + 1L, Long.MAX_VALUE / 840, 1L << 31, 1L << 53));
+    return switch (below(8)) { // an input used up reads as 0: the first choice, a small valid value
+      case 0, 1, 2 -> longIn(0, 16);
+      case 3 -> pick(List.of(-1L, -2L, Long.MAX_VALUE, Long.MIN_VALUE, (long) Integer.MAX_VALUE,
+          (long) Integer.MIN_VALUE, Integer.MAX_VALUE + 1L, Long.MAX_VALUE / 840, 1L << 31, 1L << 53));
       case 4 -> longIn(0, 1 << 20);
       default -> anyLong();
     };
