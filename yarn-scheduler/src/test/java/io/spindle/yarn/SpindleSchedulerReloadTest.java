@@ -1,0 +1,89 @@
+package io.spindle.yarn;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.spindle.core.queue.QueueConfigParser;
+import java.util.Map;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.yarn.api.records.QueueInfo;
+import org.apache.hadoop.yarn.conf.YarnConfiguration;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * {@code yarn rmadmin -refreshQueues} with a hostile capacity-scheduler.xml: {@link SpindleScheduler#reinitialize}
+ * answers with an IOException naming the key and the reason, and the queues in force stay as they were. The cases
+ * are the kinds {@code QueueConfigFuzzTest} generates, one of each.
+ */
+class SpindleSchedulerReloadTest {
+
+  private static final String P = QueueConfigParser.PREFIX;
+  private SpindleScheduler scheduler;
+
+  @BeforeEach
+  void start() {
+    scheduler = new SpindleScheduler();
+    scheduler.init(conf(Map.of(P + "root.queues", "a,b", P + "root.a.capacity", "40", P + "root.b.capacity", "60")));
+  }
+
+  @AfterEach
+  void stop() {
+    scheduler.stop();
+  }
+
+  static Object[][] hostile() {
+    return new Object[][] {
+        {Map.of(P + "root.queues", "a,b", P + "root.a.capacity", "NaN", P + "root.b.capacity", "60"),
+            P + "root.a.capacity"},
+        {Map.of(P + "root.queues", "a,b", P + "root.a.capacity", "50", P + "root.b.capacity", "60"),
+            P + "root.queues"},
+        {Map.of(P + "root.queues", "a,b", P + "root.a.capacity", "-40", P + "root.b.capacity", "140"),
+            P + "root.a.capacity"},
+        {Map.of(P + "root.queues", "a,b/c", P + "root.a.capacity", "40", P + "root.b.capacity", "60"),
+            P + "root.queues"},
+        {Map.of(P + "root.queues", "a,b", P + "root.a.capacity", "40", P + "root.b.capacity", "60",
+            P + "root.c.capacity", "10"), P + "root.c.capacity"},
+        {Map.of(P + "root.queues", "a,b", P + "root.a.capacity", "[memory=9223372036854775807Ti]",
+            P + "root.b.capacity", "60"), P + "root.a.capacity"},
+        {deep(200), P + "root" + ".q".repeat(QueueConfigParser.MAX_DEPTH) + ".queues"},
+    };
+  }
+
+  @ParameterizedTest
+  @MethodSource("hostile")
+  void aRefusedReloadNamesTheKeyAndKeepsTheQueuesInForce(Map<String, String> keys, String key) throws Exception {
+    String before = tree();
+    assertThatThrownBy(() -> scheduler.reinitialize(conf(keys), null))
+        .isInstanceOf(java.io.IOException.class)
+        .hasMessageStartingWith("Spindle refused the new queue configuration, the previous one stays in force: "
+            + key + ": ");
+    assertThat(tree()).isEqualTo(before).isEqualTo("root[a, b]");
+    assertThatThrownBy(() -> scheduler.getQueueInfo("q", false, false)).hasMessageContaining("Unknown queue");
+  }
+
+  /** The queues YARN sees, by path. */
+  private String tree() throws Exception {
+    QueueInfo root = scheduler.getQueueInfo("root", true, true);
+    return root.getQueueName() + root.getChildQueues().stream().map(QueueInfo::getQueueName).toList();
+  }
+
+  private static Map<String, String> deep(int depth) {
+    Map<String, String> keys = new java.util.HashMap<>();
+    StringBuilder path = new StringBuilder("root");
+    for (int i = 0; i < depth; i++) {
+      keys.put(P + path + ".queues", "q");
+      path.append(".q");
+      keys.put(P + path + ".capacity", "100");
+    }
+    return keys;
+  }
+
+  private static Configuration conf(Map<String, String> keys) {
+    Configuration c = new YarnConfiguration();
+    keys.forEach(c::set);
+    return c;
+  }
+}
