@@ -1,0 +1,71 @@
+package io.spindle.journal;
+
+import io.spindle.core.engine.Decision;
+import io.spindle.core.engine.DurableState;
+import io.spindle.core.engine.EngineEvent;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * Where a driver records every call that changes its engine, in the order it made them: the journal a replay
+ * rebuilds the engine from ({@link JournalReplay}). Calls return at once; writing happens elsewhere
+ * ({@link JournalWriter}). The driver calls it while it holds the engine, so that the journal's order is the
+ * engine's.
+ */
+public interface DecisionJournal extends AutoCloseable {
+
+  /** Journaling switched off: records nothing. */
+  DecisionJournal OFF = new DecisionJournal() {
+    @Override
+    public void cycle(long timeMillis, List<? extends EngineEvent> events, List<Decision> decisions) {}
+
+    @Override
+    public void reconfigured(Map<String, String> configuration) {}
+
+    @Override
+    public void restored(long timeMillis, DurableState state, Map<String, Long> allocationIds, String failure) {}
+
+    @Override
+    public void close() {}
+  };
+
+  /** A journal as {@code settings} say: {@link #OFF} unless a directory is set, else one file for this engine. */
+  static DecisionJournal open(JournalSettings settings, JournalEntry.Header header) {
+    return settings.enabled() ? JournalWriter.start(settings, header) : OFF;
+  }
+
+  /**
+   * The entries an engine is built from, as a header records them: the queue keys
+   * ({@code yarn.scheduler.capacity.*}) and Spindle's ({@code yarn.scheduler.spindle.*}) but the adapter's own
+   * {@code zk.*}, {@code metrics.*} and {@code journal.*}, which the engine never reads — and {@code zk.auth} holds
+   * a password that has no place in a file kept for debugging.
+   */
+  static Map<String, String> engineConfiguration(Map<String, String> entries) {
+    Map<String, String> out = new TreeMap<>();
+    entries.forEach((key, value) -> {
+      boolean adapterOnly = key.startsWith("yarn.scheduler.spindle.zk.")
+          || key.startsWith("yarn.scheduler.spindle.metrics.") || key.startsWith("yarn.scheduler.spindle.journal.");
+      if (!adapterOnly && value != null) {
+        out.put(key, value);
+      }
+    });
+    return out;
+  }
+
+  /** The engine ran a cycle at {@code timeMillis} (its clock, the same all cycle long) with these events. */
+  void cycle(long timeMillis, List<? extends EngineEvent> events, List<Decision> decisions);
+
+  /** The engine took the queue tree parsed from {@code configuration}. */
+  void reconfigured(Map<String, String> configuration);
+
+  /**
+   * The engine restored {@code state}; {@code allocationIds} are the recovered containers it looked up
+   * ({@link RecordingLookup#found}), {@code failure} what the restore threw or {@code null}.
+   */
+  void restored(long timeMillis, DurableState state, Map<String, Long> allocationIds, String failure);
+
+  /** Writes what is queued and ends the journal; waits a few seconds at most. */
+  @Override
+  void close();
+}
