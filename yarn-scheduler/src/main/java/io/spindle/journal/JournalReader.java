@@ -58,8 +58,12 @@ public final class JournalReader implements Closeable {
   /**
    * The next entry after the header, or empty at the end of the file.
    *
-   * @throws IOException when the rest of the file cannot be read: it ends in a block the writer never finished (the
-   *     ResourceManager died, or the disk filled) or is damaged. Every entry before it was read whole.
+   * <p>A file whose last block the writer never finished (the ResourceManager died, the disk filled) simply ends
+   * after the last whole block: Avro reads a block cut short as the end of the file. Only the missing
+   * {@link JournalEntry.End} tells.
+   *
+   * @throws IOException when the rest of the file cannot be read: a block is damaged. Every entry before it was read
+   *     whole.
    */
   public Optional<JournalEntry> next() throws IOException {
     try {

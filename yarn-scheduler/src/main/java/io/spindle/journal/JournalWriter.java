@@ -150,22 +150,34 @@ final class JournalWriter implements DecisionJournal {
     }
   }
 
+  /** Entries dropped so far: the writer fell behind, an entry could not be encoded, or writing failed. */
+  long lostEntries() {
+    return lost.get();
+  }
+
+  /** Items queued and not yet taken by the writer thread. */
+  long queuedItems() {
+    return queuedItems.get();
+  }
+
   /** The file being written, once created. */
   Path path() {
     return path;
   }
 
   private void run() {
+    Queued inHand = null;
     try {
       while (true) {
         long untilFlush = dirty ? Math.max(0, lastFlush + FLUSH_INTERVAL_MS - System.currentTimeMillis()) : 60_000;
-        Queued next = queue.poll(untilFlush, TimeUnit.MILLISECONDS);
-        if (next == CLOSE) {
+        inHand = queue.poll(untilFlush, TimeUnit.MILLISECONDS);
+        if (inHand == CLOSE) {
           break;
         }
-        if (next != null) {
-          queuedItems.addAndGet(-next.items());
-          write(next.entry());
+        if (inHand != null) {
+          queuedItems.addAndGet(-inHand.items());
+          write(inHand.entry());
+          inHand = null;
         }
         if (dirty && queue.isEmpty() && System.currentTimeMillis() - lastFlush >= FLUSH_INTERVAL_MS) {
           file.flush();
@@ -180,6 +192,9 @@ final class JournalWriter implements DecisionJournal {
       }
     } catch (IOException | RuntimeException e) {
       failed = true;
+      if (inHand != null && !(inHand.entry() instanceof JournalEntry.Gap)) {
+        lost.incrementAndGet();
+      }
       LOG.error("Decision journal {} stopped: {}. Scheduling goes on without it; what the file holds still replays.",
           path == null ? settings.dir() : path, e.toString());
       closeQuietly();
