@@ -3,8 +3,11 @@ package io.spindle.journal;
 import io.spindle.core.engine.Decision;
 import io.spindle.core.engine.DurableState;
 import io.spindle.core.engine.EngineEvent;
+import java.io.IOException;
+import java.io.InputStream;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 import java.util.TreeMap;
 
 /**
@@ -36,6 +39,33 @@ public interface DecisionJournal extends AutoCloseable {
   }
 
   /**
+   * The header of a journal for an engine built now, with a clock showing {@code clockStartMillis}, from
+   * {@code entries} and the topology {@code levels}.
+   *
+   * @param writtenBy names the scheduler instance (host, HA id, process)
+   */
+  static JournalEntry.Header header(String writtenBy, long clockStartMillis, List<String> levels,
+      Map<String, String> entries) {
+    return new JournalEntry.Header(JournalEntry.FORMAT_VERSION, writtenBy, spindleVersion(),
+        System.currentTimeMillis(), clockStartMillis, levels, engineConfiguration(entries));
+  }
+
+  /** The version of the scheduler JAR these classes come from (Maven's pom.properties in it), or {@code null}. */
+  private static String spindleVersion() {
+    try (InputStream in = DecisionJournal.class.getResourceAsStream(
+        "/META-INF/maven/io.spindle/spindle-yarn-scheduler/pom.properties")) {
+      if (in == null) {
+        return null; // Classes from a build directory, not the JAR.
+      }
+      Properties p = new Properties();
+      p.load(in);
+      return p.getProperty("version");
+    } catch (IOException e) {
+      return null;
+    }
+  }
+
+  /**
    * The entries an engine is built from, as a header records them: the queue keys
    * ({@code yarn.scheduler.capacity.*}) and Spindle's ({@code yarn.scheduler.spindle.*}) but the adapter's own
    * {@code zk.*}, {@code metrics.*} and {@code journal.*}, which the engine never reads — and {@code zk.auth} holds
@@ -56,8 +86,11 @@ public interface DecisionJournal extends AutoCloseable {
   /** The engine ran a cycle at {@code timeMillis} (its clock, the same all cycle long) with these events. */
   void cycle(long timeMillis, List<? extends EngineEvent> events, List<Decision> decisions);
 
-  /** The engine took the queue tree parsed from {@code configuration}. */
-  void reconfigured(Map<String, String> configuration);
+  /**
+   * The engine took the queue tree parsed from {@code entries} (recorded as {@link #engineConfiguration} keeps
+   * them).
+   */
+  void reconfigured(Map<String, String> entries);
 
   /**
    * The engine restored {@code state}; {@code allocationIds} are the recovered containers it looked up

@@ -44,16 +44,20 @@ public final class JournalReplay {
    * @param refusedEvents events the engine refused (as it did when it ran: a driver's duplicate or late event)
    * @param lostEntries non-zero: the journal has a gap after the entries replayed and the rest was not checked
    * @param closed the journal ends with the scheduler's end entry (else it was cut short: a crash, a write error)
-   * @param unreadable why the file could not be read to its end, or {@code null}
+   * @param unreadable why the file could not be read to its end (a damaged block; entries after it were not
+   *     checked), or {@code null}
    * @param mismatch the first difference, or {@code null}
    */
   public record Result(JournalEntry.Header header, long cycles, long idleCycles, long events, long decisions,
       long refusedEvents, long reconfigurations, long restores, long lostEntries, boolean closed, String unreadable,
       Mismatch mismatch) {
 
-    /** Every entry up to the end of what could be read replayed with the same decisions, and none was lost. */
+    /**
+     * Every entry replayed with the same decisions, none was lost and the file read to its end (a file cut off in
+     * its last block reads to an end too: see {@link #closed}).
+     */
     public boolean identical() {
-      return mismatch == null && lostEntries == 0;
+      return mismatch == null && lostEntries == 0 && unreadable == null;
     }
   }
 

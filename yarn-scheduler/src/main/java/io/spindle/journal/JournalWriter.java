@@ -100,8 +100,8 @@ final class JournalWriter implements DecisionJournal {
   }
 
   @Override
-  public void reconfigured(Map<String, String> configuration) {
-    submit(new JournalEntry.Reconfigure(configuration), 1);
+  public void reconfigured(Map<String, String> entries) {
+    submit(new JournalEntry.Reconfigure(DecisionJournal.engineConfiguration(entries)), 1);
   }
 
   @Override

@@ -1,6 +1,6 @@
 package io.spindle.yarn;
 
-import io.spindle.core.engine.Clock;
+import io.spindle.core.engine.CycleClock;
 import io.spindle.core.engine.CycleResult;
 import io.spindle.core.engine.Decision;
 import io.spindle.core.engine.RestoreReport;
@@ -25,6 +25,9 @@ import io.spindle.ha.SchedulerZk;
 import io.spindle.ha.SchedulerZkIdentity;
 import io.spindle.ha.ZkSettings;
 import io.spindle.ha.avro.MigLayoutRecord;
+import io.spindle.journal.DecisionJournal;
+import io.spindle.journal.JournalSettings;
+import io.spindle.journal.RecordingLookup;
 import io.spindle.metrics.MetricsExposure;
 import io.spindle.metrics.SpindleMetrics;
 import java.io.IOException;
@@ -156,7 +159,10 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
   private long lastMetricsPublish;
   /** Ids for recovered containers count down from -1, apart from the engine's own (1, 2, …). */
   private long nextRecoveredId = -1;
+  /** The engine's clock: moved once before each cycle, so a cycle has one time, which the journal records. */
+  private final CycleClock clock = new CycleClock(System::currentTimeMillis);
   private Engine engine;
+  private DecisionJournal journal = DecisionJournal.OFF;
   private YarnResources translate;
   private NodeInventory inventory;
   private MigLayoutExchange migExchange;
@@ -235,8 +241,10 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     this.inventory = new NodeInventory(catalog, translate, migExchange, answerTimeout * 1000,
         System::currentTimeMillis);
     QueueTree initial = new QueueConfigParser().parse(entries);
-    this.engine = new Engine(catalog, initial, Topology.open(topologyLevels.toArray(String[]::new)), Clock.system(),
+    this.engine = new Engine(catalog, initial, Topology.open(topologyLevels.toArray(String[]::new)), clock,
         EngineSettings.fromConfiguration(entries));
+    this.journal = DecisionJournal.open(JournalSettings.from(entries),
+        DecisionJournal.header(instanceId(conf), clock.nowMillis(), topologyLevels, entries));
     installQueues(initial, schedulerConf);
     super.serviceInit(conf);
     LOG.info("Spindle scheduler initialised: {} queues, topology levels {}, cycle every {} ms", initial.size(),
@@ -265,6 +273,7 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
       wake.release();
       loop.join(10_000);
     }
+    journal.close();
     if (ha != null) {
       ha.close();
     }
@@ -288,9 +297,11 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     Configuration schedulerConf = schedulerConfiguration(newConf);
     QueueTree next;
     try {
-      next = new QueueConfigParser().parse(entries(schedulerConf));
+      Map<String, String> entries = entries(schedulerConf);
+      next = new QueueConfigParser().parse(entries);
       synchronized (engineLock) {
         engine.reconfigure(next);
+        journal.reconfigured(entries);
       }
     } catch (IllegalArgumentException e) {
       throw new IOException("Spindle refused the new queue configuration, the previous one stays in force: "
@@ -815,11 +826,11 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
         // What YARN recovered first, then the previous leader's state over it, then the asks, as restore expects.
         List<EngineEvent> asks = new ArrayList<>();
         batch.removeIf(event -> event instanceof EngineEvent.Demand && asks.add(event));
-        decisions.addAll(engine.cycle(batch, this::ignored).decisions());
+        decisions.addAll(cycle(batch));
         takeOver(saved.get());
         batch = asks;
       }
-      decisions.addAll(engine.cycle(batch, this::ignored).decisions());
+      decisions.addAll(cycle(batch));
     }
     apply(decisions);
     timing.stop();
@@ -864,6 +875,14 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     return true;
   }
 
+  /** One engine cycle at one time, journaled with its events and decisions. Called holding the engine lock. */
+  private List<Decision> cycle(List<EngineEvent> events) {
+    long now = clock.tick();
+    List<Decision> decided = engine.cycle(events, this::ignored).decisions();
+    journal.cycle(now, events, decided);
+    return decided;
+  }
+
   private void ignored(EngineEvent event, RuntimeException problem) {
     LOG.error("Spindle ignored an event it cannot apply ({}): {}", event, problem.getMessage());
   }
@@ -897,17 +916,20 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
    * cycle), so they are not signalled a second time.
    */
   private void takeOver(DurableState state) {
+    RecordingLookup lookup = new RecordingLookup(name -> {
+      try {
+        return allocationOf.get(ContainerId.fromString(name));
+      } catch (IllegalArgumentException notAContainer) {
+        return null;
+      }
+    });
     try {
-      RestoreReport report = engine.restore(state, name -> {
-        try {
-          return allocationOf.get(ContainerId.fromString(name));
-        } catch (IllegalArgumentException notAContainer) {
-          return null;
-        }
-      });
+      RestoreReport report = engine.restore(state, lookup);
+      journal.restored(clock.nowMillis(), state, lookup.found(), null);
       LOG.info("Spindle took over: {}", report);
       takeOverReport = report;
     } catch (RuntimeException ex) {
+      journal.restored(clock.nowMillis(), state, lookup.found(), ex.toString());
       LOG.error("The saved scheduler state cannot be restored; scheduling without it: {}", ex.getMessage());
       return;
     }

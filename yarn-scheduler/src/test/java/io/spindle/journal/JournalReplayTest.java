@@ -117,6 +117,76 @@ class JournalReplayTest {
     assertThat(result.reconfigurations()).isEqualTo(1);
   }
 
+  /**
+   * A new leader's run: YARN's recovery, the old leader's state restored over it (a checkpoint notice whose deadline
+   * passed during the failover), the asks again, the reclaim and the urgent gang's start. The restore is journaled
+   * with the lookup it was given and replays the same.
+   */
+  @Test
+  void aTakeOverWithARestoreReplaysWithTheSameDecisions() throws Exception {
+    Map<String, String> conf = Map.of(
+        "yarn.scheduler.capacity.root.queues", "a,b",
+        "yarn.scheduler.capacity.root.a.capacity", "50",
+        "yarn.scheduler.capacity.root.b.capacity", "50",
+        "yarn.scheduler.capacity.root.a.user-limit-factor", "-1",
+        "yarn.scheduler.capacity.root.b.user-limit-factor", "-1",
+        "yarn.scheduler.spindle.preemption.enabled", "true",
+        "yarn.scheduler.spindle.preemption.starvation-seconds", "1",
+        "yarn.scheduler.spindle.preemption.checkpoint-grace-seconds", "5");
+    List<EngineEvent> nodes = List.of(new EngineEvent.NodeAdded(wholeNode("n1")),
+        new EngineEvent.NodeAdded(wholeNode("n2")));
+    List<EngineEvent> apps = List.of(new EngineEvent.AppSubmitted("a1", "a", "alice", 0),
+        new EngineEvent.AppSubmitted("a2", "a", "alice", 0), new EngineEvent.AppSubmitted("b1", "b", "bob", 0));
+    List<EngineEvent> asks = List.of(
+        new EngineEvent.Demand("a1", "workers", TWO_GPUS, 2, PlacementSpec.gang(null, false)),
+        new EngineEvent.Demand("a2", "workers", TWO_GPUS, 2, PlacementSpec.gang(null, false)));
+    EngineEvent urgent = new EngineEvent.Demand("b1", "workers", TWO_GPUS, 2, PlacementSpec.gang(null, false));
+    io.spindle.core.engine.DurableState state;
+    List<EngineEvent> recovered = new ArrayList<>();
+    try (Run old = new Run(Files.createDirectories(dir.resolve("old")), conf)) {
+      old.cycle(0, nodes.toArray(EngineEvent[]::new));
+      old.cycle(100, apps.toArray(EngineEvent[]::new));
+      old.cycle(100, asks.toArray(EngineEvent[]::new));
+      old.cycle(100, urgent);
+      old.idle(15);
+      old.first(Decision.RequestCheckpoint.class);
+      state = old.engine.durableState(id -> "container-" + id);
+      for (Decision d : old.decided) {
+        if (d instanceof Decision.Allocate a) {
+          recovered.add(new EngineEvent.ContainerRecovered(-a.allocationId(), a.appId(), a.requestKey(), a.nodeId(),
+              a.shape()));
+        }
+      }
+    }
+    Path out = Files.createDirectories(dir.resolve("new"));
+    List<Decision> decidedByNewLeader;
+    try (Run leader = new Run(out, conf, 1_700_000_030_000L)) { // 30 s later: the notice's deadline has passed.
+      List<EngineEvent> recovery = new ArrayList<>(nodes);
+      recovery.addAll(apps);
+      recovery.addAll(recovered);
+      leader.cycle(0, recovery.toArray(EngineEvent[]::new));
+      io.spindle.core.engine.RestoreReport report = leader.restore(state,
+          name -> Long.valueOf(-Long.parseLong(name.substring("container-".length()))));
+      assertThat(report.notices()).isEqualTo(1);
+      List<EngineEvent> again = new ArrayList<>(asks);
+      again.add(urgent);
+      leader.cycle(100, again.toArray(EngineEvent[]::new));
+      Decision.Preempt preempt = leader.first(Decision.Preempt.class); // At once: its deadline passed meanwhile.
+      leader.cycle(100, preempt.allocationIds().stream().map(EngineEvent.ContainerFinished::new)
+          .toArray(EngineEvent[]::new));
+      leader.idle(3);
+      decidedByNewLeader = leader.decided;
+    }
+    assertThat(decidedByNewLeader).anyMatch(d -> d instanceof Decision.Allocate a && a.appId().equals("b1"));
+
+    JournalReplay.Result result = JournalReplay.replay(JournalRoundTripTest.onlyFile(out));
+
+    assertThat(result.mismatch()).isNull();
+    assertThat(result.identical()).isTrue();
+    assertThat(result.restores()).isEqualTo(1);
+    assertThat(result.decisions()).isEqualTo(decidedByNewLeader.size());
+  }
+
   @Test
   void aDecisionChangedInTheJournalIsFoundInItsCycle() throws IOException {
     Decision.Allocate original = (Decision.Allocate) decided.stream()
@@ -182,10 +252,9 @@ class JournalReplayTest {
       int half = entries.size() / 2;
       replay(journal, entries.subList(0, half));
       Path file = awaitFile(out);
-      long flushed = Files.size(file);
       long deadline = System.nanoTime() + 10_000_000_000L;
-      while (Files.size(file) == flushed && System.nanoTime() < deadline) {
-        Thread.sleep(50); // The writer flushes its first block once it is idle and a second has passed.
+      while (readable(file) < half && System.nanoTime() < deadline) {
+        Thread.sleep(50); // The writer flushes the first half as a block once it is idle and a second has passed.
       }
       replay(journal, entries.subList(half, entries.size()));
       journal.close();
@@ -237,6 +306,19 @@ class JournalReplayTest {
     return out;
   }
 
+  /** How many entries after the header can be read from the file so far: those in its finished blocks. */
+  private static int readable(Path file) {
+    try (JournalReader reader = JournalReader.open(file)) {
+      int n = 0;
+      while (reader.next().isPresent()) {
+        n++;
+      }
+      return n;
+    } catch (IOException notYet) {
+      return 0;
+    }
+  }
+
   private static Path awaitFile(Path dir) throws Exception {
     long deadline = System.nanoTime() + 10_000_000_000L;
     while (System.nanoTime() < deadline) {
@@ -261,14 +343,20 @@ class JournalReplayTest {
 
   /** The engine driven as SpindleScheduler drives it: a cycle clock moved once per cycle, every call journaled. */
   private static final class Run implements AutoCloseable {
-    private final AtomicLong wall = new AtomicLong(1_700_000_000_000L);
-    private final CycleClock clock = new CycleClock(wall::get);
+    private final AtomicLong wall;
+    private final CycleClock clock;
     private final Engine engine;
     private final DecisionJournal journal;
     private final List<Decision> decided = new ArrayList<>();
     private long cycles;
 
     Run(Path dir, Map<String, String> conf) {
+      this(dir, conf, 1_700_000_000_000L);
+    }
+
+    Run(Path dir, Map<String, String> conf, long startMillis) {
+      wall = new AtomicLong(startMillis);
+      clock = new CycleClock(wall::get);
       engine = new Engine(GpuModelCatalog.builtIn(), new QueueConfigParser().parse(conf), Topology.open("rack"),
           clock, EngineSettings.fromConfiguration(conf));
       journal = DecisionJournal.open(new JournalSettings(dir, 100_000), new JournalEntry.Header(
@@ -289,6 +377,14 @@ class JournalReplayTest {
       for (int i = 0; i < cycles; i++) {
         cycle(100);
       }
+    }
+
+    io.spindle.core.engine.RestoreReport restore(io.spindle.core.engine.DurableState state,
+        java.util.function.Function<String, Long> allocationIdOf) {
+      RecordingLookup lookup = new RecordingLookup(allocationIdOf);
+      io.spindle.core.engine.RestoreReport report = engine.restore(state, lookup);
+      journal.restored(clock.nowMillis(), state, lookup.found(), null);
+      return report;
     }
 
     void reconfigure(Map<String, String> conf) {
