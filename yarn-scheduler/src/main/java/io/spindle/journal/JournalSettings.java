@@ -9,7 +9,7 @@ import java.util.Map;
  *
  * @param dir the directory journals are written to; {@code null}: no journal (the default)
  * @param queueLimit how many items (events plus decisions; an entry counts at least one) may wait for the writer
- *     before entries are dropped and the journal gets a gap
+ *     before entries are dropped and the journal gets a gap; an entry is always taken when nothing waits
  */
 public record JournalSettings(Path dir, long queueLimit) {
 

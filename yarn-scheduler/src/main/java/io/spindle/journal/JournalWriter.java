@@ -31,7 +31,7 @@ import org.slf4j.LoggerFactory;
  * header arrives (a standby scheduler that never runs a cycle leaves no file).
  *
  * <p><b>Falling behind.</b> At most {@code queueLimit} items (events plus decisions) wait; an entry that does not fit
- * is dropped, never waited for — the ResourceManager keeps scheduling. The next entry that fits is preceded by a
+ * beside what waits is dropped, never waited for — the ResourceManager keeps scheduling. The next entry that fits is preceded by a
  * {@link JournalEntry.Gap} saying how many were lost, and a replay stops there: past a gap the engine's state cannot
  * be rebuilt. An entry that cannot be encoded is lost the same way.
  *
@@ -69,7 +69,7 @@ final class JournalWriter implements DecisionJournal {
   // Written by the writer thread only.
   private final JournalCodec codec = new JournalCodec(GpuModelCatalog.builtIn());
   private DataFileWriter<JournalEntryRecord> file;
-  private Path path;
+  private volatile Path path;
   private boolean dirty;
   private long lastFlush;
 
@@ -97,6 +97,7 @@ final class JournalWriter implements DecisionJournal {
 
   @Override
   public void cycle(long timeMillis, List<? extends EngineEvent> events, List<Decision> decisions) {
+    // A copy of the driver's event list, taken on its thread: the driver may reuse the list; events are immutable.
     submit(new JournalEntry.Cycle(timeMillis, List.copyOf(events), decisions), 1L + events.size() + decisions.size());
   }
 
@@ -114,10 +115,13 @@ final class JournalWriter implements DecisionJournal {
     if (closed) {
       return;
     }
-    if (failed || queuedItems.get() + items > settings.queueLimit()) {
+    long waiting = queuedItems.get();
+    // An entry is always taken when nothing waits, however large (a big cluster's first cycle): the limit bounds the
+    // backlog, not what one cycle may hold.
+    if (failed || (waiting > 0 && waiting + items > settings.queueLimit())) {
       if (droppedSinceQueued == 0 && !failed) {
         LOG.warn("Decision journal {} fell behind ({} items waiting, {} = {}): dropping entries; the journal gets a "
-            + "gap here and a replay stops at it", path, queuedItems.get(), JournalSettings.QUEUE_LIMIT,
+            + "gap here and a replay stops at it", path, waiting, JournalSettings.QUEUE_LIMIT,
             settings.queueLimit());
       }
       droppedSinceQueued++;
