@@ -70,6 +70,7 @@ import org.apache.hadoop.yarn.api.records.ResourceRequest;
 import org.apache.hadoop.yarn.api.records.SchedulingRequest;
 import org.apache.hadoop.yarn.api.records.SignalContainerCommand;
 import org.apache.hadoop.yarn.conf.HAUtil;
+import org.apache.hadoop.yarn.api.records.ContainerExitStatus;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.apache.hadoop.yarn.exceptions.YarnException;
 import org.apache.hadoop.yarn.proto.YarnServiceProtos.SchedulerResourceTypes;
@@ -154,6 +155,8 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
   private final Map<ContainerId, Long> allocationOf = new ConcurrentHashMap<>();
   private final Map<ApplicationId, AppAsks> asks = new ConcurrentHashMap<>();
   private final Map<ApplicationId, String> waitReasons = new ConcurrentHashMap<>();
+  /** Lost containers' asks, by allocation, until the engine says whether their gangs restart (then cleared). */
+  private final Map<Long, LostAsk> lostAsks = new ConcurrentHashMap<>();
   /** Why this adapter holds an application's ask back from the engine (a gang not fully asked for yet). */
   private final Map<ApplicationId, String> askNotes = new ConcurrentHashMap<>();
   private final PreemptionNotices preemptions = new PreemptionNotices();
@@ -641,7 +644,15 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     }
     preemptions.ended(container.getId());
     if (allocation != null) {
-      inbox.add(new EngineEvent.ContainerFinished(allocation));
+      String lost = lostBecause(status, event);
+      if (lost == null) {
+        inbox.add(new EngineEvent.ContainerFinished(allocation));
+      } else {
+        // The engine may restart the container's gang; asking for it again then needs what it was asked as.
+        lostAsks.put(allocation, new LostAsk(rmContainer.getAllocatedSchedulerKey(),
+            rmContainer.getAllocatedResource(), rmContainer.getContainerRequest() != null));
+        inbox.add(new EngineEvent.ContainerLost(allocation, lost));
+      }
     }
     if (attempt != null) {
       synchronized (attempt) { // Same lock order as allocate(): monitor, then the attempt's write lock.
@@ -652,6 +663,23 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
       node.releaseContainer(container.getId(), false);
     }
     wake.release();
+  }
+
+  /**
+   * Why a container ended through no doing of its application or of Spindle, or {@code null} if it did not: its
+   * node was lost, it expired before it was launched, or its disks failed.
+   */
+  private static String lostBecause(ContainerStatus status, RMContainerEventType event) {
+    if (event == RMContainerEventType.EXPIRE) {
+      return "it was allocated but not launched within " + YarnConfiguration.RM_CONTAINER_ALLOC_EXPIRY_INTERVAL_MS;
+    }
+    if (SchedulerUtils.LOST_CONTAINER.equals(status.getDiagnostics())) {
+      return "its node was lost";
+    }
+    if (status.getExitStatus() == ContainerExitStatus.DISKS_FAILED) {
+      return "its node's disks failed";
+    }
+    return null;
   }
 
   /**
@@ -833,6 +861,8 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
       batch.add(e);
     }
     collectNodeChanges(batch);
+    List<Long> lostInBatch = batch.stream().filter(EngineEvent.ContainerLost.class::isInstance)
+        .map(event -> ((EngineEvent.ContainerLost) event).allocationId()).toList();
     List<Decision> decisions = new ArrayList<>();
     com.codahale.metrics.Timer.Context timing = metrics.timeCycle();
     synchronized (engineLock) {
@@ -849,6 +879,7 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
       decisions.addAll(remembered(engine.cycle(batch, this::ignored)));
     }
     apply(decisions);
+    lostInBatch.forEach(lostAsks::remove); // Their gangs did not restart (or restarting used them): not needed.
     timing.stop();
     metrics.decided(decisions);
     publishMetrics(!batch.isEmpty() || !decisions.isEmpty());
@@ -1020,6 +1051,8 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
       checkpoints.cancel(c);
     } else if (decision instanceof Decision.Preempt p) {
       reclaim(p);
+    } else if (decision instanceof Decision.RestartGang r) {
+      restartGang(r);
     } else if (decision instanceof Decision.ReconfigureMig m) {
       Optional<EngineEvent> refused = inventory.request(m);
       if (refused.isPresent()) {
@@ -1050,36 +1083,68 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
    */
   private void reclaim(Decision.Preempt p) {
     checkpoints.reclaimed(p);
-    ApplicationId appId = ApplicationId.fromString(p.appId());
+    stopAndAskAgain(p.appId(), p.requestKey(), p.allocationIds(), List.of(), "by Spindle: " + p.reason());
+    LOG.info("Preempted {} containers of {} (notice {}); it resumes from {}", p.allocationIds().size(), p.appId(),
+        p.noticeId(), p.checkpointLocation());
+  }
+
+  private void restartGang(Decision.RestartGang r) {
+    stopAndAskAgain(r.appId(), r.requestKey(), r.allocationIds(), r.lostAllocationIds(),
+        "by Spindle, which restarts the gang: " + r.reason());
+    LOG.warn("Application {} request {}: {}", r.appId(), r.requestKey(), r.reason());
+  }
+
+  /**
+   * Kills the running containers (status PREEMPTED: not the application's failure) and puts them, and the lost
+   * ones, back into YARN's outstanding ask on the application's behalf, as YARN does for a container killed before
+   * its AM saw it: the engine re-queued them, and what YARN holds must agree.
+   */
+  private void stopAndAskAgain(String application, String requestKey, List<Long> running, List<Long> lost,
+      String why) {
+    ApplicationId appId = ApplicationId.fromString(application);
     SchedulerApplication<SpindleAppAttempt> app = applications.get(appId);
     SpindleAppAttempt attempt = app == null ? null : app.getCurrentAppAttempt();
     AppAsks appAsks = asks.get(appId);
     Object lock = attempt == null ? new Object() : attempt;
     synchronized (lock) { // As allocate(): the AM sees its asks and our re-ask of them change together.
-      for (ContainerId id : checkpoints.containerIds(p.allocationIds())) {
+      for (ContainerId id : checkpoints.containerIds(running)) {
         RMContainer c = getRMContainer(id);
         if (c == null) {
           continue;
         }
         boolean yarnAsksAgain = c.getContainerRequest() != null; // Not yet acquired by the AM.
         completedContainer(c, SchedulerUtils.createPreemptedContainerStatus(id, SchedulerUtils.PREEMPTED_CONTAINER
-            + " by Spindle: " + p.reason()), RMContainerEventType.KILL);
-        if (attempt == null || appAsks == null) {
-          continue;
+            + " " + why), RMContainerEventType.KILL);
+        askAgain(attempt, appAsks, requestKey, new LostAsk(c.getAllocatedSchedulerKey(), c.getAllocatedResource(),
+            yarnAsksAgain));
+      }
+      for (long allocation : lost) {
+        LostAsk ask = lostAsks.remove(allocation);
+        if (ask != null) {
+          askAgain(attempt, appAsks, requestKey, ask);
         }
-        SchedulerRequestKey key = c.getAllocatedSchedulerKey();
-        Resource capability = c.getAllocatedResource();
-        if (!yarnAsksAgain) {
-          attempt.recoverResourceRequestsForContainer(new ContainerRequest(List.of(ResourceRequest.newBuilder()
-              .priority(key.getPriority()).allocationRequestId(key.getAllocationRequestId())
-              .resourceName(ResourceRequest.ANY).capability(capability).numContainers(1).build())));
-        }
-        appAsks.requeued(p.requestKey(), key, capability);
       }
     }
-    LOG.info("Preempted {} containers of {} (notice {}); it resumes from {}", p.allocationIds().size(), p.appId(),
-        p.noticeId(), p.checkpointLocation());
   }
+
+  private static void askAgain(SpindleAppAttempt attempt, AppAsks appAsks, String requestKey, LostAsk ask) {
+    if (attempt == null || appAsks == null) {
+      return;
+    }
+    if (!ask.yarnAsksAgain()) {
+      attempt.recoverResourceRequestsForContainer(new ContainerRequest(List.of(ResourceRequest.newBuilder()
+          .priority(ask.key().getPriority()).allocationRequestId(ask.key().getAllocationRequestId())
+          .resourceName(ResourceRequest.ANY).capability(ask.capability()).numContainers(1).build())));
+    }
+    appAsks.requeued(requestKey, ask.key(), ask.capability());
+  }
+
+  /**
+   * What a lost container was asked as, kept until the engine says whether its gang restarts.
+   *
+   * @param yarnAsksAgain YARN put it back into the outstanding ask itself (it was lost before its AM acquired it)
+   */
+  private record LostAsk(SchedulerRequestKey key, Resource capability, boolean yarnAsksAgain) {}
 
   /**
    * Adds to the cycle what the nodes' agents reported and the re-partitions they left unanswered, and rebuilds the
