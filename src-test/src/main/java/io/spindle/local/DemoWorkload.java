@@ -114,6 +114,12 @@ final class DemoWorkload {
     this.conf = cluster.clientConf();
   }
 
+  /** The demo's jobs, each container running {@code runSeconds} instead of its own time when that is > 0. */
+  static List<Job> jobs(LocalClusterSpec spec, int runSeconds) {
+    return jobs(spec).stream().map(j -> runSeconds <= 0 ? j : new Job(j.name(), j.queue(), j.containers(),
+        j.memoryMb(), j.resource(), j.amount(), j.tags(), runSeconds)).toList();
+  }
+
   static List<Job> jobs(LocalClusterSpec spec) {
     String gpu = spec.gpuResource();
     List<Job> jobs = new ArrayList<>();
@@ -135,7 +141,7 @@ final class DemoWorkload {
 
   /** Runs the workload; true when every application got all its containers and finished successfully. */
   boolean run() throws Exception {
-    List<Job> jobs = jobs(cluster.spec());
+    List<Job> jobs = jobs(cluster.spec(), cluster.demoRunSeconds());
     out.println("Demo: " + jobs.size() + " applications with unmanaged ApplicationMasters in this JVM; each container"
         + " runs `sleep` on a fake GPU node.");
     for (Job j : jobs) {

@@ -5,6 +5,8 @@ import io.spindle.core.model.GpuModelCatalog;
 import io.spindle.ha.MigStateStore;
 import io.spindle.ha.ZkSettings;
 import io.spindle.local.LocalClusterSpec.NodeSpec;
+import io.spindle.web.SpindleWeb;
+import io.spindle.yarn.SpindleScheduler;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.PrintStream;
@@ -21,6 +23,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Properties;
 import java.util.stream.Stream;
 import org.apache.curator.framework.CuratorFramework;
@@ -62,6 +65,8 @@ public final class SpindleLocalCluster implements AutoCloseable {
   static final String SPINDLE_NODE_GPU_MODEL = "yarn.scheduler.spindle.node.gpu-model";
   static final String CS_RESOURCE_CALCULATOR = "yarn.scheduler.capacity.resource-calculator";
   private static final long STOP_TIMEOUT_MS = 30_000;
+  /** Spindle's web endpoints serve this machine only: the local cluster has no authentication. */
+  private static final String WEB_HOST = "127.0.0.1";
 
   static final String USAGE = String.join("\n",
       "Usage: scripts/spindle-local [options]",
@@ -73,12 +78,15 @@ public final class SpindleLocalCluster implements AutoCloseable {
       "  --queues <file>        queue tree (default conf/capacity-scheduler.xml)",
       "  --workdir <dir>        where the HADOOP_CONF_DIR, logs and YARN/ZooKeeper data go",
       "                         (default target/spindle-local; emptied at start)",
+      "  --demo-run-seconds <s> how long each demo container runs (default 3-4 s; longer to watch the GPU map)",
+      "  --http-port <port>     port of Spindle's GPU map, status API and /metrics on 127.0.0.1 (default: any free",
+      "                         port; printed, and written to the HADOOP_CONF_DIR for scripts/spindle)",
       "  --verbose              Hadoop's log on the console too (it always goes to <workdir>/logs)",
       "  --help");
 
   /** Parsed command line. */
   record Options(String scheduler, Path conf, Path queues, Path workdir, boolean demo, long durationSeconds,
-      boolean verbose) {
+      boolean verbose, int httpPort, int demoRunSeconds) {
 
     static Options parse(String... args) {
       String scheduler = null;
@@ -88,6 +96,8 @@ public final class SpindleLocalCluster implements AutoCloseable {
       boolean demo = false;
       long duration = -1;
       boolean verbose = false;
+      int httpPort = 0;
+      int demoRunSeconds = 0;
       for (int i = 0; i < args.length; i++) {
         String a = args[i];
         switch (a) {
@@ -98,6 +108,8 @@ public final class SpindleLocalCluster implements AutoCloseable {
           case "--conf" -> conf = Path.of(value(args, ++i, a));
           case "--queues" -> queues = Path.of(value(args, ++i, a));
           case "--workdir" -> workdir = Path.of(value(args, ++i, a));
+          case "--http-port" -> httpPort = number(value(args, ++i, a), a, 0, 65_535);
+          case "--demo-run-seconds" -> demoRunSeconds = number(value(args, ++i, a), a, 1, 3_600);
           case "--duration" -> {
             String v = value(args, ++i, a);
             try {
@@ -113,7 +125,20 @@ public final class SpindleLocalCluster implements AutoCloseable {
         }
       }
       return new Options(scheduler, conf != null ? conf : confFile("local-cluster.properties"),
-          queues != null ? queues : confFile("capacity-scheduler.xml"), workdir, demo, duration, verbose);
+          queues != null ? queues : confFile("capacity-scheduler.xml"), workdir, demo, duration, verbose, httpPort,
+          demoRunSeconds);
+    }
+
+    private static int number(String v, String flag, int min, int max) {
+      try {
+        int n = Integer.parseInt(v);
+        if (n >= min && n <= max) {
+          return n;
+        }
+      } catch (NumberFormatException e) {
+        // Reported below with the range.
+      }
+      throw new UsageException(flag + " needs a whole number from " + min + " to " + max + ", not '" + v + "'");
     }
 
     private static String value(String[] args, int i, String flag) {
@@ -511,6 +536,8 @@ public final class SpindleLocalCluster implements AutoCloseable {
     conf.setFloat(YarnConfiguration.NM_MAX_PER_DISK_UTILIZATION_PERCENTAGE, 100.0f);
     conf.setBoolean(YarnConfiguration.NM_VMEM_CHECK_ENABLED, false);
     conf.setBoolean(YarnConfiguration.NM_PMEM_CHECK_ENABLED, false);
+    conf.setInt(SpindleWeb.PORT, options.httpPort());
+    conf.set(SpindleWeb.BIND_ADDRESS, WEB_HOST);
     return conf;
   }
 
@@ -575,11 +602,17 @@ public final class SpindleLocalCluster implements AutoCloseable {
       }
     }
     site.set(YarnConfiguration.RESOURCE_TYPES, String.join(",", spec.resourceTypes()));
+    Optional<String> web = webUrl();
+    webPort().ifPresent(port -> {
+      site.setInt(SpindleWeb.PORT, port);
+      site.set(SpindleWeb.BIND_ADDRESS, WEB_HOST);
+    });
     writeXml(site, confDir.resolve("yarn-site.xml"));
     Files.writeString(workdir.resolve("spindle-local.env"),
         "# source this file to use the Spindle local cluster from this shell\n"
             + "export HADOOP_CONF_DIR=" + confDir + "\n"
-            + "export YARN_CONF_DIR=" + confDir + "\n",
+            + "export YARN_CONF_DIR=" + confDir + "\n"
+            + web.map(url -> "export SPINDLE_URL=" + url + "\n").orElse(""),
         StandardCharsets.UTF_8);
   }
 
@@ -600,6 +633,8 @@ public final class SpindleLocalCluster implements AutoCloseable {
     out.printf("  ResourceManager  %s   (scheduler %s, admin %s)%n", c.get(YarnConfiguration.RM_ADDRESS),
         c.get(YarnConfiguration.RM_SCHEDULER_ADDRESS), c.get(YarnConfiguration.RM_ADMIN_ADDRESS));
     out.printf("  RM web UI        %s%n", rmWebUrl());
+    webUrl().ifPresent(url -> out.printf("  Spindle web      %s   (GPU map; status API %sapi/v1/status; %smetrics)%n",
+        url, url, url));
     out.printf("  HADOOP_CONF_DIR  %s%n", confDir);
     out.printf("  logs             %s%n", logFile);
     out.println("  nodes:");
@@ -635,6 +670,16 @@ public final class SpindleLocalCluster implements AutoCloseable {
     out.flush();
   }
 
+  /** Where Spindle's GPU map, status API and Prometheus endpoint are; empty under another scheduler. */
+  public Optional<String> webUrl() {
+    return webPort().map(port -> "http://" + WEB_HOST + ":" + port + "/");
+  }
+
+  private Optional<Integer> webPort() {
+    return yarn.getResourceManager().getResourceScheduler() instanceof SpindleScheduler s
+        ? s.webAddress().map(InetSocketAddress::getPort) : Optional.empty();
+  }
+
   String rmWebUrl() {
     return WebAppUtils.getRMWebAppURLWithScheme(yarn.getConfig()) + "/";
   }
@@ -649,6 +694,10 @@ public final class SpindleLocalCluster implements AutoCloseable {
     c.setLong(YarnConfiguration.RESOURCEMANAGER_CONNECT_RETRY_INTERVAL_MS, 1_000);
     c.setInt("ipc.client.rpc-timeout.ms", 30_000);
     return c;
+  }
+
+  int demoRunSeconds() {
+    return options.demoRunSeconds();
   }
 
   public Path hadoopConfDir() {

@@ -42,8 +42,8 @@ class InstallableJarTest {
           <property><name>yarn.resourcemanager.resource-tracker.address</name><value>127.0.0.1:%d</value></property>
           <property><name>yarn.resourcemanager.admin.address</name><value>127.0.0.1:%d</value></property>
           <property><name>yarn.resourcemanager.webapp.address</name><value>127.0.0.1:%d</value></property>
-          <property><name>yarn.scheduler.spindle.metrics.bind-address</name><value>127.0.0.1</value></property>
-          <property><name>yarn.scheduler.spindle.metrics.port</name><value>%d</value></property>
+          <property><name>yarn.scheduler.spindle.http.bind-address</name><value>127.0.0.1</value></property>
+          <property><name>yarn.scheduler.spindle.http.port</name><value>%d</value></property>
         </configuration>
         """.formatted(rmPort, freePort(), freePort(), freePort(), freePort(), metricsPort));
     Files.copy(Path.of("../conf/capacity-scheduler.xml"), confDir.resolve("capacity-scheduler.xml"));
@@ -65,6 +65,9 @@ class InstallableJarTest {
       MiniClusterSupport.await(Duration.ofSeconds(30), () -> scrape(metricsPort)
           .contains("spindle_queue_guarantee_gpus{queue=\"root.research.llm\",}"));
       assertThat(scrape(metricsPort)).contains("spindle_cycle_seconds_count");
+      // The status API's JSON comes from the RM's own Jackson; the GPU map page is inside the JAR.
+      assertThat(fetch(metricsPort, "/api/v1/queues")).contains("\"path\" : \"root.research.llm\"");
+      assertThat(fetch(metricsPort, "/")).contains("Spindle GPU map");
     } finally {
       client.stop();
       rm.destroy();
@@ -73,7 +76,11 @@ class InstallableJarTest {
   }
 
   private static String scrape(int port) throws IOException {
-    try (java.io.InputStream in = new java.net.URL("http://127.0.0.1:" + port + "/metrics").openStream()) {
+    return fetch(port, "/metrics");
+  }
+
+  private static String fetch(int port, String path) throws IOException {
+    try (java.io.InputStream in = new java.net.URL("http://127.0.0.1:" + port + path).openStream()) {
       return new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
     }
   }

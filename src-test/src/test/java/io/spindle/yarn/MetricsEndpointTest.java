@@ -4,6 +4,7 @@ import static io.spindle.yarn.MiniClusterSupport.gpus;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.spindle.metrics.MetricsExposure;
+import io.spindle.web.SpindleWeb;
 import java.io.InputStream;
 import java.lang.management.ManagementFactory;
 import java.net.HttpURLConnection;
@@ -49,8 +50,8 @@ class MetricsEndpointTest {
     c.setInt(YarnConfiguration.NM_VCORES, 32);
     c.setInt(YarnConfiguration.NM_LOG_RETAIN_SECONDS, 0);
     MiniClusterSupport.halvesAandB(c);
-    c.setInt(MetricsExposure.PORT, 0);
-    c.set(MetricsExposure.BIND_ADDRESS, "127.0.0.1");
+    c.setInt(SpindleWeb.PORT, 0);
+    c.set(SpindleWeb.BIND_ADDRESS, "127.0.0.1");
     cluster = MiniClusterSupport.startCluster("spindle-metrics", c, 2);
     conf = cluster.getConfig();
     client = MiniClusterSupport.startClient(conf);
@@ -110,7 +111,7 @@ class MetricsEndpointTest {
   /** GETs the endpoint and parses the text format into sample (name with labels) → value. */
   private static Map<String, Double> scrape() throws Exception {
     SpindleScheduler scheduler = (SpindleScheduler) cluster.getResourceManager().getResourceScheduler();
-    InetSocketAddress at = scheduler.metricsAddress().orElseThrow();
+    InetSocketAddress at = scheduler.webAddress().orElseThrow();
     HttpURLConnection c = (HttpURLConnection) new URL("http://127.0.0.1:" + at.getPort() + MetricsExposure.PATH)
         .openConnection();
     assertThat(c.getResponseCode()).isEqualTo(200);

@@ -38,6 +38,10 @@ public interface DecisionJournal extends AutoCloseable {
     return settings.enabled() ? JournalWriter.start(settings, header) : OFF;
   }
 
+  /** Prefixes of the adapter's keys: ZooKeeper, HTTP, metrics and the journal's own. */
+  List<String> ADAPTER_KEYS = List.of("yarn.scheduler.spindle.zk.", "yarn.scheduler.spindle.http.",
+      "yarn.scheduler.spindle.metrics.", "yarn.scheduler.spindle.journal.");
+
   /**
    * The header of a journal for an engine built now, with a clock showing {@code clockStartMillis}, from
    * {@code entries} and the topology {@code levels}.
@@ -68,14 +72,13 @@ public interface DecisionJournal extends AutoCloseable {
   /**
    * The entries an engine is built from, as a header records them: the queue keys
    * ({@code yarn.scheduler.capacity.*}) and Spindle's ({@code yarn.scheduler.spindle.*}) but the adapter's own
-   * {@code zk.*}, {@code metrics.*} and {@code journal.*}, which the engine never reads — and {@code zk.auth} holds
-   * a password that has no place in a file kept for debugging.
+   * ({@link #ADAPTER_KEYS}), which the engine never reads — and {@code zk.auth} holds a password that has no place
+   * in a file kept for debugging.
    */
   static Map<String, String> engineConfiguration(Map<String, String> entries) {
     Map<String, String> out = new TreeMap<>();
     entries.forEach((key, value) -> {
-      boolean adapterOnly = key.startsWith("yarn.scheduler.spindle.zk.")
-          || key.startsWith("yarn.scheduler.spindle.metrics.") || key.startsWith("yarn.scheduler.spindle.journal.");
+      boolean adapterOnly = ADAPTER_KEYS.stream().anyMatch(key::startsWith);
       if (!adapterOnly && value != null) {
         out.put(key, value);
       }

@@ -12,6 +12,7 @@ import io.spindle.journal.avro.PreemptRecord;
 import io.spindle.journal.avro.ReconfigureMigRecord;
 import io.spindle.journal.avro.RejectRecord;
 import io.spindle.journal.avro.RequestCheckpointRecord;
+import io.spindle.journal.avro.RestartGangRecord;
 import io.spindle.journal.avro.ReserveRecord;
 import io.spindle.journal.avro.WaitRecord;
 
@@ -45,6 +46,8 @@ final class DecisionRecords {
     } else if (decision instanceof Decision.Preempt d) {
       return new PreemptRecord(d.noticeId(), d.appId(), d.requestKey(), d.allocationIds(), d.checkpointLocation(),
           d.reason());
+    } else if (decision instanceof Decision.RestartGang d) {
+      return new RestartGangRecord(d.appId(), d.requestKey(), d.allocationIds(), d.lostAllocationIds(), d.reason());
     }
     throw new IllegalArgumentException("no journal record for decision " + decision);
   }
@@ -72,6 +75,9 @@ final class DecisionRecords {
     } else if (record instanceof PreemptRecord r) {
       return new Decision.Preempt(r.getNoticeId(), r.getAppId(), r.getRequestKey(), r.getAllocationIds(),
           r.getCheckpointLocation(), r.getReason());
+    } else if (record instanceof RestartGangRecord r) {
+      return new Decision.RestartGang(r.getAppId(), r.getRequestKey(), r.getAllocationIds(), r.getLostAllocationIds(),
+          r.getReason());
     }
     throw new IllegalArgumentException("not a journal decision record: " + record);
   }

@@ -13,6 +13,7 @@ import io.spindle.journal.avro.CheckpointAnswerRecord;
 import io.spindle.journal.avro.CheckpointAnsweredRecord;
 import io.spindle.journal.avro.CheckpointReportedRecord;
 import io.spindle.journal.avro.ContainerFinishedRecord;
+import io.spindle.journal.avro.ContainerLostRecord;
 import io.spindle.journal.avro.ContainerRecoveredRecord;
 import io.spindle.journal.avro.DemandRecord;
 import io.spindle.journal.avro.MigLayoutReportedRecord;
@@ -46,6 +47,8 @@ final class EventRecords {
           resources(e.shape()), e.preemptible());
     } else if (event instanceof EngineEvent.ContainerFinished e) {
       return new ContainerFinishedRecord(e.allocationId());
+    } else if (event instanceof EngineEvent.ContainerLost e) {
+      return new ContainerLostRecord(e.allocationId(), e.reason());
     } else if (event instanceof EngineEvent.CheckpointAnswered e) {
       return new CheckpointAnsweredRecord(e.appId(), e.noticeId(), CheckpointAnswerRecord.valueOf(e.answer().name()),
           e.requestedExtensionMillis(), e.checkpointLocation());
@@ -74,6 +77,8 @@ final class EventRecords {
           resources(r.getShape()), r.getPreemptible());
     } else if (record instanceof ContainerFinishedRecord r) {
       return new EngineEvent.ContainerFinished(r.getAllocationId());
+    } else if (record instanceof ContainerLostRecord r) {
+      return new EngineEvent.ContainerLost(r.getAllocationId(), r.getReason());
     } else if (record instanceof CheckpointAnsweredRecord r) {
       return new EngineEvent.CheckpointAnswered(r.getAppId(), r.getNoticeId(),
           CheckpointAnswer.valueOf(r.getAnswer().name()), r.getRequestedExtensionMillis(), r.getCheckpointLocation());

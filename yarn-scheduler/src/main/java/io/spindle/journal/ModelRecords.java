@@ -54,12 +54,13 @@ final class ModelRecords {
   }
 
   static PlacementSpecRecord spec(PlacementSpec s) {
-    return new PlacementSpecRecord(s.gang(), s.topologyLevel(), s.required(), s.maxRuntimeMillis(), s.preemptible());
+    return new PlacementSpecRecord(s.gang(), s.topologyLevel(), s.required(), s.maxRuntimeMillis(), s.preemptible(),
+        s.restartOnMemberLoss());
   }
 
   static PlacementSpec spec(PlacementSpecRecord s) {
     return new PlacementSpec(s.getGang(), s.getTopologyLevel(), s.getRequired(), s.getMaxRuntimeMillis(),
-        s.getPreemptible());
+        s.getPreemptible(), s.getRestartOnMemberLoss());
   }
 
   static NodeRecord node(Node n) {

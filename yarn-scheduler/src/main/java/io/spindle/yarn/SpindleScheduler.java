@@ -25,10 +25,17 @@ import io.spindle.ha.SchedulerZk;
 import io.spindle.ha.SchedulerZkIdentity;
 import io.spindle.ha.ZkSettings;
 import io.spindle.ha.avro.MigLayoutRecord;
+import io.spindle.core.engine.EngineStatus;
+import io.spindle.core.status.AppHistory;
+import io.spindle.core.status.Explanation;
+import io.spindle.core.status.WhyExplainer;
 import io.spindle.journal.DecisionJournal;
 import io.spindle.journal.JournalSettings;
 import io.spindle.journal.RecordingLookup;
 import io.spindle.metrics.MetricsExposure;
+import io.spindle.web.RequestUser;
+import io.spindle.web.SchedulerView;
+import io.spindle.web.SpindleWeb;
 import io.spindle.metrics.SpindleMetrics;
 import java.io.IOException;
 import java.io.InputStream;
@@ -66,6 +73,7 @@ import org.apache.hadoop.yarn.api.records.ResourceRequest;
 import org.apache.hadoop.yarn.api.records.SchedulingRequest;
 import org.apache.hadoop.yarn.api.records.SignalContainerCommand;
 import org.apache.hadoop.yarn.conf.HAUtil;
+import org.apache.hadoop.yarn.api.records.ContainerExitStatus;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.apache.hadoop.yarn.exceptions.YarnException;
 import org.apache.hadoop.yarn.proto.YarnServiceProtos.SchedulerResourceTypes;
@@ -135,6 +143,8 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
   public static final String PREEMPTION_SIGNAL = "yarn.scheduler.spindle.preemption.signal-graceful-shutdown";
   public static final String MIG_ANSWER_TIMEOUT_SECONDS = "yarn.scheduler.spindle.mig.answer-timeout-seconds";
   public static final long DEFAULT_MIG_ANSWER_TIMEOUT_SECONDS = 300;
+  /** Applications whose rejections and preemptions {@code why} remembers: the most recently touched. */
+  static final int HISTORY_APPS = 10_000;
   static final String ACL_SUBMIT = "acl_submit_applications";
   static final String ACL_ADMINISTER = "acl_administer_queue";
   private static final String CAPACITY_SCHEDULER_XML = "capacity-scheduler.xml";
@@ -148,6 +158,10 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
   private final Map<ContainerId, Long> allocationOf = new ConcurrentHashMap<>();
   private final Map<ApplicationId, AppAsks> asks = new ConcurrentHashMap<>();
   private final Map<ApplicationId, String> waitReasons = new ConcurrentHashMap<>();
+  /** Lost containers' asks, by allocation, until the engine says whether their gangs restart (then cleared). */
+  private final Map<Long, LostAsk> lostAsks = new ConcurrentHashMap<>();
+  /** Why this adapter holds an application's ask back from the engine (a gang not fully asked for yet). */
+  private final Map<ApplicationId, String> askNotes = new ConcurrentHashMap<>();
   private final PreemptionNotices preemptions = new PreemptionNotices();
   /** The container of each engine allocation, for notices and reclaims, which name allocations. */
   private final Map<Long, ContainerId> containerOf = new ConcurrentHashMap<>();
@@ -156,7 +170,13 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
   private final SpindleMetrics metrics = new SpindleMetrics();
   private Configuration metricsConf;
   private MetricsExposure metricsExposure;
+  private SpindleWeb web;
+  /** What the engine showed after the last published cycle: what the status API and the GPU map read. */
+  private volatile EngineStatus published = EngineStatus.EMPTY;
+  /** Rejections, notices and preemptions per application, for {@code why}; guarded by itself. */
+  private final AppHistory history = new AppHistory(HISTORY_APPS);
   private long lastMetricsPublish;
+  private String rmId;
   /** Ids for recovered containers count down from -1, apart from the engine's own (1, 2, …). */
   private long nextRecoveredId = -1;
   /** The engine's clock: moved once before each cycle, so a cycle has one time, which the journal records. */
@@ -204,6 +224,7 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     this.usePortForNodeName = conf.getBoolean(YarnConfiguration.RM_SCHEDULER_INCLUDE_PORT_IN_NODE_NAME,
         YarnConfiguration.DEFAULT_RM_SCHEDULER_USE_PORT_FOR_NODE_NAME);
     this.cycleIntervalMs = conf.getLong(CYCLE_INTERVAL_MS, DEFAULT_CYCLE_INTERVAL_MS);
+    this.rmId = conf.get(YarnConfiguration.RM_HA_ID, "rm");
     this.takeOverWaitMs = conf.getLong(YarnConfiguration.RM_WORK_PRESERVING_RECOVERY_SCHEDULING_WAIT_MS,
         YarnConfiguration.DEFAULT_RM_WORK_PRESERVING_RECOVERY_SCHEDULING_WAIT_MS);
     Configuration schedulerConf = schedulerConfiguration(conf);
@@ -254,9 +275,11 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
   @Override
   public void serviceStart() throws Exception {
     running = true;
-    metricsExposure = MetricsExposure.start(metrics, metricsConf.getBoolean(MetricsExposure.JMX_ENABLED, true),
-        metricsConf.get(MetricsExposure.BIND_ADDRESS, MetricsExposure.DEFAULT_BIND_ADDRESS),
-        metricsConf.getInt(MetricsExposure.PORT, MetricsExposure.DEFAULT_PORT));
+    metricsExposure = MetricsExposure.start(metrics, metricsConf.getBoolean(MetricsExposure.JMX_ENABLED, true));
+    web = SpindleWeb.start(metricsConf.get(SpindleWeb.BIND_ADDRESS, SpindleWeb.DEFAULT_BIND_ADDRESS),
+        metricsConf.getInt(SpindleWeb.PORT, SpindleWeb.DEFAULT_PORT), MetricsExposure.PATH,
+        metricsExposure.prometheus(), new WebView(),
+        RequestUser.forAuthentication(metricsConf.get("hadoop.security.authentication", "simple")));
     if (ha != null) {
       ha.start();
     }
@@ -276,6 +299,9 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     journal.close();
     if (ha != null) {
       ha.close();
+    }
+    if (web != null) {
+      web.close();
     }
     if (metricsExposure != null) {
       metricsExposure.close();
@@ -612,6 +638,7 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     asks.remove(appId);
     heardFrom.remove(appId);
     waitReasons.remove(appId);
+    askNotes.remove(appId);
     checkpoints.forget(appId);
     inbox.add(new EngineEvent.AppFinished(appId.toString()));
   }
@@ -628,7 +655,15 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     }
     preemptions.ended(container.getId());
     if (allocation != null) {
-      inbox.add(new EngineEvent.ContainerFinished(allocation));
+      String lost = lostBecause(status, event);
+      if (lost == null) {
+        inbox.add(new EngineEvent.ContainerFinished(allocation));
+      } else {
+        // The engine may restart the container's gang; asking for it again then needs what it was asked as.
+        lostAsks.put(allocation, new LostAsk(rmContainer.getAllocatedSchedulerKey(),
+            rmContainer.getAllocatedResource(), rmContainer.getContainerRequest() != null));
+        inbox.add(new EngineEvent.ContainerLost(allocation, lost));
+      }
     }
     if (attempt != null) {
       synchronized (attempt) { // Same lock order as allocate(): monitor, then the attempt's write lock.
@@ -639,6 +674,23 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
       node.releaseContainer(container.getId(), false);
     }
     wake.release();
+  }
+
+  /**
+   * Why a container ended through no doing of its application or of Spindle, or {@code null} if it did not: its
+   * node was lost, it expired before it was launched, or its disks failed.
+   */
+  private static String lostBecause(ContainerStatus status, RMContainerEventType event) {
+    if (event == RMContainerEventType.EXPIRE) {
+      return "it was allocated but not launched within " + YarnConfiguration.RM_CONTAINER_ALLOC_EXPIRY_INTERVAL_MS;
+    }
+    if (SchedulerUtils.LOST_CONTAINER.equals(status.getDiagnostics())) {
+      return "its node was lost";
+    }
+    if (status.getExitStatus() == ContainerExitStatus.DISKS_FAILED) {
+      return "its node's disks failed";
+    }
+    return null;
   }
 
   /**
@@ -766,10 +818,13 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
       }
       int gangSize = appAsks.tags().gangSize();
       if (gang && count > 0 && count < gangSize) {
-        waitReasons.put(appId, "gang of " + gangSize + " waits for the application to ask for all members (it asks "
-            + count + ")");
+        String note = "gang of " + gangSize + " waits for the application to ask for all members (it asks "
+            + count + ")";
+        waitReasons.put(appId, note);
+        askNotes.put(appId, note);
         continue;
       }
+      askNotes.remove(appId);
       PlacementSpec spec = appAsks.isAm(keyName) ? PlacementSpec.APPLICATION_MASTER : appAsks.tags().placement(gang);
       inbox.add(new EngineEvent.Demand(appId.toString(), keyName, shape, count, spec));
     }
@@ -817,6 +872,8 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
       batch.add(e);
     }
     collectNodeChanges(batch);
+    List<Long> lostInBatch = batch.stream().filter(EngineEvent.ContainerLost.class::isInstance)
+        .map(event -> ((EngineEvent.ContainerLost) event).allocationId()).toList();
     List<Decision> decisions = new ArrayList<>();
     com.codahale.metrics.Timer.Context timing = metrics.timeCycle();
     synchronized (engineLock) {
@@ -826,13 +883,14 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
         // What YARN recovered first, then the previous leader's state over it, then the asks, as restore expects.
         List<EngineEvent> asks = new ArrayList<>();
         batch.removeIf(event -> event instanceof EngineEvent.Demand && asks.add(event));
-        decisions.addAll(cycle(batch));
+        decisions.addAll(remembered(cycle(batch)));
         takeOver(saved.get());
         batch = asks;
       }
-      decisions.addAll(cycle(batch));
+      decisions.addAll(remembered(cycle(batch)));
     }
     apply(decisions);
+    lostInBatch.forEach(lostAsks::remove); // Their gangs did not restart (or restarting used them): not needed.
     timing.stop();
     metrics.decided(decisions);
     publishMetrics(!batch.isEmpty() || !decisions.isEmpty());
@@ -853,7 +911,15 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     lastMetricsPublish = now;
     synchronized (engineLock) {
       metrics.publish(engine.stats(), engine.queueSnapshots());
+      published = engine.status();
     }
+  }
+
+  private List<Decision> remembered(CycleResult cycle) {
+    synchronized (history) {
+      history.record(cycle);
+    }
+    return cycle.decisions();
   }
 
   /**
@@ -876,11 +942,11 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
   }
 
   /** One engine cycle at one time, journaled with its events and decisions. Called holding the engine lock. */
-  private List<Decision> cycle(List<EngineEvent> events) {
+  private CycleResult cycle(List<EngineEvent> events) {
     long now = clock.tick();
-    List<Decision> decided = engine.cycle(events, this::ignored).decisions();
-    journal.cycle(now, events, decided);
-    return decided;
+    CycleResult result = engine.cycle(events, this::ignored);
+    journal.cycle(now, events, result.decisions());
+    return result;
   }
 
   private void ignored(EngineEvent event, RuntimeException problem) {
@@ -1007,6 +1073,8 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
       checkpoints.cancel(c);
     } else if (decision instanceof Decision.Preempt p) {
       reclaim(p);
+    } else if (decision instanceof Decision.RestartGang r) {
+      restartGang(r);
     } else if (decision instanceof Decision.ReconfigureMig m) {
       Optional<EngineEvent> refused = inventory.request(m);
       if (refused.isPresent()) {
@@ -1037,36 +1105,68 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
    */
   private void reclaim(Decision.Preempt p) {
     checkpoints.reclaimed(p);
-    ApplicationId appId = ApplicationId.fromString(p.appId());
+    stopAndAskAgain(p.appId(), p.requestKey(), p.allocationIds(), List.of(), "by Spindle: " + p.reason());
+    LOG.info("Preempted {} containers of {} (notice {}); it resumes from {}", p.allocationIds().size(), p.appId(),
+        p.noticeId(), p.checkpointLocation());
+  }
+
+  private void restartGang(Decision.RestartGang r) {
+    stopAndAskAgain(r.appId(), r.requestKey(), r.allocationIds(), r.lostAllocationIds(),
+        "by Spindle, which restarts the gang: " + r.reason());
+    LOG.warn("Application {} request {}: {}", r.appId(), r.requestKey(), r.reason());
+  }
+
+  /**
+   * Kills the running containers (status PREEMPTED: not the application's failure) and puts them, and the lost
+   * ones, back into YARN's outstanding ask on the application's behalf, as YARN does for a container killed before
+   * its AM saw it: the engine re-queued them, and what YARN holds must agree.
+   */
+  private void stopAndAskAgain(String application, String requestKey, List<Long> running, List<Long> lost,
+      String why) {
+    ApplicationId appId = ApplicationId.fromString(application);
     SchedulerApplication<SpindleAppAttempt> app = applications.get(appId);
     SpindleAppAttempt attempt = app == null ? null : app.getCurrentAppAttempt();
     AppAsks appAsks = asks.get(appId);
     Object lock = attempt == null ? new Object() : attempt;
     synchronized (lock) { // As allocate(): the AM sees its asks and our re-ask of them change together.
-      for (ContainerId id : checkpoints.containerIds(p.allocationIds())) {
+      for (ContainerId id : checkpoints.containerIds(running)) {
         RMContainer c = getRMContainer(id);
         if (c == null) {
           continue;
         }
         boolean yarnAsksAgain = c.getContainerRequest() != null; // Not yet acquired by the AM.
         completedContainer(c, SchedulerUtils.createPreemptedContainerStatus(id, SchedulerUtils.PREEMPTED_CONTAINER
-            + " by Spindle: " + p.reason()), RMContainerEventType.KILL);
-        if (attempt == null || appAsks == null) {
-          continue;
+            + " " + why), RMContainerEventType.KILL);
+        askAgain(attempt, appAsks, requestKey, new LostAsk(c.getAllocatedSchedulerKey(), c.getAllocatedResource(),
+            yarnAsksAgain));
+      }
+      for (long allocation : lost) {
+        LostAsk ask = lostAsks.remove(allocation);
+        if (ask != null) {
+          askAgain(attempt, appAsks, requestKey, ask);
         }
-        SchedulerRequestKey key = c.getAllocatedSchedulerKey();
-        Resource capability = c.getAllocatedResource();
-        if (!yarnAsksAgain) {
-          attempt.recoverResourceRequestsForContainer(new ContainerRequest(List.of(ResourceRequest.newBuilder()
-              .priority(key.getPriority()).allocationRequestId(key.getAllocationRequestId())
-              .resourceName(ResourceRequest.ANY).capability(capability).numContainers(1).build())));
-        }
-        appAsks.requeued(p.requestKey(), key, capability);
       }
     }
-    LOG.info("Preempted {} containers of {} (notice {}); it resumes from {}", p.allocationIds().size(), p.appId(),
-        p.noticeId(), p.checkpointLocation());
   }
+
+  private static void askAgain(SpindleAppAttempt attempt, AppAsks appAsks, String requestKey, LostAsk ask) {
+    if (attempt == null || appAsks == null) {
+      return;
+    }
+    if (!ask.yarnAsksAgain()) {
+      attempt.recoverResourceRequestsForContainer(new ContainerRequest(List.of(ResourceRequest.newBuilder()
+          .priority(ask.key().getPriority()).allocationRequestId(ask.key().getAllocationRequestId())
+          .resourceName(ResourceRequest.ANY).capability(ask.capability()).numContainers(1).build())));
+    }
+    appAsks.requeued(requestKey, ask.key(), ask.capability());
+  }
+
+  /**
+   * What a lost container was asked as, kept until the engine says whether its gang restarts.
+   *
+   * @param yarnAsksAgain YARN put it back into the outstanding ask itself (it was lost before its AM acquired it)
+   */
+  private record LostAsk(SchedulerRequestKey key, Resource capability, boolean yarnAsksAgain) {}
 
   /**
    * Adds to the cycle what the nodes' agents reported and the re-partitions they left unanswered, and rebuilds the
@@ -1136,6 +1236,7 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     appAsks.allocated(a.requestKey());
     node.allocateContainer(rmContainer);
     waitReasons.remove(appId);
+    askNotes.remove(appId);
   }
 
   /** A request that can never be served: the application is killed with the reason as its diagnostics. */
@@ -1159,9 +1260,66 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     return metrics;
   }
 
-  /** Where the Prometheus endpoint listens; empty unless {@value MetricsExposure#PORT} is set. */
-  public Optional<InetSocketAddress> metricsAddress() {
-    return metricsExposure == null ? Optional.empty() : metricsExposure.httpAddress();
+  /**
+   * Where Spindle's HTTP server (Prometheus endpoint, status API, GPU map) listens; empty unless
+   * {@value SpindleWeb#PORT} is set.
+   */
+  public Optional<InetSocketAddress> webAddress() {
+    return web == null ? Optional.empty() : web.address();
+  }
+
+  /** Why the application is where it is, from the engine's reasons as of the last published cycle. */
+  public Explanation explain(ApplicationId appId) {
+    String id = appId.toString();
+    List<AppHistory.Outcome> outcomes;
+    synchronized (history) {
+      outcomes = history.of(id);
+    }
+    String note = askNotes.get(appId);
+    return WhyExplainer.explain(id, published, outcomes, note == null ? List.of() : List.of(note));
+  }
+
+  /** The status API's window on this scheduler: published snapshots and thread-safe calls only. */
+  private final class WebView implements SchedulerView {
+
+    @Override
+    public EngineStatus status() {
+      return published;
+    }
+
+    @Override
+    public SchedulerInfo info() {
+      SchedulerLeadership.Term term = ha == null ? null : ha.term();
+      return new SchedulerInfo(rmId, ha == null || term != null, term == null ? -1 : term.epoch(), cycleIntervalMs);
+    }
+
+    @Override
+    public Explanation explain(String appId) {
+      return SpindleScheduler.this.explain(ApplicationId.fromString(appId));
+    }
+
+    @Override
+    public List<AppHistory.Outcome> history(String appId) {
+      synchronized (history) {
+        return history.of(appId);
+      }
+    }
+
+    @Override
+    public Optional<String> containerName(long allocationId) {
+      return Optional.ofNullable(containerOf.get(allocationId)).map(ContainerId::toString);
+    }
+
+    @Override
+    public boolean isQueueAdmin(String user, String queuePath) {
+      return checkAccess(UserGroupInformation.createRemoteUser(user), QueueACL.ADMINISTER_QUEUE, queuePath);
+    }
+
+    @Override
+    public String refreshQueues() throws IOException {
+      reinitialize(getConfig(), rmContext);
+      return "queue configuration reloaded: " + queues.size() + " queues";
+    }
   }
 
   /** The last reason Spindle gave for an application waiting or being rejected, if any. */

@@ -23,7 +23,8 @@ import org.junit.jupiter.api.Test;
 class CoreBoundaryTest {
 
   private static final String[] FORBIDDEN = {
-    "org.apache.hadoop", "org.apache.curator", "org.apache.zookeeper", "org.apache.avro", "com.codahale"
+    "org.apache.hadoop", "org.apache.curator", "org.apache.zookeeper", "org.apache.avro", "com.codahale",
+    "com.fasterxml.jackson", "com.sun.net.httpserver"
   };
   private static final Path CORE_SOURCES = Path.of("src/main/java/io/spindle/core");
 

@@ -60,6 +60,8 @@ class JournalRoundTripTest {
         new EngineEvent.Demand("application_1_0001", "p0/a0", Resources.of(1_024, 1), 1,
             PlacementSpec.APPLICATION_MASTER),
         new EngineEvent.Demand("application_1_0002", "p1/a7", SLICE, 0, PlacementSpec.gang(null, false)),
+        new EngineEvent.Demand("application_1_0002", "p2/a7", WHOLE, 4,
+            PlacementSpec.gang("rack", false).withRestartOnMemberLoss(false)),
         new EngineEvent.MigLayoutReported("mig-1:8041", 1, H100_LAYOUT),
         new EngineEvent.MigLayoutReported("a30-1:8041", 0, MigLayout.empty(A30)),
         new EngineEvent.ContainerRecovered(-3, "application_1_0002", "p0/a0", "whole-1:8041",
@@ -67,6 +69,8 @@ class JournalRoundTripTest {
         new EngineEvent.ContainerRecovered(-4, "application_1_0002", "p1/a0", "mig-1:8041",
             Resources.of(2_048, 1).withMig("3g.40gb", 1).withGpuModel("H100-80GB")),
         new EngineEvent.ContainerFinished(17),
+        new EngineEvent.ContainerLost(18, "expired before it was launched"),
+        new EngineEvent.ContainerLost(19, null),
         new EngineEvent.CheckpointAnswered("application_1_0001", 5, CheckpointAnswer.DONE, 0, "hdfs:///ckpt/step-900"),
         new EngineEvent.CheckpointAnswered("application_1_0001", 6, CheckpointAnswer.EXTEND, 60_000, null),
         new EngineEvent.CheckpointReported("application_1_0002", 1_700_000_000_000L, "s3://bucket/ckpt/7"),
@@ -102,7 +106,9 @@ class JournalRoundTripTest {
         new Decision.CancelCheckpoint(6, "application_1_0002", List.of(-4L), "the request it was for started"),
         new Decision.Preempt(5, "application_1_0002", "p1/a0", List.of(1L, 2L), "hdfs:///ckpt/step-900",
             "answered DONE"),
-        new Decision.Preempt(7, "application_1_0002", "p1/a0", List.of(), null, "deadline passed"));
+        new Decision.Preempt(7, "application_1_0002", "p1/a0", List.of(), null, "deadline passed"),
+        new Decision.RestartGang("application_1_0001", "p1/a0", List.of(1L, 3L), List.of(2L),
+            "member 2 lost: node whole-1:8041 left"));
   }
 
   @Test
@@ -166,7 +172,8 @@ class JournalRoundTripTest {
         "yarn.scheduler.capacity.root.queues", "a,b",
         "yarn.scheduler.spindle.preemption.enabled", "true",
         "yarn.scheduler.spindle.zk.auth", "digest:rm:secret",
-        "yarn.scheduler.spindle.metrics.port", "8095",
+        "yarn.scheduler.spindle.metrics.jmx.enabled", "true",
+        "yarn.scheduler.spindle.http.port", "8095",
         "yarn.scheduler.spindle.journal.dir", "/var/log/spindle"));
     assertThat(kept).containsOnlyKeys("yarn.scheduler.capacity.root.queues",
         "yarn.scheduler.spindle.preemption.enabled");

@@ -7,6 +7,7 @@ import io.spindle.core.engine.EngineStats;
 import io.spindle.core.engine.QueueSnapshot;
 import io.spindle.core.model.ResourceVector;
 import io.spindle.core.placement.MigSlices;
+import io.spindle.web.SpindleHttpServer;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.HttpURLConnection;
@@ -78,8 +79,11 @@ class SpindleMetricsTest {
   void theHttpServerServesTheTextFormat() throws IOException {
     SpindleMetrics metrics = new SpindleMetrics();
     metrics.publish(new EngineStats(1, 0, 0, 8, 8, Map.of(), MigSlices.NONE, 4, 0), List.of(queue("root", 0, 4)));
-    try (MetricsExposure exposure = MetricsExposure.start(metrics, false, "127.0.0.1", 0)) {
-      URL url = new URL("http://127.0.0.1:" + exposure.httpAddress().orElseThrow().getPort() + MetricsExposure.PATH);
+    try (MetricsExposure exposure = MetricsExposure.start(metrics, false);
+        SpindleHttpServer http = SpindleHttpServer.bind("127.0.0.1", 0).handle(MetricsExposure.PATH,
+            exposure.prometheus())) {
+      http.start();
+      URL url = new URL("http://127.0.0.1:" + http.address().getPort() + MetricsExposure.PATH);
       HttpURLConnection c = (HttpURLConnection) url.openConnection();
       assertThat(c.getResponseCode()).isEqualTo(200);
       assertThat(c.getContentType()).startsWith("text/plain");

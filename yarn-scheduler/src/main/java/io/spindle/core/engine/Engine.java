@@ -68,7 +68,10 @@ public final class Engine {
   private QueueState root;
   private final Map<String, AppState> apps = new LinkedHashMap<>();
   private final Set<String> rejectedApps = new LinkedHashSet<>();
+  static final String NOT_YET_CONSIDERED = "not yet considered by a scheduling cycle";
+
   private final Map<Long, Allocation> allocations = new HashMap<>();
+  private final GangRuns gangRuns = new GangRuns();
   private final Map<String, Set<Long>> allocationsByNode = new HashMap<>();
   /** Queue limits resolved against the current cluster; dropped when nodes or queues change. */
   private Map<String, FairShareCalculator.Limits> limits;
@@ -196,10 +199,18 @@ public final class Engine {
         }
       }
       limits = null;
+      List<GangRuns.Run> torn = new ArrayList<>();
       for (long id : new ArrayList<>(allocationsByNode.getOrDefault(e.nodeId(), Set.of()))) {
+        GangRuns.Run run = gangRuns.lost(id);
+        if (run != null) {
+          torn.add(run);
+        }
         release(id);
       }
       allocationsByNode.remove(e.nodeId());
+      for (GangRuns.Run run : torn) {
+        restart(run, "node " + e.nodeId() + " left", decisions);
+      }
     } else if (event instanceof AppSubmitted e) {
       submit(e, decisions);
     } else if (event instanceof AppFinished e) {
@@ -209,6 +220,14 @@ public final class Engine {
     } else if (event instanceof ContainerFinished e) {
       if (!preemption.holdsFinished(e.allocationId())) {
         release(e.allocationId());
+      }
+    } else if (event instanceof EngineEvent.ContainerLost e) {
+      GangRuns.Run run = allocations.containsKey(e.allocationId()) ? gangRuns.lost(e.allocationId()) : null;
+      if (!preemption.holdsFinished(e.allocationId())) {
+        release(e.allocationId());
+      }
+      if (run != null) {
+        restart(run, "container " + e.allocationId() + " was lost: " + e.reason(), decisions);
       }
     } else if (event instanceof EngineEvent.CheckpointAnswered e) {
       preemption.answered(e, decisions);
@@ -405,6 +424,7 @@ public final class Engine {
     if (a == null) {
       return; // Already released (its node left first); releases are idempotent.
     }
+    gangRuns.released(allocationId);
     preemption.released(allocationId);
     if (a.endsAtMillis() != Long.MAX_VALUE) {
       durableChanges++;
@@ -605,9 +625,11 @@ public final class Engine {
       return over;
     }
     dropReservation(d);
+    List<Long> ids = new ArrayList<>(members.size());
     for (Placement p : members) {
-      start(d, p, decisions);
+      ids.add(start(d, p, decisions));
     }
+    gangRuns.started(d, ids);
     return null;
   }
 
@@ -634,7 +656,7 @@ public final class Engine {
 
   private static String projected(Reservation r) {
     return r.projectedStartMillis() == Long.MAX_VALUE ? " (containers there declared no run time)"
-        : " (projected start at " + r.projectedStartMillis() + " ms)";
+        : " (projected start " + java.time.Instant.ofEpochMilli(r.projectedStartMillis()) + ")";
   }
 
   /** The last declared end of what runs on the reserved nodes: when the gang is due to fit at the latest. */
@@ -732,8 +754,31 @@ public final class Engine {
     return userLimitExceeded(app, charge);
   }
 
-  /** Commits one container of {@code d} at {@code placement} and announces it. */
-  private void start(DemandState d, Placement placement, List<Decision> decisions) {
+  /**
+   * A gang lost members to the cluster: its survivors are stopped, and it waits again, whole, under its key, unless
+   * the application already asks for that key again (its ask stands, as after a preemption).
+   */
+  private void restart(GangRuns.Run run, String why, List<Decision> decisions) {
+    List<Long> survivors = run.members.stream().filter(id -> !run.lost.contains(id) && allocations.containsKey(id))
+        .toList();
+    String reason = "gang of " + run.size + " lost " + run.lost.size() + " member" + (run.lost.size() == 1 ? "" : "s")
+        + " (" + why + "); its other members are stopped and it is re-queued whole";
+    decisions.add(new Decision.RestartGang(run.appId, run.requestKey, survivors, run.lost, reason));
+    AppState app = apps.get(run.appId);
+    if (app == null || app.demands.containsKey(run.requestKey)) {
+      return;
+    }
+    DemandState d = new DemandState(app, run.requestKey, run.shape, run.unitCharge, run.size, run.spec,
+        run.requiredDepth);
+    app.demands.put(run.requestKey, d);
+    app.leaf.addPending(d.pending());
+    app.leaf.waitingApps.add(app);
+    d.reportedReason = "re-queued: " + reason;
+    decisions.add(new Decision.Wait(app.id, d.key, d.reportedReason));
+  }
+
+  /** Commits one container of {@code d} at {@code placement}, announces it and returns its allocation id. */
+  private long start(DemandState d, Placement placement, List<Decision> decisions) {
     startsThisCycle++;
     AppState app = d.app;
     ResourceVector charge = placement.charge();
@@ -763,6 +808,7 @@ public final class Engine {
       }
     }
     decisions.add(new Decision.Allocate(id, app.id, d.key, placement.nodeId(), d.shape, placement.gpus(), charge));
+    return id;
   }
 
   /**
@@ -1065,7 +1111,7 @@ public final class Engine {
     }
     Map<String, String> out = new LinkedHashMap<>();
     for (DemandState d : app.demands.values()) {
-      out.put(d.key, d.reportedReason == null ? "not yet considered by a scheduling cycle" : d.reportedReason);
+      out.put(d.key, d.reportedReason == null ? NOT_YET_CONSIDERED : d.reportedReason);
     }
     return Collections.unmodifiableMap(out);
   }
@@ -1117,6 +1163,29 @@ public final class Engine {
     return new EngineStats(gangs, gangs == 0 ? 0 : Math.max(0, now - oldestSubmit), cluster.reservations().size(),
         cluster.capacity().gpus(), freeWhole, cluster.freeMigInstancesByProfile(), cluster.migSlices(), pendingContainers(),
         runningContainers());
+  }
+
+  /** What status pages show, as of now (call between cycles, on the thread that runs them). */
+  public EngineStatus status() {
+    List<EngineStatus.App> appViews = new ArrayList<>(apps.size());
+    for (AppState app : apps.values()) {
+      List<EngineStatus.Request> requests = new ArrayList<>(app.demands.size());
+      for (DemandState d : app.demands.values()) {
+        Reservation r = d.reservation;
+        requests.add(new EngineStatus.Request(d.key, d.shape, d.outstanding, d.spec,
+            d.reportedReason == null ? NOT_YET_CONSIDERED : d.reportedReason,
+            r == null ? null : new EngineStatus.Held(r.subtree(), r.nodeIds(), r.createdMillis(),
+                r.projectedStartMillis())));
+      }
+      appViews.add(new EngineStatus.App(app.id, app.leaf.path(), app.user, app.priority, app.submitTimeMillis,
+          app.usage, app.allocations.size(), requests));
+    }
+    List<EngineStatus.Container> containers = new ArrayList<>(allocations.size());
+    for (Allocation a : allocations.values().stream().sorted(Comparator.comparingLong(Allocation::id)).toList()) {
+      containers.add(new EngineStatus.Container(a.id(), a.appId(), a.requestKey(), a.placement().nodeId(), a.shape(),
+          a.placement().gpus()));
+    }
+    return new EngineStatus(cycles, clock.nowMillis(), queueSnapshots(), appViews, cluster.nodeViews(), containers);
   }
 
   /**

@@ -642,6 +642,15 @@ public final class ClusterState {
     return out;
   }
 
+  /** Every node as it stands, in registration order. */
+  public List<NodeView> nodeViews() {
+    List<NodeView> out = new ArrayList<>(nodes.size());
+    for (NodeState n : nodes.values()) {
+      out.add(n.view());
+    }
+    return out;
+  }
+
   /** Ids of all nodes, in registration order. */
   public List<String> nodeIds() {
     return new ArrayList<>(nodes.keySet());

@@ -279,6 +279,21 @@ final class NodeState {
     return out;
   }
 
+  /** The layout each GPU being re-partitioned is going to, by GPU index. */
+  Map<Integer, MigLayout> reconfiguringTo() {
+    Map<Integer, MigLayout> out = new LinkedHashMap<>();
+    for (int i = 0; i < mig.length; i++) {
+      if (mig[i] != null && mig[i].pending() != null) {
+        out.put(node.gpus().get(i).index(), mig[i].pending());
+      }
+    }
+    return out;
+  }
+
+  NodeView view() {
+    return new NodeView(node, reservation == null ? null : reservation.owner(), migLayouts(), reconfiguringTo());
+  }
+
   private int position(int gpuIndex) {
     List<Gpu> gpus = node.gpus();
     for (int i = 0; i < gpus.size(); i++) {

@@ -1,4 +1,4 @@
-package io.spindle.metrics;
+package io.spindle.web;
 
 import com.sun.net.httpserver.HttpHandler;
 import com.sun.net.httpserver.HttpServer;

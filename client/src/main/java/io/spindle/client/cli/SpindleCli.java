@@ -1,0 +1,223 @@
+package io.spindle.client.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * {@code scripts/spindle}: Spindle's status API from a shell. Every answer comes from the ResourceManager; the CLI
+ * only formats it, so what it prints is what the GPU map and the API show.
+ */
+public final class SpindleCli {
+
+  static final String USAGE = """
+      Usage: spindle [--url <http://rm-host:port>] [--json] <command>
+        status                 the scheduler, the cluster and every queue
+        queues                 queues: guaranteed, maximum, fair share, used and pending GPUs
+        gangs                  gangs waiting to start: why, the nodes held for them, estimated start
+        why <applicationId>    why an application is pending, was rejected or was preempted
+        refresh-queues [--user <name>]
+                               re-read capacity-scheduler.xml (needs the root queue's administer ACL)
+      The status API is found from --url, else SPINDLE_URL, else yarn.scheduler.spindle.http.port in
+      $HADOOP_CONF_DIR/yarn-site.xml. Exit status: 0 done, 1 the API refused or could not be reached, 2 bad usage.
+      """;
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  private final PrintStream out;
+  private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+
+  public SpindleCli(PrintStream out) {
+    this.out = out;
+  }
+
+  public static void main(String[] args) {
+    System.exit(new SpindleCli(System.out).run(args, System.getenv()));
+  }
+
+  /** Runs one command; returns the exit status. */
+  public int run(String[] args, Map<String, String> env) {
+    String url = null;
+    String user = null;
+    boolean json = false;
+    List<String> words = new ArrayList<>();
+    for (int i = 0; i < args.length; i++) {
+      switch (args[i]) {
+        case "--url" -> url = ++i < args.length ? args[i] : null;
+        case "--user" -> user = ++i < args.length ? args[i] : null;
+        case "--json" -> json = true;
+        case "-h", "--help", "help" -> {
+          out.print(USAGE);
+          return 0;
+        }
+        default -> words.add(args[i]);
+      }
+    }
+    if (words.isEmpty() || (words.get(0).equals("why") && words.size() != 2)
+        || (!words.get(0).equals("why") && words.size() != 1)) {
+      out.print(USAGE);
+      return 2;
+    }
+    try {
+      URI base = StatusEndpoint.resolve(url, env);
+      String command = words.get(0);
+      JsonNode answer = switch (command) {
+        case "status" -> get(base, "status");
+        case "queues" -> get(base, "queues");
+        case "gangs" -> get(base, "gangs");
+        case "why" -> get(base, "apps/" + URLEncoder.encode(words.get(1), StandardCharsets.UTF_8) + "/why");
+        case "refresh-queues" -> post(base, "admin/refresh-queues",
+            user != null ? user : env.getOrDefault("HADOOP_USER_NAME", System.getProperty("user.name")));
+        default -> null;
+      };
+      if (answer == null) {
+        out.print(USAGE);
+        return 2;
+      }
+      if (json) {
+        out.println(JSON.writerWithDefaultPrettyPrinter().writeValueAsString(answer));
+        return 0;
+      }
+      switch (command) {
+        case "status" -> printStatus(answer);
+        case "queues" -> printQueues(answer);
+        case "gangs" -> printGangs(answer);
+        case "why" -> out.println(answer.path("explanation").asText());
+        default -> out.println(answer.path("result").asText());
+      }
+      return 0;
+    } catch (ApiException e) {
+      out.println("spindle: " + e.getMessage());
+      return 1;
+    } catch (IOException e) {
+      out.println("spindle: " + e.getMessage());
+      return 1;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return 1;
+    }
+  }
+
+  private JsonNode get(URI base, String path) throws IOException, InterruptedException {
+    return send(HttpRequest.newBuilder(base.resolve("api/v1/" + path)).GET(), base);
+  }
+
+  private JsonNode post(URI base, String path, String user) throws IOException, InterruptedException {
+    URI uri = base.resolve("api/v1/" + path + "?user.name=" + URLEncoder.encode(user, StandardCharsets.UTF_8));
+    return send(HttpRequest.newBuilder(uri).POST(HttpRequest.BodyPublishers.noBody()), base);
+  }
+
+  private JsonNode send(HttpRequest.Builder request, URI base) throws IOException, InterruptedException {
+    HttpResponse<String> r;
+    try {
+      r = http.send(request.timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString());
+    } catch (IOException e) {
+      throw new IOException("cannot reach Spindle's status API at " + base + " (" + e + ")", e);
+    }
+    JsonNode body;
+    try {
+      body = JSON.readTree(r.body());
+    } catch (IOException e) {
+      throw new ApiException(base + " answered HTTP " + r.statusCode() + " with something that is not Spindle's"
+          + " status API");
+    }
+    if (r.statusCode() >= 400 && body.has("error")) {
+      throw new ApiException(body.get("error").asText() + " (HTTP " + r.statusCode() + ")");
+    }
+    return body;
+  }
+
+  private void printStatus(JsonNode s) {
+    JsonNode sch = s.path("scheduler");
+    JsonNode c = s.path("cluster");
+    out.printf("Scheduler %s: %s, cycle %d at %s%n", sch.path("rmId").asText(),
+        sch.path("leader").asBoolean() ? "leader" + (sch.path("epoch").asLong() >= 0 ? " (epoch "
+            + sch.path("epoch").asLong() + ")" : "") : "standby (not scheduling)",
+        sch.path("cycle").asLong(), Instant.ofEpochMilli(sch.path("timeMillis").asLong()));
+    out.printf("Cluster: %d nodes, %d GPUs (%d in MIG mode), %d whole GPUs held; %d containers running, %d"
+        + " applications%n", c.path("nodes").asInt(), c.path("gpus").asInt(), c.path("migGpus").asInt(),
+        c.path("wholeGpusHeld").asInt(), c.path("runningContainers").asInt(), c.path("applications").asInt());
+    out.printf("Pending: %d containers, %d gangs, %d reservations%n%n", c.path("pendingContainers").asLong(),
+        c.path("pendingGangs").asInt(), c.path("reservations").asInt());
+    printQueues(s.path("queues"));
+  }
+
+  private void printQueues(JsonNode queues) {
+    TextTable t = new TextTable("QUEUE", "GUARANTEED", "MAXIMUM", "FAIR SHARE", "USED", "PENDING", "APPS RUN/WAIT");
+    for (JsonNode q : queues) {
+      t.row(q.path("path").asText(), gpus(q.path("guarantee")), gpus(q.path("maximum")), gpus(q.path("fairShare")),
+          gpus(q.path("usage")), gpus(q.path("pending")),
+          q.has("runningApps") ? q.path("runningApps").asInt() + "/" + q.path("pendingApps").asInt() : "");
+    }
+    out.println("GPUs per queue:");
+    t.print(out);
+  }
+
+  private void printGangs(JsonNode gangs) {
+    if (gangs.isEmpty()) {
+      out.println("No gang is waiting.");
+      return;
+    }
+    TextTable t = new TextTable("APPLICATION", "QUEUE", "REQUEST", "MEMBERS", "STATE", "RESERVED NODES",
+        "ESTIMATED START");
+    for (JsonNode g : gangs) {
+      JsonNode r = g.path("reservation");
+      JsonNode start = r.path("estimatedStartMillis");
+      t.row(g.path("appId").asText(), g.path("queue").asText(), g.path("requestKey").asText(),
+          g.path("containers").asInt() + " x " + shape(g.path("shape")), g.path("state").asText(),
+          r.isMissingNode() ? "" : String.join(",", strings(r.path("nodes"))),
+          r.isMissingNode() ? "" : start.isNull() ? "unknown" : Instant.ofEpochMilli(start.asLong()).toString());
+    }
+    t.print(out);
+    out.println();
+    for (JsonNode g : gangs) {
+      out.println(g.path("appId").asText() + "/" + g.path("requestKey").asText() + ": " + g.path("reason").asText());
+    }
+  }
+
+  private static List<String> strings(JsonNode array) {
+    List<String> out = new ArrayList<>();
+    array.forEach(n -> out.add(n.asText()));
+    return out;
+  }
+
+  private static String gpus(JsonNode vector) {
+    double g = vector.path("gpus").asDouble();
+    return g == Math.rint(g) ? Long.toString((long) g) : String.format(Locale.ROOT, "%.2f", g);
+  }
+
+  private static String shape(JsonNode s) {
+    StringBuilder b = new StringBuilder();
+    if (s.path("gpus").asInt() > 0) {
+      b.append(s.path("gpus").asInt()).append(" GPU");
+      if (!s.path("gpuModel").isNull()) {
+        b.append(' ').append(s.path("gpuModel").asText());
+      }
+    }
+    if (s.path("migInstances").asInt() > 0) {
+      b.append(s.path("migInstances").asInt()).append(" MIG ").append(s.path("migProfile").asText());
+    }
+    return b.length() == 0 ? s.path("memoryMb").asLong() + " MB" : b.toString();
+  }
+
+  /** The API answered with an error of its own (bad id, refused operation). */
+  private static final class ApiException extends IOException {
+    private static final long serialVersionUID = 1L;
+
+    ApiException(String message) {
+      super(message);
+    }
+  }
+}

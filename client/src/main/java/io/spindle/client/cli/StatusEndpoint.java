@@ -1,0 +1,91 @@
+package io.spindle.client.cli;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
+import javax.xml.parsers.DocumentBuilderFactory;
+import org.w3c.dom.Element;
+import org.w3c.dom.NodeList;
+
+/**
+ * Where the status API of the ResourceManager is: {@code --url}, else {@code SPINDLE_URL}, else the Spindle HTTP
+ * keys and the RM's address in {@code $HADOOP_CONF_DIR/yarn-site.xml} (what every Hadoop client already has).
+ */
+final class StatusEndpoint {
+
+  static final String PORT_KEY = "yarn.scheduler.spindle.http.port";
+  static final String BIND_KEY = "yarn.scheduler.spindle.http.bind-address";
+
+  private StatusEndpoint() {}
+
+  static URI resolve(String url, Map<String, String> env) throws IOException {
+    if (url != null) {
+      return normalise(url);
+    }
+    String fromEnv = env.get("SPINDLE_URL");
+    if (fromEnv != null && !fromEnv.isBlank()) {
+      return normalise(fromEnv);
+    }
+    String confDir = env.getOrDefault("HADOOP_CONF_DIR", env.get("YARN_CONF_DIR"));
+    if (confDir == null) {
+      throw new IOException("cannot find the status API: give --url http://<rm-host>:<port>, set SPINDLE_URL, or"
+          + " set HADOOP_CONF_DIR to a directory whose yarn-site.xml sets " + PORT_KEY);
+    }
+    Path site = Path.of(confDir, "yarn-site.xml");
+    Map<String, String> conf = readSite(site);
+    String port = conf.get(PORT_KEY);
+    if (port == null || port.isBlank() || Integer.parseInt(port.trim()) <= 0) {
+      throw new IOException(site + " sets no " + PORT_KEY + " > 0, so the RM serves no status API at a known port;"
+          + " give --url or set SPINDLE_URL");
+    }
+    String host = conf.getOrDefault(BIND_KEY, "0.0.0.0").trim();
+    if (host.equals("0.0.0.0")) {
+      host = rmHost(conf);
+    }
+    return URI.create("http://" + host + ":" + port.trim() + "/");
+  }
+
+  private static String rmHost(Map<String, String> conf) {
+    String address = conf.get("yarn.resourcemanager.address");
+    if (address != null && address.contains(":") && !address.contains("${")) {
+      return address.substring(0, address.lastIndexOf(':'));
+    }
+    return conf.getOrDefault("yarn.resourcemanager.hostname", "localhost");
+  }
+
+  private static URI normalise(String url) {
+    return URI.create(url.endsWith("/") ? url : url + "/");
+  }
+
+  /** The name/value pairs of a Hadoop configuration file (no variable expansion, no includes: not needed here). */
+  static Map<String, String> readSite(Path file) throws IOException {
+    if (!Files.isRegularFile(file)) {
+      throw new IOException("no " + file);
+    }
+    Map<String, String> out = new HashMap<>();
+    try (InputStream in = Files.newInputStream(file)) {
+      DocumentBuilderFactory f = DocumentBuilderFactory.newInstance();
+      f.setFeature("http://apache.org/xml/features/disallow-doctype-decl", true);
+      NodeList properties = f.newDocumentBuilder().parse(in).getElementsByTagName("property");
+      for (int i = 0; i < properties.getLength(); i++) {
+        Element p = (Element) properties.item(i);
+        text(p, "name").ifPresent(name -> text(p, "value").ifPresent(value -> out.put(name, value)));
+      }
+    } catch (IOException e) {
+      throw e;
+    } catch (Exception e) {
+      throw new IOException("cannot read " + file + ": " + e.getMessage(), e);
+    }
+    return out;
+  }
+
+  private static Optional<String> text(Element parent, String tag) {
+    NodeList n = parent.getElementsByTagName(tag);
+    return n.getLength() == 0 ? Optional.empty() : Optional.of(n.item(0).getTextContent().trim());
+  }
+}

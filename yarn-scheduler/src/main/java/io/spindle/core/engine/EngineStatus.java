@@ -1,0 +1,72 @@
+package io.spindle.core.engine;
+
+import io.spindle.core.model.ResourceVector;
+import io.spindle.core.model.Resources;
+import io.spindle.core.placement.GpuSlot;
+import io.spindle.core.placement.NodeView;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Everything a status page shows, as of the end of one cycle: plain values, so readers on other threads (the HTTP
+ * server) never touch the engine, and the page, the CLI and {@code why} all read the same moment.
+ *
+ * @param cycle the cycle this was taken after (0: before the first)
+ * @param timeMillis engine clock at that moment
+ */
+public record EngineStatus(long cycle, long timeMillis, List<QueueSnapshot> queues, List<App> apps,
+    List<NodeView> nodes, List<Container> containers) {
+
+  public static final EngineStatus EMPTY = new EngineStatus(0, 0, List.of(), List.of(), List.of(), List.of());
+
+  public EngineStatus {
+    queues = List.copyOf(queues);
+    apps = List.copyOf(apps);
+    nodes = List.copyOf(nodes);
+    containers = List.copyOf(containers);
+  }
+
+  public Optional<App> app(String appId) {
+    return apps.stream().filter(a -> a.appId().equals(appId)).findFirst();
+  }
+
+  public Optional<QueueSnapshot> queue(String path) {
+    return queues.stream().filter(q -> q.path().equals(path)).findFirst();
+  }
+
+  /** An application the engine knows: submitted and not finished (or rejected). */
+  public record App(String appId, String queue, String user, int priority, long submitTimeMillis,
+      ResourceVector usage, int containers, List<Request> requests) {
+    public App {
+      requests = List.copyOf(requests);
+    }
+  }
+
+  /**
+   * Containers of one request still to be placed.
+   *
+   * @param reason the last reason the engine gave for its wait
+   * @param reservation the nodes held for it (gangs only), or {@code null}
+   */
+  public record Request(String requestKey, Resources shape, int outstanding, PlacementSpec spec, String reason,
+      Held reservation) {}
+
+  /**
+   * Nodes held for a waiting gang.
+   *
+   * @param projectedStartMillis when the gang is expected to fit; {@code Long.MAX_VALUE} if unknown
+   */
+  public record Held(String subtree, List<String> nodeIds, long sinceMillis, long projectedStartMillis) {
+    public Held {
+      nodeIds = List.copyOf(nodeIds);
+    }
+  }
+
+  /** A container the engine charges, and the GPUs (whole, or MIG instances) it holds. */
+  public record Container(long allocationId, String appId, String requestKey, String nodeId, Resources shape,
+      List<GpuSlot> gpus) {
+    public Container {
+      gpus = List.copyOf(gpus);
+    }
+  }
+}

@@ -1,0 +1,21 @@
+package io.spindle.core.placement;
+
+import io.spindle.core.model.MigLayout;
+import io.spindle.core.model.Node;
+import java.util.Map;
+
+/**
+ * One node as placement sees it, for status pages: read between cycles, kept by readers on other threads.
+ *
+ * @param reservedFor the owner ({@code appId/requestKey}) of the gang reservation holding the node, or {@code null}
+ * @param migLayouts the instances that exist on each MIG-mode GPU, by GPU index
+ * @param reconfiguringTo the layout each GPU being re-partitioned is going to, by GPU index
+ */
+public record NodeView(Node node, String reservedFor, Map<Integer, MigLayout> migLayouts,
+    Map<Integer, MigLayout> reconfiguringTo) {
+
+  public NodeView {
+    migLayouts = Map.copyOf(migLayouts);
+    reconfiguringTo = Map.copyOf(reconfiguringTo);
+  }
+}

@@ -1,0 +1,129 @@
+package io.spindle.core.status;
+
+import io.spindle.core.engine.EngineStatus;
+import io.spindle.core.status.AppHistory.NoticeWithdrawn;
+import io.spindle.core.status.AppHistory.Noticed;
+import io.spindle.core.status.AppHistory.Outcome;
+import io.spindle.core.status.AppHistory.Preempted;
+import io.spindle.core.status.AppHistory.Rejected;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Puts the engine's own reasons for one application into a paragraph: the wait reason of each pending request (the
+ * text of its last {@code Wait} decision), the nodes held for a gang and when it should start, and what the history
+ * remembers (rejections, notices, preemptions). It invents no reason of its own, so {@code why} never disagrees with
+ * what the engine did.
+ */
+public final class WhyExplainer {
+
+  private static final DateTimeFormatter TIME = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss 'UTC'")
+      .withZone(ZoneOffset.UTC);
+
+  private WhyExplainer() {}
+
+  /**
+   * @param driverNotes reasons the driver holds a request back before the engine sees it (e.g. a gang whose
+   *     members have not all been asked for yet); may be empty
+   */
+  public static Explanation explain(String appId, EngineStatus status, List<Outcome> history,
+      List<String> driverNotes) {
+    Optional<EngineStatus.App> known = status.app(appId);
+    Optional<Rejected> rejected = lastOf(history, Rejected.class);
+    if (rejected.isPresent()) {
+      Rejected r = rejected.get();
+      return new Explanation(appId, Explanation.State.REJECTED, appId + " was rejected at " + time(r.atMillis())
+          + ": " + (r.requestKey() == null ? "" : "its request '" + r.requestKey() + "' ") + r.reason()
+          + ". It can never be scheduled as asked: change the request (or ask the admin about the queue) and submit"
+          + " again.");
+    }
+    if (known.isEmpty()) {
+      return new Explanation(appId, Explanation.State.UNKNOWN, "Spindle has no application " + appId
+          + ": it has finished, was never submitted, or has not reached the scheduler yet.");
+    }
+    EngineStatus.App app = known.get();
+    List<String> sentences = new ArrayList<>();
+    sentences.add(appId + " (user " + app.user() + ", queue " + app.queue() + ") "
+        + (app.containers() == 0 ? "has no containers running" : "runs " + app.containers() + " container"
+        + (app.containers() == 1 ? "" : "s") + " holding " + app.usage()) + ".");
+    Explanation.State state = app.requests().isEmpty() && driverNotes.isEmpty() ? Explanation.State.RUNNING
+        : Explanation.State.PENDING;
+    Optional<Outcome> last = history.isEmpty() ? Optional.empty() : Optional.of(history.get(history.size() - 1));
+    if (last.orElse(null) instanceof Noticed n) {
+      state = Explanation.State.CHECKPOINTING;
+      sentences.add("At " + time(n.atMillis()) + " Spindle asked it to checkpoint " + n.containers() + " container"
+          + (n.containers() == 1 ? "" : "s") + " of request '" + n.requestKey() + "' by " + time(n.deadlineMillis())
+          + forWhom(n.forAppId(), n.forRequestKey()) + "; they are taken back then unless the notice is withdrawn ("
+          + n.reason() + ").");
+    }
+    Optional<Preempted> preempted = lastOf(history, Preempted.class);
+    if (preempted.isPresent()) {
+      Preempted p = preempted.get();
+      boolean waitsAgain = app.requests().stream().anyMatch(q -> q.requestKey().equals(p.requestKey()));
+      if (waitsAgain && state == Explanation.State.PENDING) {
+        state = Explanation.State.PREEMPTED;
+      }
+      sentences.add("At " + time(p.atMillis()) + " Spindle preempted " + p.containers() + " of its containers"
+          + " (request '" + p.requestKey() + "')"
+          + forWhom(p.forAppId(), p.forRequestKey()) + ": " + p.reason() + "."
+          + (p.checkpointLocation() == null ? "" : " It resumes from " + p.checkpointLocation() + ".")
+          + (waitsAgain ? " The request was re-queued and waits to be placed again." : ""));
+    }
+    if (last.orElse(null) instanceof NoticeWithdrawn w) {
+      sentences.add("A checkpoint notice was withdrawn at " + time(w.atMillis()) + ": " + w.reason() + ".");
+    }
+    for (EngineStatus.Request r : app.requests()) {
+      sentences.add(describe(r) + " is pending: " + r.reason() + "." + reservation(r, status.timeMillis()));
+    }
+    for (String note : driverNotes) {
+      sentences.add("Held back before scheduling: " + note + ".");
+    }
+    return new Explanation(appId, state, String.join(" ", sentences));
+  }
+
+  private static String describe(EngineStatus.Request r) {
+    String what = r.outstanding() + " x " + r.shape();
+    if (r.spec().gang()) {
+      String where = r.spec().topologyLevel() == null ? ""
+          : (r.spec().required() ? ", all within one " : ", preferably within one ") + r.spec().topologyLevel();
+      return "Its gang '" + r.requestKey() + "' (" + what + where + ")";
+    }
+    return "Its request '" + r.requestKey() + "' (" + what + ")";
+  }
+
+  private static String reservation(EngineStatus.Request r, long nowMillis) {
+    EngineStatus.Held h = r.reservation();
+    if (h == null) {
+      return "";
+    }
+    String start = h.projectedStartMillis() == Long.MAX_VALUE
+        ? "no estimated start, because what runs there declared no run time"
+        : "estimated start " + time(h.projectedStartMillis())
+            + (h.projectedStartMillis() > nowMillis ? " (in " + (h.projectedStartMillis() - nowMillis) / 1000 + " s)"
+            : "");
+    return " Node" + (h.nodeIds().size() == 1 ? " " : "s ") + String.join(", ", h.nodeIds()) + " in " + h.subtree()
+        + (h.nodeIds().size() == 1 ? " is" : " are") + " reserved for it since " + time(h.sinceMillis()) + "; "
+        + start + ".";
+  }
+
+  private static String forWhom(String appId, String requestKey) {
+    return appId == null ? "" : " to make room for request '" + requestKey + "' of " + appId;
+  }
+
+  static String time(long millis) {
+    return TIME.format(Instant.ofEpochMilli(millis));
+  }
+
+  private static <T extends Outcome> Optional<T> lastOf(List<Outcome> history, Class<T> type) {
+    for (int i = history.size() - 1; i >= 0; i--) {
+      if (type.isInstance(history.get(i))) {
+        return Optional.of(type.cast(history.get(i)));
+      }
+    }
+    return Optional.empty();
+  }
+}

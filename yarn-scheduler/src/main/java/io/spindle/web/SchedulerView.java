@@ -1,0 +1,41 @@
+package io.spindle.web;
+
+import io.spindle.core.engine.EngineStatus;
+import io.spindle.core.status.AppHistory;
+import io.spindle.core.status.Explanation;
+import java.io.IOException;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * What the HTTP handlers may ask of the scheduler, from their own threads: published snapshots and a few
+ * thread-safe calls, never the engine itself.
+ */
+public interface SchedulerView {
+
+  /** The engine as of the last published cycle. */
+  EngineStatus status();
+
+  /** Leadership and cycle figures for the status summary. */
+  SchedulerInfo info();
+
+  Explanation explain(String appId);
+
+  List<AppHistory.Outcome> history(String appId);
+
+  /** The YARN container id of an engine allocation, if it has one (tooltips, the CLI). */
+  Optional<String> containerName(long allocationId);
+
+  /** Whether {@code user} holds the administer ACL of {@code queuePath} (or of a queue above it). */
+  boolean isQueueAdmin(String user, String queuePath);
+
+  /** Re-reads capacity-scheduler.xml as {@code yarn rmadmin -refreshQueues} does; throws with the reason if refused. */
+  String refreshQueues() throws IOException;
+
+  /**
+   * @param leader whether this scheduler may schedule (always {@code true} without ZooKeeper-backed HA)
+   * @param epoch the leader epoch it holds, or -1
+   * @param cycleIntervalMillis how often idle cycles run
+   */
+  record SchedulerInfo(String rmId, boolean leader, long epoch, long cycleIntervalMillis) {}
+}

@@ -1,0 +1,144 @@
+package io.spindle.web;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpHandler;
+import io.spindle.core.engine.EngineStatus;
+import io.spindle.core.model.InvalidInputException;
+import io.spindle.core.queue.QueueTree;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.Optional;
+import java.util.regex.Pattern;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The status API under {@value #PREFIX}: read-only views for everyone, admin operations for holders of the root
+ * queue's administer ACL. Paths and fields are documented in docs/admin-guide.md, "Status API".
+ */
+public final class StatusApi implements HttpHandler {
+
+  public static final String PREFIX = "/api/v1/";
+  private static final Logger LOG = LoggerFactory.getLogger(StatusApi.class);
+  private static final String JSON = "application/json; charset=utf-8";
+  /** YARN's own application id syntax: anything else is refused before it reaches a lookup or a log line. */
+  private static final Pattern APP_ID = Pattern.compile("application_\\d+_\\d+");
+
+  private final SchedulerView view;
+  private final RequestUser users;
+
+  public StatusApi(SchedulerView view, RequestUser users) {
+    this.view = view;
+    this.users = users;
+  }
+
+  @Override
+  public void handle(HttpExchange exchange) throws IOException {
+    try (exchange) {
+      String path = exchange.getRequestURI().getPath().substring(PREFIX.length());
+      String method = exchange.getRequestMethod();
+      try {
+        if (path.startsWith("admin/")) {
+          if (!"POST".equals(method)) {
+            reply(exchange, 405, error("admin operations are POST requests"));
+          } else {
+            admin(exchange, path.substring("admin/".length()));
+          }
+          return;
+        }
+        if (!"GET".equals(method) && !"HEAD".equals(method)) {
+          reply(exchange, 405, error("the status API is read-only except under " + PREFIX + "admin/"));
+          return;
+        }
+        read(exchange, path);
+      } catch (IllegalArgumentException e) {
+        reply(exchange, 400, error(e.getMessage()));
+      }
+    }
+  }
+
+  private void read(HttpExchange exchange, String path) throws IOException {
+    EngineStatus s = view.status();
+    String[] parts = path.split("/");
+    switch (parts[0]) {
+      case "status" -> reply(exchange, 200, StatusJson.summary(s, view.info()));
+      case "queues" -> reply(exchange, 200, StatusJson.queues(s));
+      case "apps" -> {
+        if (parts.length == 1) {
+          reply(exchange, 200, StatusJson.apps(s));
+          return;
+        }
+        String appId = appId(parts[1]);
+        if (parts.length == 3 && parts[2].equals("why")) {
+          reply(exchange, 200, StatusJson.explanation(view.explain(appId)));
+        } else if (parts.length == 2) {
+          Optional<EngineStatus.App> app = s.app(appId);
+          ObjectNode o = app.map(a -> StatusJson.app(a, s.timeMillis())).orElseGet(() -> {
+            ObjectNode unknown = StatusJson.MAPPER.createObjectNode();
+            unknown.put("appId", appId);
+            return unknown;
+          });
+          o.set("why", StatusJson.explanation(view.explain(appId)));
+          o.set("history", StatusJson.history(view.history(appId)));
+          reply(exchange, app.isPresent() || o.withArray("history").size() > 0 ? 200 : 404, o);
+        } else {
+          reply(exchange, 404, error("no such resource: " + PREFIX + path));
+        }
+      }
+      case "gangs" -> reply(exchange, 200, StatusJson.gangs(s));
+      case "nodes" -> reply(exchange, 200, StatusJson.nodes(s, id -> view.containerName(id).orElse(null)));
+      default -> reply(exchange, 404, error("no such resource: " + PREFIX + path + "; see docs/admin-guide.md"));
+    }
+  }
+
+  private void admin(HttpExchange exchange, String operation) throws IOException {
+    Optional<String> user = users.of(exchange);
+    if (user.isEmpty()) {
+      reply(exchange, 401, error(users.howToAuthenticate()));
+      return;
+    }
+    if (!"refresh-queues".equals(operation)) {
+      reply(exchange, 404, error("no admin operation '" + operation + "'; there is: refresh-queues"));
+      return;
+    }
+    if (!view.isQueueAdmin(user.get(), QueueTree.ROOT)) {
+      LOG.warn("Status API: user {} was refused {}: not an administrator of queue {}", user.get(), operation,
+          QueueTree.ROOT);
+      reply(exchange, 403, error("user " + user.get() + " may not " + operation + ": it needs the administer ACL"
+          + " (acl_administer_queue) of queue " + QueueTree.ROOT));
+      return;
+    }
+    try {
+      String result = view.refreshQueues();
+      LOG.info("Status API: user {} refreshed the queues: {}", user.get(), result);
+      reply(exchange, 200, StatusJson.MAPPER.createObjectNode().put("result", result));
+    } catch (IOException e) {
+      reply(exchange, 409, error(e.getMessage()));
+    }
+  }
+
+  private static String appId(String raw) {
+    if (!APP_ID.matcher(raw).matches()) {
+      throw new InvalidInputException("appId", raw, "not a YARN application id (application_<cluster>_<n>)");
+    }
+    return raw;
+  }
+
+  private static ObjectNode error(String message) {
+    return StatusJson.MAPPER.createObjectNode().put("error", message);
+  }
+
+  private static void reply(HttpExchange exchange, int status, JsonNode body) throws IOException {
+    byte[] bytes;
+    try {
+      bytes = StatusJson.MAPPER.writerWithDefaultPrettyPrinter().writeValueAsBytes(body);
+    } catch (JsonProcessingException e) {
+      bytes = ("{\"error\":\"" + e.getOriginalMessage().replace('"', '\'') + "\"}").getBytes(StandardCharsets.UTF_8);
+      status = 500;
+    }
+    HttpExchanges.send(exchange, status, JSON, bytes);
+  }
+}
