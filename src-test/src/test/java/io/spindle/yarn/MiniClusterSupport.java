@@ -3,6 +3,7 @@ package io.spindle.yarn;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.time.Duration;
+import org.apache.curator.test.TestingCluster;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.service.Service;
 import org.apache.hadoop.yarn.api.records.Resource;
@@ -75,6 +76,25 @@ public final class MiniClusterSupport {
    * Starts a MiniYARNCluster of one RM and {@code nodeManagers} NodeManagers on {@code c}, after clearing what an
    * earlier suite in this JVM left behind (queue metrics, resource types).
    */
+  /**
+   * A started ZooKeeper ensemble of {@code servers}. Curator picks free ports just before the servers bind them, so
+   * on a busy machine another process can take one in between; such a start is retried with fresh ports.
+   */
+  public static TestingCluster startEnsemble(int servers) throws Exception {
+    for (int attempt = 1; ; attempt++) {
+      TestingCluster ensemble = new TestingCluster(servers);
+      try {
+        ensemble.start();
+        return ensemble;
+      } catch (Exception e) {
+        ensemble.close();
+        if (attempt == 3) {
+          throw e;
+        }
+      }
+    }
+  }
+
   public static MiniYARNCluster startCluster(String name, Configuration c, int nodeManagers) {
     QueueMetrics.clearQueueMetrics();
     ResourceUtils.resetResourceTypes(c);

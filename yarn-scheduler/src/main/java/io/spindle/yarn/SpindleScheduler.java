@@ -25,6 +25,7 @@ import io.spindle.ha.SchedulerZk;
 import io.spindle.ha.SchedulerZkIdentity;
 import io.spindle.ha.ZkSettings;
 import io.spindle.ha.avro.MigLayoutRecord;
+import io.spindle.core.engine.EngineStats;
 import io.spindle.core.engine.EngineStatus;
 import io.spindle.core.status.AppHistory;
 import io.spindle.core.status.Explanation;
@@ -238,10 +239,11 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
       SchedulerZkIdentity identity = SchedulerZkIdentity.from(schedulerConf);
       schedulerZk = SchedulerZk.connect(zk, identity, schedulerConf);
       ha = new SchedulerHa(schedulerZk, identity, instanceId(conf), wake::release, this::mustStop);
-      migExchange = MigLayoutExchange.start(schedulerZk.client(), zk.root(), ha.fence(), report -> {
-        migReports.add(report);
-        wake.release();
-      });
+      migExchange = MigLayoutExchange.start(schedulerZk.client(), zk.root(), ha.fence(), identity.schedulerOnlyAcl(),
+          report -> {
+            migReports.add(report);
+            wake.release();
+          });
       checkpoints.useStore(CheckpointNoticeStore.start(schedulerZk.client(), zk.root(), identity.aclId(),
           ha.fence(), checkpoints));
     } else {
@@ -1129,9 +1131,15 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     AppAsks appAsks = asks.get(appId);
     Object lock = attempt == null ? new Object() : attempt;
     synchronized (lock) { // As allocate(): the AM sees its asks and our re-ask of them change together.
-      for (ContainerId id : checkpoints.containerIds(running)) {
-        RMContainer c = getRMContainer(id);
+      for (long allocation : running) {
+        ContainerId id = containerOf.get(allocation);
+        RMContainer c = id == null ? null : getRMContainer(id);
         if (c == null) {
+          // It was lost itself meanwhile (its loss may still be on its way to the engine): ask for it as lost.
+          LostAsk ask = lostAsks.remove(allocation);
+          if (ask != null) {
+            askAgain(attempt, appAsks, requestKey, ask);
+          }
           continue;
         }
         boolean yarnAsksAgain = c.getContainerRequest() != null; // Not yet acquired by the AM.
@@ -1325,6 +1333,13 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
   /** The last reason Spindle gave for an application waiting or being rejected, if any. */
   public Optional<String> pendingReason(ApplicationId appId) {
     return Optional.ofNullable(waitReasons.get(appId));
+  }
+
+  /** The engine's figures as of now: running and pending containers, gangs, reservations, GPUs. */
+  public EngineStats engineStats() {
+    synchronized (engineLock) {
+      return engine.stats();
+    }
   }
 
   /** The engine's view of every queue, parents first. */

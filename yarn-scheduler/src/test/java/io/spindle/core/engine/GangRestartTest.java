@@ -68,6 +68,11 @@ class GangRestartTest {
     assertThat(restarts.get(0).allocationIds()).containsExactlyInAnyOrderElementsOf(onN2);
     assertThat(restarts.get(0).lostAllocationIds()).containsExactlyInAnyOrderElementsOf(onN1);
     assertThat(restarts.get(0).reason()).contains("gang of 4 lost 2 members (node n1 left)");
+    io.spindle.core.status.AppHistory history = new io.spindle.core.status.AppHistory(10);
+    history.record(lost);
+    assertThat(io.spindle.core.status.WhyExplainer.explain("mpi", engine.status(), history.of("mpi"), List.of()).text())
+        .contains("its gang 'ranks' lost 2 members to the cluster; Spindle stopped the other 2 and re-queued the gang"
+            + " whole");
     assertThat(engine.pendingReasons("mpi")).containsKey("ranks");
     assertThat(engine.pendingContainers()).as("the whole gang waits again").isEqualTo(4);
     assertThat(engine.appUsage("mpi")).as("survivors stay charged until they have ended")
