@@ -21,6 +21,8 @@ public final class SimMain {
 
   static final String USAGE = """
       usage: spindle-sim --trace FILE CLUSTER [options]
+             spindle-sim --replay JOURNAL.avro       replay a ResourceManager's decision journal and check that the
+                                                 engine decides the same (exit 0 same, 1 different, 3 entries lost)
         CLUSTER, one of:
           --cluster FILE.json                    cluster file (docs/simulator.md)
           --vc-sizes FILE [--vc-scale F]         Philly VCs as in HeliosArtifact: one queue and node group per VC
@@ -63,6 +65,9 @@ public final class SimMain {
       System.err.println("spindle-sim: " + bad.getMessage());
       System.err.println("(--help for usage)");
       System.exit(2);
+    } catch (IOException unreadable) {
+      System.err.println("spindle-sim: " + unreadable.getMessage());
+      System.exit(2);
     }
   }
 
@@ -72,6 +77,12 @@ public final class SimMain {
     if (a.containsKey("help")) {
       out.print(USAGE);
       return 0;
+    }
+    if (a.containsKey("replay")) {
+      if (a.size() > 1) {
+        throw new IllegalArgumentException("--replay takes no other flag");
+      }
+      return JournalReplayCommand.run(Path.of(a.get("replay")), out);
     }
     Report report = simulate(a, err, tty);
     Path dir = Path.of(a.getOrDefault("out", "sim-out"));
@@ -255,5 +266,5 @@ public final class SimMain {
       "nodes", "gpus-per-node", "gpu-model", "vcores-per-node", "memory-mb-per-node", "queues", "columns",
       "time-unit", "duration-unit", "queue", "unknown-queue", "limit", "policy", "seed", "member-gpus",
       "declared-runtime", "points", "out", "progress", "help", "checkpoint-interval-minutes",
-      "checkpoint-write-seconds", "urgent-jobs", "urgent-share", "urgent-gpus", "urgent-minutes");
+      "checkpoint-write-seconds", "urgent-jobs", "urgent-share", "urgent-gpus", "urgent-minutes", "replay");
 }

@@ -15,8 +15,6 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import javax.management.MBeanServer;
 import javax.management.ObjectName;
 import org.apache.hadoop.conf.Configuration;
@@ -35,7 +33,6 @@ import org.junit.jupiter.api.Test;
  */
 class MetricsEndpointTest {
 
-  private static final Pattern SAMPLE = Pattern.compile("^([a-zA-Z_:][a-zA-Z0-9_:]*(?:\\{[^}]*\\})?) (\\S+)$");
   private static MiniYARNCluster cluster;
   private static YarnClient client;
   private static Configuration conf;
@@ -108,24 +105,7 @@ class MetricsEndpointTest {
     }
   }
 
-  /** GETs the endpoint and parses the text format into sample (name with labels) → value. */
   private static Map<String, Double> scrape() throws Exception {
-    SpindleScheduler scheduler = (SpindleScheduler) cluster.getResourceManager().getResourceScheduler();
-    InetSocketAddress at = scheduler.webAddress().orElseThrow();
-    HttpURLConnection c = (HttpURLConnection) new URL("http://127.0.0.1:" + at.getPort() + MetricsExposure.PATH)
-        .openConnection();
-    assertThat(c.getResponseCode()).isEqualTo(200);
-    String text;
-    try (InputStream in = c.getInputStream()) {
-      text = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-    }
-    Map<String, Double> out = new HashMap<>();
-    for (String line : text.split("\n")) {
-      Matcher match = SAMPLE.matcher(line);
-      if (!line.startsWith("#") && match.matches()) {
-        out.put(match.group(1), Double.parseDouble(match.group(2)));
-      }
-    }
-    return out;
+    return MiniClusterSupport.scrapePrometheus(cluster);
   }
 }

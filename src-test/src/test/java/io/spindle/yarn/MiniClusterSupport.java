@@ -1,8 +1,16 @@
 package io.spindle.yarn;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.net.ServerSocket;
+import java.net.URL;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.apache.curator.test.TestingCluster;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.service.Service;
 import org.apache.hadoop.yarn.api.records.Resource;
@@ -75,6 +83,44 @@ public final class MiniClusterSupport {
    * Starts a MiniYARNCluster of one RM and {@code nodeManagers} NodeManagers on {@code c}, after clearing what an
    * earlier suite in this JVM left behind (queue metrics, resource types).
    */
+  /**
+   * A started ZooKeeper ensemble of {@code servers}. Curator picks free ports just before the servers bind them, so
+   * on a busy machine another process can take one in between; such a start is retried with fresh ports.
+   */
+  public static TestingCluster startEnsemble(int servers) throws Exception {
+    for (int attempt = 1; ; attempt++) {
+      TestingCluster ensemble = new TestingCluster(servers);
+      try {
+        ensemble.start();
+        return ensemble;
+      } catch (Exception e) {
+        ensemble.close();
+        if (attempt == 3) {
+          throw e;
+        }
+      }
+    }
+  }
+
+  private static final Pattern PROMETHEUS_SAMPLE =
+      Pattern.compile("^([a-zA-Z_:][a-zA-Z0-9_:]*(?:\\{[^}]*\\})?) (\\S+)$");
+
+  /** GETs Spindle's Prometheus endpoint of {@code cluster}'s RM: sample (name with labels) to value. */
+  public static Map<String, Double> scrapePrometheus(MiniYARNCluster cluster) throws IOException {
+    SpindleScheduler scheduler = (SpindleScheduler) cluster.getResourceManager().getResourceScheduler();
+    int port = scheduler.webAddress().orElseThrow().getPort();
+    Map<String, Double> out = new HashMap<>();
+    try (InputStream in = new URL("http://127.0.0.1:" + port + "/metrics").openStream()) {
+      for (String line : new String(in.readAllBytes(), StandardCharsets.UTF_8).split("\n")) {
+        Matcher m = PROMETHEUS_SAMPLE.matcher(line);
+        if (!line.startsWith("#") && m.matches()) {
+          out.put(m.group(1), Double.parseDouble(m.group(2)));
+        }
+      }
+    }
+    return out;
+  }
+
   public static MiniYARNCluster startCluster(String name, Configuration c, int nodeManagers) {
     QueueMetrics.clearQueueMetrics();
     ResourceUtils.resetResourceTypes(c);

@@ -61,8 +61,7 @@ class RmFailoverTest {
 
   @BeforeAll
   static void start() throws Exception {
-    zk = new TestingCluster(3);
-    zk.start();
+    zk = MiniClusterSupport.startEnsemble(3);
     YarnConfiguration c = new YarnConfiguration();
     c.setBoolean(YarnConfiguration.YARN_MINICLUSTER_FIXED_PORTS, true);
     c.setBoolean(YarnConfiguration.YARN_MINICLUSTER_USE_RPC, true); // NodeManagers follow the active RM over RPC.

@@ -19,8 +19,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.apache.curator.test.TestingServer;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
@@ -155,7 +153,7 @@ class StatusApiTest {
       assertThat(status.path("cluster").path("pendingGangs").asInt()).isEqualTo(1);
       assertThat(status.path("cluster").path("reservations").asInt()).isEqualTo(1);
       assertThat(queue(status.path("queues"), "root.b").path("usage").path("gpus").asDouble()).isEqualTo(4.0);
-      Map<String, Double> metrics = prometheus();
+      Map<String, Double> metrics = MiniClusterSupport.scrapePrometheus(cluster);
       assertThat(metrics).containsEntry("spindle_pending_gangs", 1.0).containsEntry("spindle_reservations", 1.0)
           .containsEntry("spindle_queue_usage_gpus{queue=\"root.b\",}", 4.0);
 
@@ -265,20 +263,5 @@ class StatusApiTest {
       }
     }
     throw new AssertionError("no queue " + path + " in " + queues);
-  }
-
-  private static final Pattern SAMPLE = Pattern.compile("^([a-zA-Z_:][a-zA-Z0-9_:]*(?:\\{[^}]*\\})?) (\\S+)$");
-
-  private static Map<String, Double> prometheus() throws IOException {
-    Map<String, Double> out = new java.util.HashMap<>();
-    try (InputStream in = new URL(base + "metrics").openStream()) {
-      for (String line : new String(in.readAllBytes(), StandardCharsets.UTF_8).split("\n")) {
-        Matcher m = SAMPLE.matcher(line);
-        if (m.matches()) {
-          out.put(m.group(1), Double.parseDouble(m.group(2)));
-        }
-      }
-    }
-    return out;
   }
 }

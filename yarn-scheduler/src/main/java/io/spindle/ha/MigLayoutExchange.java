@@ -3,6 +3,7 @@ package io.spindle.ha;
 import io.spindle.ha.avro.MigLayoutRecord;
 import java.io.Closeable;
 import java.io.IOException;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
@@ -14,6 +15,8 @@ import org.apache.curator.framework.recipes.cache.ChildData;
 import org.apache.curator.framework.recipes.cache.CuratorCache;
 import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
 import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.apache.zookeeper.ZooDefs;
+import org.apache.zookeeper.data.ACL;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -33,11 +36,11 @@ public final class MigLayoutExchange implements Closeable {
   private final ExecutorService writer;
   private final boolean ownsClient;
 
-  private MigLayoutExchange(CuratorFramework client, boolean ownsClient, String root, Fence fence,
+  private MigLayoutExchange(CuratorFramework client, boolean ownsClient, String root, Fence fence, List<ACL> acl,
       Consumer<MigLayoutRecord> onReported) {
     this.client = client;
     this.ownsClient = ownsClient;
-    this.store = new MigStateStore(client, root, fence);
+    this.store = new MigStateStore(client, root, fence, acl);
     this.mirror = CuratorCache.build(client, root + "/nodes");
     this.writer = BackgroundWriter.start("spindle-mig-desired-writer");
     mirror.listenable().addListener(CuratorCacheListener.builder()
@@ -57,7 +60,8 @@ public final class MigLayoutExchange implements Closeable {
     CuratorFramework client = CuratorFrameworkFactory.newClient(settings.address(),
         new ExponentialBackoffRetry(200, 10, 10_000));
     client.start();
-    MigLayoutExchange exchange = new MigLayoutExchange(client, true, settings.root(), Fence.NONE, onReported);
+    MigLayoutExchange exchange = new MigLayoutExchange(client, true, settings.root(), Fence.NONE,
+        ZooDefs.Ids.OPEN_ACL_UNSAFE, onReported);
     exchange.mirror.start();
     LOG.info("Spindle reads MIG layouts from ZooKeeper {} under {}", settings.address(), settings.root());
     return exchange;
@@ -65,11 +69,12 @@ public final class MigLayoutExchange implements Closeable {
 
   /**
    * As {@link #start(ZkSettings, Consumer)} on a started client the caller owns and closes; desired layouts are
-   * written behind {@code fence}, so a deposed scheduler can never re-partition a GPU.
+   * written behind {@code fence}, so a deposed scheduler can never re-partition a GPU, with {@code acl}, so nobody
+   * but the scheduler can.
    */
-  public static MigLayoutExchange start(CuratorFramework client, String root, Fence fence,
+  public static MigLayoutExchange start(CuratorFramework client, String root, Fence fence, List<ACL> acl,
       Consumer<MigLayoutRecord> onReported) {
-    MigLayoutExchange exchange = new MigLayoutExchange(client, false, root, fence, onReported);
+    MigLayoutExchange exchange = new MigLayoutExchange(client, false, root, fence, acl, onReported);
     exchange.mirror.start();
     return exchange;
   }

@@ -12,6 +12,8 @@ import org.apache.curator.framework.recipes.cache.ChildData;
 import org.apache.curator.framework.recipes.cache.CuratorCache;
 import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
 import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.ZooDefs;
+import org.apache.zookeeper.data.ACL;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -29,16 +31,22 @@ public final class MigStateStore {
   private final CuratorFramework client;
   private final MigStatePaths paths;
   private final Fence desiredFence;
+  private final List<ACL> desiredAcl;
 
   public MigStateStore(CuratorFramework client, String root) {
-    this(client, root, Fence.NONE);
+    this(client, root, Fence.NONE, ZooDefs.Ids.OPEN_ACL_UNSAFE);
   }
 
-  /** {@code desiredFence}: what a desired layout's write must prove, so that only the leading scheduler's lands. */
-  public MigStateStore(CuratorFramework client, String root, Fence desiredFence) {
+  /**
+   * {@code desiredFence}: what a desired layout's write must prove, so that only the leading scheduler's lands;
+   * {@code desiredAcl}: who may write desired layouts at all (the scheduler's identity: a desired layout makes a
+   * node destroy and create MIG instances, so nobody else may write one).
+   */
+  public MigStateStore(CuratorFramework client, String root, Fence desiredFence, List<ACL> desiredAcl) {
     this.client = client;
     this.paths = new MigStatePaths(root);
     this.desiredFence = desiredFence;
+    this.desiredAcl = List.copyOf(desiredAcl);
   }
 
   public MigStatePaths paths() {
@@ -57,8 +65,13 @@ public final class MigStateStore {
         } catch (KeeperException.NodeExistsException ignored) {
           // The node's agent or an earlier write made it.
         }
-        desiredFence.commit(client, "desired MIG layout " + path, client.transactionOp().create().forPath(path, bytes));
+        desiredFence.commit(client, "desired MIG layout " + path,
+            client.transactionOp().create().withACL(desiredAcl).forPath(path, bytes));
       } else {
+        // A znode made by someone else (or before an identity was configured) is taken back first.
+        if (!client.getACL().forPath(path).equals(desiredAcl)) {
+          client.setACL().withACL(desiredAcl).forPath(path);
+        }
         desiredFence.commit(client, "desired MIG layout " + path, client.transactionOp().setData().forPath(path, bytes));
       }
     } catch (FencedException e) {

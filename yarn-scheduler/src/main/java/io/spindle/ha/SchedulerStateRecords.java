@@ -99,12 +99,13 @@ final class SchedulerStateRecords {
   }
 
   private static PlacementSpecRecord spec(PlacementSpec s) {
-    return new PlacementSpecRecord(s.gang(), s.topologyLevel(), s.required(), s.maxRuntimeMillis(), s.preemptible());
+    return new PlacementSpecRecord(s.gang(), s.topologyLevel(), s.required(), s.maxRuntimeMillis(), s.preemptible(),
+        s.restartOnMemberLoss());
   }
 
   private static PlacementSpec spec(PlacementSpecRecord s) {
     return new PlacementSpec(s.getGang(), s.getTopologyLevel(), s.getRequired(), s.getMaxRuntimeMillis(),
-        s.getPreemptible());
+        s.getPreemptible(), s.getRestartOnMemberLoss());
   }
 
   private static NeedRecord need(Need n) {

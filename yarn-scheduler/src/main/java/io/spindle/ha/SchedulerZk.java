@@ -1,11 +1,15 @@
 package io.spindle.ha;
 
 import java.io.Closeable;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.api.ACLProvider;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.apache.hadoop.conf.Configuration;
+import org.apache.zookeeper.ZooDefs;
+import org.apache.zookeeper.data.ACL;
 
 /**
  * The scheduler's one ZooKeeper session. Leadership, scheduler state, MIG layouts and checkpoint notices share it,
@@ -41,7 +45,8 @@ public final class SchedulerZk implements Closeable {
     }
     CuratorFramework client = CuratorFrameworkFactory.builder().connectString(settings.address())
         .sessionTimeoutMs(sessionTimeout).connectionTimeoutMs((int) Math.min(connectTimeout, sessionTimeout))
-        .retryPolicy(new ExponentialBackoffRetry(200, 10, 5_000)).authorization(identity.auth()).build();
+        .retryPolicy(new ExponentialBackoffRetry(200, 10, 5_000)).authorization(identity.auth())
+        .aclProvider(schedulerOnlyBelow(settings.root(), identity)).build();
     client.start();
     boolean connected;
     try {
@@ -59,6 +64,28 @@ public final class SchedulerZk implements Closeable {
           + "failover state, no MIG re-partitioning, no checkpoint notices)");
     }
     return new SchedulerZk(client, settings);
+  }
+
+  /**
+   * Everything the session creates under {@code <root>/leader} and {@code <root>/scheduler} — the latch's znodes, the
+   * epoch, the state, and the parents Curator makes on the way — belongs to the scheduler's identity: otherwise
+   * anyone could delete the epoch (resetting the fence) or a candidate's latch node. Elsewhere each store sets its own
+   * ACLs (checkpoint notices, MIG layouts), so the default stays open.
+   */
+  static ACLProvider schedulerOnlyBelow(String root, SchedulerZkIdentity identity) {
+    List<ACL> scheduler = identity.schedulerOnlyAcl();
+    return new ACLProvider() {
+      @Override
+      public List<ACL> getDefaultAcl() {
+        return ZooDefs.Ids.OPEN_ACL_UNSAFE;
+      }
+
+      @Override
+      public List<ACL> getAclForPath(String path) {
+        return path.startsWith(root + "/leader") || path.startsWith(root + "/scheduler") ? scheduler
+            : ZooDefs.Ids.OPEN_ACL_UNSAFE;
+      }
+    };
   }
 
   public CuratorFramework client() {

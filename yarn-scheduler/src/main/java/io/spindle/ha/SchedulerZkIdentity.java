@@ -5,11 +5,15 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.util.Base64;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import org.apache.curator.framework.AuthInfo;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.security.SecurityUtil;
 import org.apache.hadoop.util.ZKUtil;
+import org.apache.zookeeper.ZooDefs;
+import org.apache.zookeeper.data.ACL;
 import org.apache.zookeeper.data.Id;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -39,6 +43,17 @@ public record SchedulerZkIdentity(Id aclId, List<AuthInfo> auth, boolean generat
 
   public SchedulerZkIdentity {
     auth = List.copyOf(auth);
+  }
+
+  /**
+   * The ACL of what only the leading scheduler writes (leader epoch, scheduler state, desired MIG layouts): all
+   * rights to this identity, reading to everyone. A made-up identity dies with its process, and a standby could not
+   * take its znodes over, so then they stay open (the scheduler logs a warning).
+   */
+  public List<ACL> schedulerOnlyAcl() {
+    // Not List.of: ZooKeeper checks an ACL list for nulls with contains(null), which List.of answers with an NPE.
+    return generated ? ZooDefs.Ids.OPEN_ACL_UNSAFE : Collections.unmodifiableList(new ArrayList<>(List.of(
+        new ACL(ZooDefs.Perms.ALL, aclId), new ACL(ZooDefs.Perms.READ, ZooDefs.Ids.ANYONE_ID_UNSAFE))));
   }
 
   public static SchedulerZkIdentity digest(String user, String password) {

@@ -239,6 +239,8 @@ final class StatusJson {
             .put("forRequestKey", n.forRequestKey()).put("reason", n.reason());
       } else if (h instanceof AppHistory.NoticeWithdrawn w) {
         o.put("type", "notice-withdrawn").put("noticeId", w.noticeId()).put("reason", w.reason());
+      } else if (h instanceof AppHistory.Restarted r) {
+        o.put("type", "gang-restarted").put("lost", r.lost()).put("stopped", r.stopped()).put("reason", r.reason());
       } else if (h instanceof AppHistory.Preempted p) {
         o.put("type", "preempted").put("noticeId", p.noticeId()).put("containers", p.containers())
             .put("forAppId", p.forAppId()).put("forRequestKey", p.forRequestKey())

@@ -15,7 +15,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
-import org.apache.zookeeper.ZooDefs;
 import org.apache.zookeeper.data.ACL;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -60,9 +59,7 @@ final class SchedulerHa implements SchedulerLeadership.Listener, Closeable {
     this.instanceId = instanceId;
     this.wake = wake;
     this.fatal = fatal;
-    // A made-up identity dies with this process, and a standby could not take the state over: leave it open.
-    this.acl = identity.generated() ? ZooDefs.Ids.OPEN_ACL_UNSAFE
-        : List.of(new ACL(ZooDefs.Perms.ALL, identity.aclId()), new ACL(ZooDefs.Perms.READ, ZooDefs.Ids.ANYONE_ID_UNSAFE));
+    this.acl = identity.schedulerOnlyAcl();
     if (identity.generated()) {
       LOG.warn("Spindle's leader and state znodes are world-writable because no ZooKeeper identity is configured "
           + "({}); set it to the same value on every ResourceManager", SchedulerZkIdentity.ZK_AUTH);

@@ -1,6 +1,6 @@
 package io.spindle.yarn;
 
-import io.spindle.core.engine.Clock;
+import io.spindle.core.engine.CycleClock;
 import io.spindle.core.engine.CycleResult;
 import io.spindle.core.engine.Decision;
 import io.spindle.core.engine.RestoreReport;
@@ -25,10 +25,14 @@ import io.spindle.ha.SchedulerZk;
 import io.spindle.ha.SchedulerZkIdentity;
 import io.spindle.ha.ZkSettings;
 import io.spindle.ha.avro.MigLayoutRecord;
+import io.spindle.core.engine.EngineStats;
 import io.spindle.core.engine.EngineStatus;
 import io.spindle.core.status.AppHistory;
 import io.spindle.core.status.Explanation;
 import io.spindle.core.status.WhyExplainer;
+import io.spindle.journal.DecisionJournal;
+import io.spindle.journal.JournalSettings;
+import io.spindle.journal.RecordingLookup;
 import io.spindle.metrics.MetricsExposure;
 import io.spindle.web.RequestUser;
 import io.spindle.web.SchedulerView;
@@ -58,6 +62,7 @@ import org.apache.hadoop.yarn.api.protocolrecords.SignalContainerRequest;
 import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
 import org.apache.hadoop.yarn.api.records.Container;
+import org.apache.hadoop.yarn.api.records.ContainerExitStatus;
 import org.apache.hadoop.yarn.api.records.ContainerId;
 import org.apache.hadoop.yarn.api.records.ContainerStatus;
 import org.apache.hadoop.yarn.api.records.NodeId;
@@ -154,6 +159,8 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
   private final Map<ContainerId, Long> allocationOf = new ConcurrentHashMap<>();
   private final Map<ApplicationId, AppAsks> asks = new ConcurrentHashMap<>();
   private final Map<ApplicationId, String> waitReasons = new ConcurrentHashMap<>();
+  /** Lost containers' asks, by allocation, until the engine says whether their gangs restart (then cleared). */
+  private final Map<Long, LostAsk> lostAsks = new ConcurrentHashMap<>();
   /** Why this adapter holds an application's ask back from the engine (a gang not fully asked for yet). */
   private final Map<ApplicationId, String> askNotes = new ConcurrentHashMap<>();
   private final PreemptionNotices preemptions = new PreemptionNotices();
@@ -173,7 +180,10 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
   private String rmId;
   /** Ids for recovered containers count down from -1, apart from the engine's own (1, 2, …). */
   private long nextRecoveredId = -1;
+  /** The engine's clock: moved once before each cycle, so a cycle has one time, which the journal records. */
+  private final CycleClock clock = new CycleClock(System::currentTimeMillis);
   private Engine engine;
+  private DecisionJournal journal = DecisionJournal.OFF;
   private YarnResources translate;
   private NodeInventory inventory;
   private MigLayoutExchange migExchange;
@@ -229,10 +239,11 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
       SchedulerZkIdentity identity = SchedulerZkIdentity.from(schedulerConf);
       schedulerZk = SchedulerZk.connect(zk, identity, schedulerConf);
       ha = new SchedulerHa(schedulerZk, identity, instanceId(conf), wake::release, this::mustStop);
-      migExchange = MigLayoutExchange.start(schedulerZk.client(), zk.root(), ha.fence(), report -> {
-        migReports.add(report);
-        wake.release();
-      });
+      migExchange = MigLayoutExchange.start(schedulerZk.client(), zk.root(), ha.fence(), identity.schedulerOnlyAcl(),
+          report -> {
+            migReports.add(report);
+            wake.release();
+          });
       checkpoints.useStore(CheckpointNoticeStore.start(schedulerZk.client(), zk.root(), identity.aclId(),
           ha.fence(), checkpoints));
     } else {
@@ -253,8 +264,10 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     this.inventory = new NodeInventory(catalog, translate, migExchange, answerTimeout * 1000,
         System::currentTimeMillis);
     QueueTree initial = new QueueConfigParser().parse(entries);
-    this.engine = new Engine(catalog, initial, Topology.open(topologyLevels.toArray(String[]::new)), Clock.system(),
+    this.engine = new Engine(catalog, initial, Topology.open(topologyLevels.toArray(String[]::new)), clock,
         EngineSettings.fromConfiguration(entries));
+    this.journal = DecisionJournal.open(JournalSettings.from(entries),
+        DecisionJournal.header(instanceId(conf), clock.nowMillis(), topologyLevels, entries));
     installQueues(initial, schedulerConf);
     super.serviceInit(conf);
     LOG.info("Spindle scheduler initialised: {} queues, topology levels {}, cycle every {} ms", initial.size(),
@@ -285,6 +298,7 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
       wake.release();
       loop.join(10_000);
     }
+    journal.close();
     if (ha != null) {
       ha.close();
     }
@@ -311,9 +325,11 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     Configuration schedulerConf = schedulerConfiguration(newConf);
     QueueTree next;
     try {
-      next = new QueueConfigParser().parse(entries(schedulerConf));
+      Map<String, String> entries = entries(schedulerConf);
+      next = new QueueConfigParser().parse(entries);
       synchronized (engineLock) {
         engine.reconfigure(next);
+        journal.reconfigured(entries);
       }
     } catch (IllegalArgumentException e) {
       throw new IOException("Spindle refused the new queue configuration, the previous one stays in force: "
@@ -641,7 +657,15 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     }
     preemptions.ended(container.getId());
     if (allocation != null) {
-      inbox.add(new EngineEvent.ContainerFinished(allocation));
+      String lost = lostBecause(status, event);
+      if (lost == null) {
+        inbox.add(new EngineEvent.ContainerFinished(allocation));
+      } else {
+        // The engine may restart the container's gang; asking for it again then needs what it was asked as.
+        lostAsks.put(allocation, new LostAsk(rmContainer.getAllocatedSchedulerKey(),
+            rmContainer.getAllocatedResource(), rmContainer.getContainerRequest() != null));
+        inbox.add(new EngineEvent.ContainerLost(allocation, lost));
+      }
     }
     if (attempt != null) {
       synchronized (attempt) { // Same lock order as allocate(): monitor, then the attempt's write lock.
@@ -652,6 +676,23 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
       node.releaseContainer(container.getId(), false);
     }
     wake.release();
+  }
+
+  /**
+   * Why a container ended through no doing of its application or of Spindle, or {@code null} if it did not: its
+   * node was lost, it expired before it was launched, or its disks failed.
+   */
+  private static String lostBecause(ContainerStatus status, RMContainerEventType event) {
+    if (event == RMContainerEventType.EXPIRE) {
+      return "it was allocated but not launched within " + YarnConfiguration.RM_CONTAINER_ALLOC_EXPIRY_INTERVAL_MS;
+    }
+    if (SchedulerUtils.LOST_CONTAINER.equals(status.getDiagnostics())) {
+      return "its node was lost";
+    }
+    if (status.getExitStatus() == ContainerExitStatus.DISKS_FAILED) {
+      return "its node's disks failed";
+    }
+    return null;
   }
 
   /**
@@ -833,6 +874,8 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
       batch.add(e);
     }
     collectNodeChanges(batch);
+    List<Long> lostInBatch = batch.stream().filter(EngineEvent.ContainerLost.class::isInstance)
+        .map(event -> ((EngineEvent.ContainerLost) event).allocationId()).toList();
     List<Decision> decisions = new ArrayList<>();
     com.codahale.metrics.Timer.Context timing = metrics.timeCycle();
     synchronized (engineLock) {
@@ -842,13 +885,14 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
         // What YARN recovered first, then the previous leader's state over it, then the asks, as restore expects.
         List<EngineEvent> asks = new ArrayList<>();
         batch.removeIf(event -> event instanceof EngineEvent.Demand && asks.add(event));
-        decisions.addAll(remembered(engine.cycle(batch, this::ignored)));
+        decisions.addAll(remembered(cycle(batch)));
         takeOver(saved.get());
         batch = asks;
       }
-      decisions.addAll(remembered(engine.cycle(batch, this::ignored)));
+      decisions.addAll(remembered(cycle(batch)));
     }
     apply(decisions);
+    lostInBatch.forEach(lostAsks::remove); // Their gangs did not restart (or restarting used them): not needed.
     timing.stop();
     metrics.decided(decisions);
     publishMetrics(!batch.isEmpty() || !decisions.isEmpty());
@@ -899,6 +943,14 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     return true;
   }
 
+  /** One engine cycle at one time, journaled with its events and decisions. Called holding the engine lock. */
+  private CycleResult cycle(List<EngineEvent> events) {
+    long now = clock.tick();
+    CycleResult result = engine.cycle(events, this::ignored);
+    journal.cycle(now, events, result.decisions());
+    return result;
+  }
+
   private void ignored(EngineEvent event, RuntimeException problem) {
     LOG.error("Spindle ignored an event it cannot apply ({}): {}", event, problem.getMessage());
   }
@@ -932,17 +984,20 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
    * cycle), so they are not signalled a second time.
    */
   private void takeOver(DurableState state) {
+    RecordingLookup lookup = new RecordingLookup(name -> {
+      try {
+        return allocationOf.get(ContainerId.fromString(name));
+      } catch (IllegalArgumentException notAContainer) {
+        return null;
+      }
+    });
     try {
-      RestoreReport report = engine.restore(state, name -> {
-        try {
-          return allocationOf.get(ContainerId.fromString(name));
-        } catch (IllegalArgumentException notAContainer) {
-          return null;
-        }
-      });
+      RestoreReport report = engine.restore(state, lookup);
+      journal.restored(clock.nowMillis(), state, lookup.found(), null);
       LOG.info("Spindle took over: {}", report);
       takeOverReport = report;
     } catch (RuntimeException ex) {
+      journal.restored(clock.nowMillis(), state, lookup.found(), ex.toString());
       LOG.error("The saved scheduler state cannot be restored; scheduling without it: {}", ex.getMessage());
       return;
     }
@@ -1020,6 +1075,8 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
       checkpoints.cancel(c);
     } else if (decision instanceof Decision.Preempt p) {
       reclaim(p);
+    } else if (decision instanceof Decision.RestartGang r) {
+      restartGang(r);
     } else if (decision instanceof Decision.ReconfigureMig m) {
       Optional<EngineEvent> refused = inventory.request(m);
       if (refused.isPresent()) {
@@ -1050,36 +1107,74 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
    */
   private void reclaim(Decision.Preempt p) {
     checkpoints.reclaimed(p);
-    ApplicationId appId = ApplicationId.fromString(p.appId());
+    stopAndAskAgain(p.appId(), p.requestKey(), p.allocationIds(), List.of(), "by Spindle: " + p.reason());
+    LOG.info("Preempted {} containers of {} (notice {}); it resumes from {}", p.allocationIds().size(), p.appId(),
+        p.noticeId(), p.checkpointLocation());
+  }
+
+  private void restartGang(Decision.RestartGang r) {
+    stopAndAskAgain(r.appId(), r.requestKey(), r.allocationIds(), r.lostAllocationIds(),
+        "by Spindle, which restarts the gang: " + r.reason());
+    LOG.warn("Application {} request {}: {}", r.appId(), r.requestKey(), r.reason());
+  }
+
+  /**
+   * Kills the running containers (status PREEMPTED: not the application's failure) and puts them, and the lost
+   * ones, back into YARN's outstanding ask on the application's behalf, as YARN does for a container killed before
+   * its AM saw it: the engine re-queued them, and what YARN holds must agree.
+   */
+  private void stopAndAskAgain(String application, String requestKey, List<Long> running, List<Long> lost,
+      String why) {
+    ApplicationId appId = ApplicationId.fromString(application);
     SchedulerApplication<SpindleAppAttempt> app = applications.get(appId);
     SpindleAppAttempt attempt = app == null ? null : app.getCurrentAppAttempt();
     AppAsks appAsks = asks.get(appId);
     Object lock = attempt == null ? new Object() : attempt;
     synchronized (lock) { // As allocate(): the AM sees its asks and our re-ask of them change together.
-      for (ContainerId id : checkpoints.containerIds(p.allocationIds())) {
-        RMContainer c = getRMContainer(id);
+      for (long allocation : running) {
+        ContainerId id = containerOf.get(allocation);
+        RMContainer c = id == null ? null : getRMContainer(id);
         if (c == null) {
+          // It was lost itself meanwhile (its loss may still be on its way to the engine): ask for it as lost.
+          LostAsk ask = lostAsks.remove(allocation);
+          if (ask != null) {
+            askAgain(attempt, appAsks, requestKey, ask);
+          }
           continue;
         }
         boolean yarnAsksAgain = c.getContainerRequest() != null; // Not yet acquired by the AM.
         completedContainer(c, SchedulerUtils.createPreemptedContainerStatus(id, SchedulerUtils.PREEMPTED_CONTAINER
-            + " by Spindle: " + p.reason()), RMContainerEventType.KILL);
-        if (attempt == null || appAsks == null) {
-          continue;
+            + " " + why), RMContainerEventType.KILL);
+        askAgain(attempt, appAsks, requestKey, new LostAsk(c.getAllocatedSchedulerKey(), c.getAllocatedResource(),
+            yarnAsksAgain));
+      }
+      for (long allocation : lost) {
+        LostAsk ask = lostAsks.remove(allocation);
+        if (ask != null) {
+          askAgain(attempt, appAsks, requestKey, ask);
         }
-        SchedulerRequestKey key = c.getAllocatedSchedulerKey();
-        Resource capability = c.getAllocatedResource();
-        if (!yarnAsksAgain) {
-          attempt.recoverResourceRequestsForContainer(new ContainerRequest(List.of(ResourceRequest.newBuilder()
-              .priority(key.getPriority()).allocationRequestId(key.getAllocationRequestId())
-              .resourceName(ResourceRequest.ANY).capability(capability).numContainers(1).build())));
-        }
-        appAsks.requeued(p.requestKey(), key, capability);
       }
     }
-    LOG.info("Preempted {} containers of {} (notice {}); it resumes from {}", p.allocationIds().size(), p.appId(),
-        p.noticeId(), p.checkpointLocation());
   }
+
+  private static void askAgain(SpindleAppAttempt attempt, AppAsks appAsks, String requestKey, LostAsk ask) {
+    if (attempt == null || appAsks == null) {
+      return;
+    }
+    if (!ask.yarnAsksAgain()) {
+      attempt.recoverResourceRequestsForContainer(new ContainerRequest(List.of(ResourceRequest.newBuilder()
+          .priority(ask.key().getPriority()).allocationRequestId(ask.key().getAllocationRequestId())
+          .resourceName(ResourceRequest.ANY).capability(ask.capability()).numContainers(1).build())));
+    }
+    appAsks.requeued(requestKey, ask.key(), ask.capability());
+  }
+
+  /**
+   * What a lost container was asked as, kept until the engine says whether its gang restarts.
+   *
+   * @param yarnAsksAgain YARN put it back into the outstanding ask itself (it was lost before its AM acquired it)
+   */
+  private record LostAsk(SchedulerRequestKey key, Resource capability, boolean yarnAsksAgain) {}
 
   /**
    * Adds to the cycle what the nodes' agents reported and the re-partitions they left unanswered, and rebuilds the
@@ -1238,6 +1333,13 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
   /** The last reason Spindle gave for an application waiting or being rejected, if any. */
   public Optional<String> pendingReason(ApplicationId appId) {
     return Optional.ofNullable(waitReasons.get(appId));
+  }
+
+  /** The engine's figures as of now: running and pending containers, gangs, reservations, GPUs. */
+  public EngineStats engineStats() {
+    synchronized (engineLock) {
+      return engine.stats();
+    }
   }
 
   /** The engine's view of every queue, parents first. */

@@ -18,10 +18,14 @@ import java.util.Locale;
  *       one {@code node}, {@code rack} or other topology level
  *   <li>{@code spindle.max-runtime=<duration>} ({@code 90s}, {@code 30m}, {@code 2h}, {@code 1d}): each container's
  *       declared run time, which lets it backfill nodes reserved for a gang
+ *   <li>{@code spindle.gang.on-member-loss=restart|continue}: when a member is lost to the cluster (node lost,
+ *       container expired unlaunched), stop the other members and start the gang again whole ({@code restart}, the
+ *       default for {@code spindle.gang.size}), or leave the survivors running ({@code continue}, the default for
+ *       {@code spindle.gang=executors}, whose driver replaces lost executors)
  * </ul>
  */
 public record SpindleTags(int gangSize, boolean gangOfFirstRequest, String topologyLevel, boolean topologyRequired,
-    long maxRuntimeMillis) {
+    long maxRuntimeMillis, boolean restartOnMemberLoss) {
 
   public static final String PREFIX = "spindle.";
   public static final String GANG_SIZE = "spindle.gang.size";
@@ -31,8 +35,10 @@ public record SpindleTags(int gangSize, boolean gangOfFirstRequest, String topol
   public static final String TOPOLOGY_REQUIRED = "spindle.topology.required";
   public static final String TOPOLOGY_PREFERRED = "spindle.topology.preferred";
   public static final String MAX_RUNTIME = "spindle.max-runtime";
+  /** {@code restart} (the default for {@link #GANG_SIZE}) or {@code continue} (the default for executor gangs). */
+  public static final String ON_MEMBER_LOSS = "spindle.gang.on-member-loss";
 
-  public static final SpindleTags NONE = new SpindleTags(0, false, null, false, 0);
+  public static final SpindleTags NONE = new SpindleTags(0, false, null, false, 0, true);
 
   public SpindleTags {
     if (gangSize > 0 && gangOfFirstRequest) {
@@ -41,9 +47,9 @@ public record SpindleTags(int gangSize, boolean gangOfFirstRequest, String topol
     }
   }
 
-  /** Fixed gang size, no topology wish, no declared run time: the common case in tests. */
+  /** A fixed gang size that restarts whole when it loses a member. */
   public SpindleTags(int gangSize, String topologyLevel, boolean topologyRequired, long maxRuntimeMillis) {
-    this(gangSize, false, topologyLevel, topologyRequired, maxRuntimeMillis);
+    this(gangSize, false, topologyLevel, topologyRequired, maxRuntimeMillis, true);
   }
 
   public static SpindleTags parse(Collection<String> tags) {
@@ -52,6 +58,7 @@ public record SpindleTags(int gangSize, boolean gangOfFirstRequest, String topol
     String level = null;
     boolean required = false;
     long runtime = 0;
+    Boolean restart = null;
     for (String raw : tags) {
       String tag = raw.strip().toLowerCase(Locale.ROOT);
       if (!tag.startsWith(PREFIX)) {
@@ -80,12 +87,22 @@ public record SpindleTags(int gangSize, boolean gangOfFirstRequest, String topol
           required = name.equals(TOPOLOGY_REQUIRED);
         }
         case MAX_RUNTIME -> runtime = parseDuration(raw, value);
+        case ON_MEMBER_LOSS -> {
+          if (!value.equals("restart") && !value.equals("continue")) {
+            throw new IllegalArgumentException("application tag '" + raw + "' is " + ON_MEMBER_LOSS
+                + "=restart (stop the other members and start the gang again, whole) or =continue (the application"
+                + " replaces lost members itself)");
+          }
+          restart = value.equals("restart");
+        }
         default -> throw new IllegalArgumentException("unknown Spindle application tag '" + raw + "'; known: "
-            + GANG_SIZE + ", " + GANG + ", " + TOPOLOGY_REQUIRED + ", " + TOPOLOGY_PREFERRED + ", " + MAX_RUNTIME);
+            + GANG_SIZE + ", " + GANG + ", " + TOPOLOGY_REQUIRED + ", " + TOPOLOGY_PREFERRED + ", " + MAX_RUNTIME
+            + ", " + ON_MEMBER_LOSS);
       }
     }
     try {
-      return new SpindleTags(gang, firstRequest, level, required, runtime);
+      // Executors (Spark) are replaced one by one by their driver; a fixed-size gang (MPI, NCCL) cannot lose one.
+      return new SpindleTags(gang, firstRequest, level, required, runtime, restart != null ? restart : !firstRequest);
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException("application tags " + tags + ": " + e.getMessage(), e);
     }
@@ -98,7 +115,8 @@ public record SpindleTags(int gangSize, boolean gangOfFirstRequest, String topol
 
   /** How one worker request of this application is placed. */
   public PlacementSpec placement(boolean gang) {
-    return new PlacementSpec(gang, topologyLevel, gang && topologyRequired, maxRuntimeMillis);
+    return new PlacementSpec(gang, topologyLevel, gang && topologyRequired, maxRuntimeMillis)
+        .withRestartOnMemberLoss(gang && restartOnMemberLoss);
   }
 
   private static int parsePositive(String raw, String value) {

@@ -133,11 +133,12 @@ class SchedulerLeadershipTest {
         .isInstanceOf(FencedException.class).hasMessageContaining("epoch");
     assertThat(b.store().load()).hasValueSatisfying(s -> assertThat(s).isEqualTo(bytes("state of epoch 2")));
     // Its other writes are fenced the same way: it cannot re-partition a GPU.
-    MigStateStore zombieMig = new MigStateStore(a.client(), root, a.leadership().fenceOf(aTerm));
+    MigStateStore zombieMig = new MigStateStore(a.client(), root, a.leadership().fenceOf(aTerm),
+        ZooDefs.Ids.OPEN_ACL_UNSAFE);
     MigLayoutRecord layout = new MigLayoutRecord("node-1", 0, true, List.of(), 7L, 0L, null, null, -1, null);
     assertThatThrownBy(() -> zombieMig.writeDesired(layout)).hasMessageContaining("refused");
     assertThat(new MigStateStore(b.client(), root).desired("node-1", 0)).isEmpty();
-    new MigStateStore(b.client(), root, b.leadership().currentFence()).writeDesired(layout);
+    new MigStateStore(b.client(), root, b.leadership().currentFence(), ZooDefs.Ids.OPEN_ACL_UNSAFE).writeDesired(layout);
     assertThat(new MigStateStore(b.client(), root).desired("node-1", 0)).isPresent();
     LeaderEpochRecord epoch = b.leadership().currentEpoch();
     assertThat(epoch.getEpoch()).isEqualTo(2);

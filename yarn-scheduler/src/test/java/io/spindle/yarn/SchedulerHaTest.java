@@ -93,7 +93,10 @@ class SchedulerHaTest {
     Rm second = rm("rm2");
     // rm1's latch node vanishes (as when its session expires on the quorum): rm2 takes the lead and raises the epoch,
     // while rm1's scheduling thread may still act on the term it read before.
-    try (CuratorFramework admin = CuratorFrameworkFactory.newClient(zk.getConnectString(), new RetryOneTime(100))) {
+    // Only the schedulers' identity may touch the latch: the ZooKeeper admin deletes it as that identity.
+    try (CuratorFramework admin = CuratorFrameworkFactory.builder().connectString(zk.getConnectString())
+        .retryPolicy(new RetryOneTime(100)).authorization(SchedulerZkIdentity.digest("spindle-rm", "secret").auth())
+        .build()) {
       admin.start();
       String latch = "/spindle/ha-test/leader/latch";
       String oldest = admin.getChildren().forPath(latch).stream()

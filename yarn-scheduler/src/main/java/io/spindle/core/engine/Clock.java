@@ -8,8 +8,4 @@ package io.spindle.core.engine;
 public interface Clock {
 
   long nowMillis();
-
-  static Clock system() {
-    return System::currentTimeMillis;
-  }
 }

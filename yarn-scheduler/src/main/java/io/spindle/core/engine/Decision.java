@@ -86,6 +86,21 @@ public sealed interface Decision {
   }
 
   /**
+   * A gang lost members to the cluster ({@code lostAllocationIds}: their node left, they expired unlaunched): stop
+   * the survivors ({@code allocationIds}; YARN: killed, as preempted, so they do not count as the application's
+   * failures). The engine keeps charging each survivor until the driver reports it ended. The gang is re-queued
+   * whole under {@code requestKey}; the driver asks for it again on the application's behalf, the lost members
+   * included, as it does after a preemption.
+   */
+  record RestartGang(String appId, String requestKey, List<Long> allocationIds, List<Long> lostAllocationIds,
+      String reason) implements Decision {
+    public RestartGang {
+      allocationIds = List.copyOf(allocationIds);
+      lostAllocationIds = List.copyOf(lostAllocationIds);
+    }
+  }
+
+  /**
    * Reclaim: kill these containers (YARN: with status PREEMPTED). The engine keeps charging them until the driver
    * reports each {@link EngineEvent.ContainerFinished}, and hands their capacity on only when every victim of the same
    * reclaim has ended, placing the request the reclaim was for first. The victim's request is then re-queued under

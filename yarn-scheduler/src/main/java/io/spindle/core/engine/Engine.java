@@ -71,6 +71,7 @@ public final class Engine {
   static final String NOT_YET_CONSIDERED = "not yet considered by a scheduling cycle";
 
   private final Map<Long, Allocation> allocations = new HashMap<>();
+  private final GangRuns gangRuns = new GangRuns();
   private final Map<String, Set<Long>> allocationsByNode = new HashMap<>();
   /** Queue limits resolved against the current cluster; dropped when nodes or queues change. */
   private Map<String, FairShareCalculator.Limits> limits;
@@ -198,10 +199,18 @@ public final class Engine {
         }
       }
       limits = null;
+      List<GangRuns.Run> torn = new ArrayList<>();
       for (long id : new ArrayList<>(allocationsByNode.getOrDefault(e.nodeId(), Set.of()))) {
+        GangRuns.Run run = gangRuns.lost(id);
+        if (run != null) {
+          torn.add(run);
+        }
         release(id);
       }
       allocationsByNode.remove(e.nodeId());
+      for (GangRuns.Run run : torn) {
+        restart(run, "node " + e.nodeId() + " left", decisions);
+      }
     } else if (event instanceof AppSubmitted e) {
       submit(e, decisions);
     } else if (event instanceof AppFinished e) {
@@ -211,6 +220,14 @@ public final class Engine {
     } else if (event instanceof ContainerFinished e) {
       if (!preemption.holdsFinished(e.allocationId())) {
         release(e.allocationId());
+      }
+    } else if (event instanceof EngineEvent.ContainerLost e) {
+      GangRuns.Run run = allocations.containsKey(e.allocationId()) ? gangRuns.lost(e.allocationId()) : null;
+      if (!preemption.holdsFinished(e.allocationId())) {
+        release(e.allocationId());
+      }
+      if (run != null) {
+        restart(run, "container " + e.allocationId() + " was lost: " + e.reason(), decisions);
       }
     } else if (event instanceof EngineEvent.CheckpointAnswered e) {
       preemption.answered(e, decisions);
@@ -411,6 +428,7 @@ public final class Engine {
     if (a == null) {
       return; // Already released (its node left first); releases are idempotent.
     }
+    gangRuns.released(allocationId);
     preemption.released(allocationId);
     if (a.endsAtMillis() != Long.MAX_VALUE) {
       durableChanges++;
@@ -611,9 +629,11 @@ public final class Engine {
       return over;
     }
     dropReservation(d);
+    List<Long> ids = new ArrayList<>(members.size());
     for (Placement p : members) {
-      start(d, p, decisions);
+      ids.add(start(d, p, decisions));
     }
+    gangRuns.started(d, ids);
     return null;
   }
 
@@ -738,8 +758,31 @@ public final class Engine {
     return userLimitExceeded(app, charge);
   }
 
-  /** Commits one container of {@code d} at {@code placement} and announces it. */
-  private void start(DemandState d, Placement placement, List<Decision> decisions) {
+  /**
+   * A gang lost members to the cluster: its survivors are stopped, and it waits again, whole, under its key, unless
+   * the application already asks for that key again (its ask stands, as after a preemption).
+   */
+  private void restart(GangRuns.Run run, String why, List<Decision> decisions) {
+    List<Long> survivors = run.members.stream().filter(id -> !run.lost.contains(id) && allocations.containsKey(id))
+        .toList();
+    String reason = "gang of " + run.size + " lost " + run.lost.size() + " member" + (run.lost.size() == 1 ? "" : "s")
+        + " (" + why + "); its other members are stopped and it is re-queued whole";
+    decisions.add(new Decision.RestartGang(run.appId, run.requestKey, survivors, run.lost, reason));
+    AppState app = apps.get(run.appId);
+    if (app == null || app.demands.containsKey(run.requestKey)) {
+      return;
+    }
+    DemandState d = new DemandState(app, run.requestKey, run.shape, run.unitCharge, run.size, run.spec,
+        run.requiredDepth);
+    app.demands.put(run.requestKey, d);
+    app.leaf.addPending(d.pending());
+    app.leaf.waitingApps.add(app);
+    d.reportedReason = "re-queued: " + reason;
+    decisions.add(new Decision.Wait(app.id, d.key, d.reportedReason));
+  }
+
+  /** Commits one container of {@code d} at {@code placement}, announces it and returns its allocation id. */
+  private long start(DemandState d, Placement placement, List<Decision> decisions) {
     startsThisCycle++;
     AppState app = d.app;
     ResourceVector charge = placement.charge();
@@ -769,6 +812,7 @@ public final class Engine {
       }
     }
     decisions.add(new Decision.Allocate(id, app.id, d.key, placement.nodeId(), d.shape, placement.gpus(), charge));
+    return id;
   }
 
   /**

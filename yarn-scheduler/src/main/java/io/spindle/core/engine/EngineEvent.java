@@ -55,8 +55,16 @@ public sealed interface EngineEvent {
     }
   }
 
-  /** A container ended (completed, released, expired or killed); its resources return. */
+  /** A container ended (completed, released or killed); its resources return. */
   record ContainerFinished(long allocationId) implements EngineEvent {}
+
+  /**
+   * A container ended through no doing of its application or of the engine: it expired before it was launched, or
+   * its disks failed. Its resources return, and a gang it belonged to that restarts on member loss is stopped and
+   * re-queued whole ({@link Decision.RestartGang}). Containers on a node that left are lost the same way, through
+   * {@link NodeRemoved}.
+   */
+  record ContainerLost(long allocationId, String reason) implements EngineEvent {}
 
   /**
    * The application's answer to the checkpoint notice {@code noticeId} ({@link Decision.RequestCheckpoint}): DONE,

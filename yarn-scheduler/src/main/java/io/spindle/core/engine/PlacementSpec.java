@@ -12,15 +12,18 @@ package io.spindle.core.engine;
  *     container that declares one may run on nodes held for a gang if it ends before the gang is due to start
  * @param preemptible whether the containers may be taken back for other work; {@code false} for an application's
  *     master, whose loss ends the whole application (and with it all its other work)
+ * @param restartOnMemberLoss for gangs: when a member is lost to the cluster (its node left, it expired unlaunched),
+ *     the surviving members are stopped and the gang is re-queued whole, as tightly coupled jobs (MPI, NCCL) need;
+ *     {@code false} for gangs that replace lost members themselves (Spark executors). Ignored for single containers.
  */
 public record PlacementSpec(boolean gang, String topologyLevel, boolean required, long maxRuntimeMillis,
-    boolean preemptible) {
+    boolean preemptible, boolean restartOnMemberLoss) {
 
   /** Independent containers, no topology wish, no declared run time. */
   public static final PlacementSpec SINGLE = new PlacementSpec(false, null, false, 0);
 
   /** An application master's container: placed like {@link #SINGLE}, never a preemption victim. */
-  public static final PlacementSpec APPLICATION_MASTER = new PlacementSpec(false, null, false, 0, false);
+  public static final PlacementSpec APPLICATION_MASTER = new PlacementSpec(false, null, false, 0, false, false);
 
   public PlacementSpec {
     if (maxRuntimeMillis < 0) {
@@ -31,7 +34,13 @@ public record PlacementSpec(boolean gang, String topologyLevel, boolean required
     }
   }
 
-  /** A preemptible request. */
+  /** A gang restarts whole when it loses a member. */
+  public PlacementSpec(boolean gang, String topologyLevel, boolean required, long maxRuntimeMillis,
+      boolean preemptible) {
+    this(gang, topologyLevel, required, maxRuntimeMillis, preemptible, gang);
+  }
+
+  /** A preemptible request; a gang restarts whole when it loses a member. */
   public PlacementSpec(boolean gang, String topologyLevel, boolean required, long maxRuntimeMillis) {
     this(gang, topologyLevel, required, maxRuntimeMillis, true);
   }
@@ -41,6 +50,10 @@ public record PlacementSpec(boolean gang, String topologyLevel, boolean required
   }
 
   public PlacementSpec withMaxRuntimeMillis(long millis) {
-    return new PlacementSpec(gang, topologyLevel, required, millis, preemptible);
+    return new PlacementSpec(gang, topologyLevel, required, millis, preemptible, restartOnMemberLoss);
+  }
+
+  public PlacementSpec withRestartOnMemberLoss(boolean restart) {
+    return new PlacementSpec(gang, topologyLevel, required, maxRuntimeMillis, preemptible, restart);
   }
 }

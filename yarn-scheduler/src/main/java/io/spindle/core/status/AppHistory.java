@@ -9,8 +9,8 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * What the engine decided about each application that it no longer shows as state: rejections, checkpoint notices
- * and preemptions. The engine forgets a rejected application at once and a preempted request looks like any other
+ * What the engine decided about each application that it no longer shows as state: rejections, checkpoint notices,
+ * preemptions and gang restarts. The engine forgets a rejected application at once and a preempted request looks like any other
  * waiting one, yet "why did my job fail / restart" is asked exactly then. Bounded: the most recently touched
  * {@code maxApps} applications, each with its last {@value #EVENTS_PER_APP} outcomes. Not thread-safe; the driver
  * feeds it on the scheduling thread and hands readers an {@link #of(String) immutable copy}.
@@ -43,6 +43,9 @@ public final class AppHistory {
    */
   public record Preempted(long atMillis, String requestKey, long noticeId, int containers, String forAppId,
       String forRequestKey, String checkpointLocation, String reason) implements Outcome {}
+
+  /** A gang lost members to the cluster; the others were stopped and it was re-queued whole. */
+  public record Restarted(long atMillis, String requestKey, int lost, int stopped, String reason) implements Outcome {}
 
   private final int maxApps;
   private final Map<String, List<Outcome>> byApp;
@@ -82,6 +85,9 @@ public final class AppHistory {
       } else if (d instanceof Decision.CancelCheckpoint c) {
         Decision.RequestCheckpoint n = notices.remove(c.noticeId());
         add(c.appId(), new NoticeWithdrawn(at, n == null ? null : n.requestKey(), c.noticeId(), c.reason()));
+      } else if (d instanceof Decision.RestartGang r) {
+        add(r.appId(), new Restarted(at, r.requestKey(), r.lostAllocationIds().size(), r.allocationIds().size(),
+            r.reason()));
       } else if (d instanceof Decision.Preempt p) {
         Decision.RequestCheckpoint n = notices.remove(p.noticeId());
         add(p.appId(), new Preempted(at, p.requestKey(), p.noticeId(), p.allocationIds().size(),

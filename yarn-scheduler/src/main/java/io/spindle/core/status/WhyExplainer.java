@@ -73,6 +73,13 @@ public final class WhyExplainer {
           + (p.checkpointLocation() == null ? "" : " It resumes from " + p.checkpointLocation() + ".")
           + (waitsAgain ? " The request was re-queued and waits to be placed again." : ""));
     }
+    Optional<AppHistory.Restarted> restarted = lastOf(history, AppHistory.Restarted.class);
+    if (restarted.isPresent()) {
+      AppHistory.Restarted r = restarted.get();
+      sentences.add("At " + time(r.atMillis()) + " its gang '" + r.requestKey() + "' lost " + r.lost() + " member"
+          + (r.lost() == 1 ? "" : "s") + " to the cluster; Spindle stopped the other " + r.stopped()
+          + " and re-queued the gang whole (" + r.reason() + ").");
+    }
     if (last.orElse(null) instanceof NoticeWithdrawn w) {
       sentences.add("A checkpoint notice was withdrawn at " + time(w.atMillis()) + ": " + w.reason() + ".");
     }

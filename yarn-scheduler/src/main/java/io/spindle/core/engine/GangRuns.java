@@ -1,0 +1,79 @@
+package io.spindle.core.engine;
+
+import io.spindle.core.model.ResourceVector;
+import io.spindle.core.model.Resources;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Which containers started together as one gang, so that losing one member can stop the rest: a tightly coupled job
+ * (MPI, NCCL) cannot go on without it, and left running, its survivors would hold GPUs doing nothing. Owned by
+ * {@link Engine}, which tells it every gang start and every release.
+ */
+final class GangRuns {
+
+  /** One start of a gang: its members still charged, and whether it is already being restarted. */
+  static final class Run {
+    final String appId;
+    final String requestKey;
+    final Resources shape;
+    final ResourceVector unitCharge;
+    final PlacementSpec spec;
+    final int requiredDepth;
+    final int size;
+    final Set<Long> members = new LinkedHashSet<>();
+    final List<Long> lost = new ArrayList<>();
+    boolean restarting;
+
+    Run(DemandState d, List<Long> members) {
+      this.appId = d.app.id;
+      this.requestKey = d.key;
+      this.shape = d.shape;
+      this.unitCharge = d.unitCharge;
+      this.spec = d.spec;
+      this.requiredDepth = d.requiredDepth;
+      this.size = members.size();
+      this.members.addAll(members);
+    }
+  }
+
+  private final Map<Long, Run> runOf = new HashMap<>();
+
+  void started(DemandState d, List<Long> members) {
+    if (!d.spec.gang() || !d.spec.restartOnMemberLoss()) {
+      return;
+    }
+    Run run = new Run(d, members);
+    for (long id : members) {
+      runOf.put(id, run);
+    }
+  }
+
+  /**
+   * The container is lost to the cluster. Returns its run when this loss must restart it (its first lost member),
+   * else {@code null}.
+   */
+  Run lost(long allocationId) {
+    Run run = runOf.get(allocationId);
+    if (run == null) {
+      return null;
+    }
+    run.lost.add(allocationId);
+    if (run.restarting) {
+      return null;
+    }
+    run.restarting = true;
+    return run;
+  }
+
+  void released(long allocationId) {
+    Run run = runOf.remove(allocationId);
+    if (run != null) {
+      run.members.remove(allocationId);
+    }
+  }
+}
