@@ -108,7 +108,7 @@ public final class CheckpointRecords {
     Schema writer = LOCAL.containsKey(fingerprint) ? LOCAL.get(fingerprint) : schemas.findByFingerprint(fingerprint);
     if (writer == null) {
       throw new IOException(what + " written with schema " + String.format("%016x", fingerprint)
-          + ", which nobody has published");
+          + ", which is not published or not accepted (too large, or too many schemas; see the log)");
     }
     try {
       AvroBounds.check(writer, bytes, HEADER_BYTES);

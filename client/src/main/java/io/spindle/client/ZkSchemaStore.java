@@ -45,6 +45,14 @@ public final class ZkSchemaStore implements SchemaStore {
   public static final List<Schema> LOCAL = List.of(CheckpointNotice.getClassSchema(), CheckpointAck.getClassSchema(),
       CheckpointReport.getClassSchema());
 
+  /** A checkpoint schema is about 2 KB of JSON; anything this large is not one, whoever published it. */
+  public static final int MAX_SCHEMA_BYTES = 64 * 1024;
+  /**
+   * Schemas read from ZooKeeper that one process keeps, beside its own. Each client version publishes three, so this
+   * covers years of releases; without a bound, anyone allowed to publish (everyone) could fill the RM's memory.
+   */
+  public static final int MAX_FOREIGN_SCHEMAS = 64;
+
   private final CuratorFramework client;
   private final CheckpointPaths paths;
   private final Map<Long, Schema> known = new ConcurrentHashMap<>();
@@ -89,8 +97,9 @@ public final class ZkSchemaStore implements SchemaStore {
 
   /**
    * The schema filed under {@code fingerprint}: a local one, one read before, or one read now from ZooKeeper (a
-   * blocking read: callers decode off ZooKeeper's event thread). Null when nobody published it, or when what is
-   * there does not hash to the fingerprint.
+   * blocking read: callers decode off ZooKeeper's event thread). Null when nobody published it, when what is there
+   * does not hash to the fingerprint or is larger than {@link #MAX_SCHEMA_BYTES}, and once
+   * {@link #MAX_FOREIGN_SCHEMAS} schemas have been read.
    */
   @Override
   public Schema findByFingerprint(long fingerprint) {
@@ -99,8 +108,17 @@ public final class ZkSchemaStore implements SchemaStore {
       return schema;
     }
     String path = paths.schema(fingerprint);
+    if (known.size() >= LOCAL.size() + MAX_FOREIGN_SCHEMAS) {
+      LOG.error("Ignoring {}: {} schemas read from ZooKeeper already, the most this process keeps", path,
+          MAX_FOREIGN_SCHEMAS);
+      return null;
+    }
     try {
       byte[] json = client.getData().forPath(path);
+      if (json.length > MAX_SCHEMA_BYTES) {
+        LOG.error("Ignoring {}: {} bytes, more than a checkpoint schema's {}", path, json.length, MAX_SCHEMA_BYTES);
+        return null;
+      }
       schema = new Schema.Parser().parse(new String(json, StandardCharsets.UTF_8));
     } catch (KeeperException.NoNodeException e) {
       return null;

@@ -159,7 +159,7 @@ class CheckpointRecordsTest {
       zk.start();
       CheckpointPaths paths = new CheckpointPaths("/spindle/evolve");
       CheckpointRecords reader = new CheckpointRecords(new ZkSchemaStore(zk, paths));
-      assertThatThrownBy(() -> reader.decodeAck(bytes)).hasMessageContaining("which nobody has published");
+      assertThatThrownBy(() -> reader.decodeAck(bytes)).hasMessageContaining("which is not published");
 
       new ZkSchemaStore(zk, paths).publish(List.of(v2));
 
@@ -177,6 +177,37 @@ class CheckpointRecordsTest {
       zk.create().creatingParentsIfNeeded().forPath(paths.schema(42L),
           CheckpointAck.getClassSchema().toString().getBytes(StandardCharsets.UTF_8));
       assertThat(new ZkSchemaStore(zk, paths).findByFingerprint(42L)).isNull();
+    }
+  }
+
+  /**
+   * Found by CheckpointAckFuzzTest under Jazzer, which ran out of memory: every schema read from ZooKeeper was kept,
+   * and anyone may publish one, so an application publishing thousands of large schemas filled the RM's heap.
+   */
+  @Test
+  void schemasReadFromZooKeeperAreBoundedInSizeAndNumber() throws Exception {
+    try (TestingServer server = new TestingServer(true);
+        CuratorFramework zk = CuratorFrameworkFactory.newClient(server.getConnectString(), new RetryOneTime(100))) {
+      zk.start();
+      CheckpointPaths paths = new CheckpointPaths("/spindle/flood");
+      List<Schema> flood = new java.util.ArrayList<>();
+      for (int i = 0; i < ZkSchemaStore.MAX_FOREIGN_SCHEMAS + 5; i++) {
+        flood.add(Schema.createRecord("Flood" + i, null, "hostile", false,
+            List.of(new Schema.Field("f", Schema.create(Schema.Type.NULL)))));
+      }
+      new ZkSchemaStore(zk, paths).publish(flood);
+      ZkSchemaStore reader = new ZkSchemaStore(zk, paths);
+      long kept = flood.stream().filter(f -> reader.findByFingerprint(ZkSchemaStore.fingerprint(f)) != null).count();
+      assertThat(kept).isEqualTo(ZkSchemaStore.MAX_FOREIGN_SCHEMAS);
+
+      List<Schema.Field> fields = new java.util.ArrayList<>();
+      for (int i = 0; i < 5_000; i++) {
+        fields.add(new Schema.Field("field_with_a_long_name_" + i, Schema.create(Schema.Type.NULL)));
+      }
+      Schema huge = Schema.createRecord("Huge", null, "hostile", false, fields);
+      assertThat(huge.toString().length()).isGreaterThan(ZkSchemaStore.MAX_SCHEMA_BYTES);
+      new ZkSchemaStore(zk, paths).publish(List.of(huge));
+      assertThat(new ZkSchemaStore(zk, paths).findByFingerprint(ZkSchemaStore.fingerprint(huge))).isNull();
     }
   }
 }

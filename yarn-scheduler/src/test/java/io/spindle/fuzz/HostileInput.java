@@ -114,15 +114,20 @@ public final class HostileInput {
     }
   }
 
-  private static String judge(String target, Check check, byte[] bytes, String which) {
+  private static Judged judge(String target, Check check, byte[] bytes, String which) {
     FuzzInput in = new FuzzInput(bytes);
+    long start = System.nanoTime();
     try {
-      return check.apply(in);
+      String outcome = check.apply(in);
+      return new Judged(outcome, System.nanoTime() - start, in);
     } catch (Throwable e) { // NOSONAR: an Error is exactly what this looks for
       throw new AssertionError(target + ": hostile input broke the contract (" + which + "): " + e
           + "\ninput (Base64, the bytes read): " + base64(in.consumed()), e);
     }
   }
+
+  /** One input's outcome and how long the check took. */
+  private record Judged(String outcome, long nanos, FuzzInput input) {}
 
   /** Mostly short inputs, where parsers branch most; some long ones, where sizes and limits matter. */
   private static byte[] randomBytes(SplittableRandom random) {
@@ -149,18 +154,19 @@ public final class HostileInput {
     private final long startNanos = System.nanoTime();
     private long tries;
     private long slowestNanos;
-    private long lastNanos = System.nanoTime();
+    private FuzzInput slowest;
 
     Tally(String name) {
       this.name = name;
     }
 
-    synchronized void record(String outcome) {
-      long now = System.nanoTime();
-      slowestNanos = Math.max(slowestNanos, now - lastNanos);
-      lastNanos = now;
+    synchronized void record(Judged judged) {
+      if (judged.nanos() > slowestNanos) {
+        slowestNanos = judged.nanos();
+        slowest = judged.input();
+      }
       tries++;
-      outcomes.merge(outcome, 1L, Long::sum);
+      outcomes.merge(judged.outcome(), 1L, Long::sum);
     }
 
     public synchronized long tries() {
@@ -180,6 +186,10 @@ public final class HostileInput {
       String line = String.format("[hostile-input] %s: %d tries, %d rejected with a reason, %d accepted %s;"
           + " slowest input %d ms; %.1f s", name, tries, rejected(), accepted(), outcomes, slowestNanos / 1_000_000,
           (System.nanoTime() - startNanos) / 1e9);
+      if (slowestNanos > 1_000_000_000L) {
+        // Slow is how a hang starts: name the input, so it can be replayed and looked at.
+        line += " (slowest input, Base64: " + base64(slowest.consumed()) + ")";
+      }
       System.out.println(line);
       try {
         Path dir = Path.of("target", "hostile-input");
