@@ -21,11 +21,12 @@ class SpindleTagsFuzzTest {
 
   private static final String TARGET = "application-tag parser";
   private static final List<String> NAMES = List.of(SpindleTags.GANG_SIZE, SpindleTags.GANG,
-      SpindleTags.TOPOLOGY_REQUIRED, SpindleTags.TOPOLOGY_PREFERRED, SpindleTags.MAX_RUNTIME, "spindle.gang.sizes",
+      SpindleTags.TOPOLOGY_REQUIRED, SpindleTags.TOPOLOGY_PREFERRED, SpindleTags.MAX_RUNTIME, SpindleTags.ON_MEMBER_LOSS,
+      "spindle.gang.sizes",
       "spindle.", "spindle.priority", "SPINDLE.GANG.SIZE", "spİndle.gang.size", " spindle.gang.size", "spark.tag");
   private static final List<String> VALUES = List.of("8", "1", "0", "-1", "+8", " 8 ", "2147483648", "executors",
       "EXECUTORS", "rack", "node", "", "90s", "30m", "2h", "1d", "0s", "-5m", "9223372036854775807d", "106751991167301d",
-      "1w", "1.5h", "h", "s", "=", "8=8");
+      "1w", "1.5h", "h", "s", "=", "8=8", "restart", "continue", "RESTART", "restart ");
 
   @Test
   void randomTagsAreParsedOrRefusedNamingTheTag() {
