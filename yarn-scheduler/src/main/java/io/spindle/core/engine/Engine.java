@@ -324,8 +324,9 @@ public final class Engine {
       return "count must not be negative; was " + e.count();
     }
     Resources shape = e.shape();
-    if (shape.memoryMb() == 0 && shape.vcores() == 0 && shape.gpus() == 0 && !shape.wantsMig()) {
-      // Such a container fits on every node without end: placing as many as asked would never finish a cycle.
+    if (e.count() > 0 && shape.memoryMb() == 0 && shape.vcores() == 0 && shape.gpus() == 0 && !shape.wantsMig()) {
+      // Such a container fits on every node without end: placing as many as asked would never finish a cycle. (A
+      // count of 0 withdraws the request, and drivers withdraw with an empty shape.)
       return "a container must ask for some memory, vcores or GPUs; " + shape + " asks for nothing";
     }
     if (shape.gpuModel() != null && catalog.find(shape.gpuModel()).isEmpty()) {

@@ -53,6 +53,16 @@ class EngineDemandFuzzTest {
         reject -> assertThat(reject.reason()).contains("memory, vcores or GPUs"));
   }
 
+  /** Drivers withdraw a request with an empty shape and a count of 0: a withdrawal, never a rejection. */
+  @Test
+  void aWithdrawalWithAnEmptyShapeIsNoRejection() {
+    Engine engine = engineWithCluster(new ManualClock(1_000), "a");
+    engine.cycle(List.of(new Demand("app", "k", Resources.of(1024, 1), 1_000)));
+    CycleResult r = engine.cycle(List.of(new Demand("app", "k", Resources.NONE, 0)));
+    assertThat(r.decisions()).noneMatch(Decision.Reject.class::isInstance);
+    assertThat(engine.pendingContainers()).isZero();
+  }
+
   @FuzzTest(maxExecutions = 10_000)
   void coverageGuided(byte[] bytes) {
     HostileInput.once(TARGET, EngineDemandFuzzTest::check, bytes);
