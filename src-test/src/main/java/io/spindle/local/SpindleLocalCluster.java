@@ -36,6 +36,7 @@ import org.apache.hadoop.net.TableMapping;
 import org.apache.hadoop.yarn.api.records.NodeId;
 import org.apache.hadoop.yarn.api.records.NodeState;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
+import org.apache.hadoop.yarn.server.resourcemanager.ResourceManager;
 import org.apache.hadoop.yarn.server.resourcemanager.rmnode.RMNode;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.ResourceScheduler;
 import org.apache.hadoop.yarn.util.RackResolver;
@@ -209,6 +210,14 @@ public final class SpindleLocalCluster implements AutoCloseable {
       c.close();
       throw e;
     }
+  }
+
+  /**
+   * As {@link #start(Options, PrintStream)}, from the command line {@code scripts/spindle-local} takes: for harnesses
+   * outside this package (the soak benchmark) that run their own workload on the cluster.
+   */
+  public static SpindleLocalCluster start(PrintStream out, String... args) throws Exception {
+    return start(Options.parse(args), out);
   }
 
   public static void main(String[] args) {
@@ -711,6 +720,11 @@ public final class SpindleLocalCluster implements AutoCloseable {
   /** The YARN NodeId of each node of the spec, in spec order. */
   public List<NodeId> nodeIds() {
     return List.copyOf(nodeIds);
+  }
+
+  /** The ResourceManager, for harnesses in this JVM that read its state (scheduler, nodes, queue metrics). */
+  public ResourceManager resourceManager() {
+    return yarn.getResourceManager();
   }
 
   /** Whether every node has its own host (and so its own rack). */

@@ -21,14 +21,19 @@ final class BackgroundWriter {
     });
   }
 
-  /** Lets queued writes finish for up to five seconds; says on {@code log} what was dropped if they do not. */
+  /**
+   * Lets queued writes finish for up to five seconds, then drops the rest, saying on {@code log} how many: left
+   * running, they would go on against a ZooKeeper client the caller is about to close, failing one by one.
+   */
   static void stop(ExecutorService writer, Logger log, String droppedWhat) {
     writer.shutdown();
     try {
       if (!writer.awaitTermination(5, TimeUnit.SECONDS)) {
-        log.warn("{} still being written at shutdown were dropped", droppedWhat);
+        int dropped = writer.shutdownNow().size();
+        log.warn("{} still being written at shutdown were dropped ({} queued writes)", droppedWhat, dropped);
       }
     } catch (InterruptedException e) {
+      writer.shutdownNow();
       Thread.currentThread().interrupt();
     }
   }

@@ -12,9 +12,11 @@ import java.io.Closeable;
 import java.io.IOException;
 import java.time.Instant;
 import java.util.Comparator;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -69,6 +71,12 @@ public final class CheckpointNoticeStore implements Closeable {
   /** Open notices by path and last reports by application, as mirrored: written by the reader thread only. */
   private final Map<String, CheckpointNoticeView> notices = new ConcurrentHashMap<>();
   private final Map<String, CheckpointReportView> reports = new ConcurrentHashMap<>();
+  /** Applications opened and not yet forgotten: an open still queued when its application ends is not written. */
+  private final Set<String> live = ConcurrentHashMap.newKeySet();
+  /** Applications whose znodes this store created and has not removed; used on the writer thread only. */
+  private final Set<String> withZnodes = new HashSet<>();
+  /** The mirror has loaded what was there when the store started (znodes of a scheduler before this one). */
+  private volatile boolean mirrorLoaded;
   private volatile boolean schemaPublished;
 
   private CheckpointNoticeStore(CuratorFramework client, boolean ownsClient, String root, Id scheduler, Fence fence,
@@ -85,6 +93,7 @@ public final class CheckpointNoticeStore implements Closeable {
     mirror.listenable().addListener(CuratorCacheListener.builder()
         .forCreatesAndChanges((before, now) -> onReader(() -> changed(now)))
         .forDeletes(gone -> onReader(() -> deleted(gone)))
+        .forInitialized(() -> mirrorLoaded = true)
         .build());
   }
 
@@ -127,8 +136,15 @@ public final class CheckpointNoticeStore implements Closeable {
    */
   public CompletableFuture<Void> open(String appId, byte[] secret) {
     CheckpointCredentials owner = CheckpointCredentials.of(appId, secret);
+    live.add(appId);
     return onWriter("open checkpoint znodes of " + appId, () -> {
-      ensureApp(owner);
+      // One writer serves every application, and every application is opened when its AM first talks to the RM: in a
+      // burst of submissions opens queue up. One whose application ended meanwhile would only be undone by the
+      // forget queued behind it, so it is skipped — under a stream of short applications that keeps the queue from
+      // growing without end, with notices waiting behind it (found by the soak, docs/reliability.md).
+      if (live.contains(appId)) {
+        ensureApp(owner);
+      }
       return null;
     });
   }
@@ -169,16 +185,24 @@ public final class CheckpointNoticeStore implements Closeable {
 
   /** Removes every znode of {@code appId}; call when the application finishes. */
   public CompletableFuture<Void> forget(String appId) {
-    String app = paths.app(appId);
+    live.remove(appId);
     return onWriter("remove checkpoint znodes of " + appId, () -> {
-      try {
-        client.delete().deletingChildrenIfNeeded().forPath(app);
+      // An application whose open was skipped has no znodes, unless a scheduler before this one made them (the
+      // mirror has those once loaded): then nothing is sent. Even a delete that finds nothing is a ZooKeeper write.
+      boolean ours = withZnodes.remove(appId);
+      if (!ours && mirrorLoaded && mirror.get(paths.app(appId)).isEmpty()) {
+        return null;
+      }
+      if (deleteApp(appId)) {
         LOG.info("Removed checkpoint znodes of {}", appId);
-      } catch (KeeperException.NoNodeException gone) {
-        // Never opened, or removed already.
       }
       return null;
     });
+  }
+
+  /** Whether the mirror has loaded the znodes that were there when the store started. For tests. */
+  boolean mirrorLoaded() {
+    return mirrorLoaded;
   }
 
   /** A notice as last mirrored; empty when it is not open (or not mirrored yet). */
@@ -221,6 +245,19 @@ public final class CheckpointNoticeStore implements Closeable {
   /** The application's directories and report slot, keyed to {@code owner}; returns the owner-slot ACL. */
   private List<ACL> ensureApp(CheckpointCredentials owner) throws Exception {
     String appId = owner.appId();
+    withZnodes.add(appId);
+    List<ACL> slot = acls.ownerSlot(owner.aclId(), Optional.empty());
+    try {
+      // A new application, the usual case: all its znodes in one round trip. Checking each (below) takes eight.
+      client.transaction().forOperations(
+          client.transactionOp().create().withACL(acls.readable()).forPath(paths.app(appId)),
+          client.transactionOp().create().withACL(acls.readable()).forPath(paths.notices(appId)),
+          client.transactionOp().create().withACL(acls.readable()).forPath(paths.acks(appId)),
+          client.transactionOp().create().withACL(slot).forPath(paths.report(appId), new byte[0]));
+      return slot;
+    } catch (KeeperException.NodeExistsException | KeeperException.NoNodeException e) {
+      // Opened before (a new AMRMToken, a notice, a scheduler that took over), or the root is gone: one by one.
+    }
     ensureDirectory(paths.apps());
     ensureDirectory(paths.app(appId));
     ensureDirectory(paths.notices(appId));
@@ -308,6 +345,27 @@ public final class CheckpointNoticeStore implements Closeable {
     } catch (KeeperException.NoAuthException e) {
       throw new IOException("cannot take over " + path + ": its ACL does not let the scheduler change it (created by "
           + "someone else?); remove it with ZooKeeper super-user rights", e);
+    }
+  }
+
+  /** Removes the application's znodes; false if there were none. */
+  private boolean deleteApp(String appId) throws Exception {
+    try {
+      // No notice open, the usual case: one round trip.
+      client.transaction().forOperations(
+          client.transactionOp().delete().forPath(paths.report(appId)),
+          client.transactionOp().delete().forPath(paths.notices(appId)),
+          client.transactionOp().delete().forPath(paths.acks(appId)),
+          client.transactionOp().delete().forPath(paths.app(appId)));
+      return true;
+    } catch (KeeperException.NoNodeException | KeeperException.NotEmptyException e) {
+      // Never opened, or notices and acks remain: walk the tree.
+    }
+    try {
+      client.delete().deletingChildrenIfNeeded().forPath(paths.app(appId));
+      return true;
+    } catch (KeeperException.NoNodeException gone) {
+      return false; // Never opened, or removed already.
     }
   }
 

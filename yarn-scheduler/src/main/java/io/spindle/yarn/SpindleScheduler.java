@@ -1268,6 +1268,11 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     return metrics;
   }
 
+  /** The engine as of the last published cycle, as the status API shows it (harnesses in the RM's JVM audit it). */
+  public EngineStatus status() {
+    return published;
+  }
+
   /**
    * Where Spindle's HTTP server (Prometheus endpoint, status API, GPU map) listens; empty unless
    * {@value SpindleWeb#PORT} is set.

@@ -20,6 +20,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
@@ -366,6 +367,92 @@ class CheckpointNoticeStoreTest {
     assertThat(closed.poll(10, TimeUnit.SECONDS)).isEqualTo(8);
     assertThat(look.checkExists().forPath(store.paths().app(APP))).isNull();
     assertThat(look.getChildren().forPath(store.paths().apps())).isEmpty();
+  }
+
+  /**
+   * Regression (the soak of issue #11): every application is opened when its AM first talks to the RM, on the one
+   * writer thread that also writes notices. Under a stream of short applications the opens queued faster than they
+   * were written, and each was written even when its application had ended meanwhile, only to be removed by the
+   * forget queued behind it: the queue grew for as long as the stream lasted (8,300 applications behind after 10,000
+   * in ten minutes), notices waiting at its end. An open still queued when its application ends is now not written.
+   */
+  @Test
+  void anApplicationThatEndsBeforeItsQueuedOpenIsWrittenNeverGetsZnodes() throws Exception {
+    String busy = "application_1700000000000_0003";
+    store.open(OTHER_APP, OTHER_SECRET).get(10, TimeUnit.SECONDS);
+    CuratorFramework before = session(null);
+    int childChanges = before.checkExists().forPath(store.paths().apps()).getCversion();
+    before.close();
+
+    zk.stop(); // The writer blocks on the next write until ZooKeeper is back, so what follows queues behind it.
+    CompletableFuture<Void> blocked = store.open(busy, SECRET);
+    CompletableFuture<Void> open = store.open(APP, SECRET);
+    CompletableFuture<Void> forget = store.forget(APP);
+    zk.restart();
+    blocked.get(60, TimeUnit.SECONDS);
+    open.get(10, TimeUnit.SECONDS);
+    forget.get(10, TimeUnit.SECONDS);
+
+    CuratorFramework look = session(null, RM);
+    // One child created under apps/ (the busy application's), none created and removed for APP.
+    assertThat(look.checkExists().forPath(store.paths().apps()).getCversion() - childChanges).isEqualTo(1);
+    assertThat(look.checkExists().forPath(store.paths().app(APP))).isNull();
+    // Opened in one transaction, removed in one: the report slot belongs to the application alone.
+    assertThat(CheckpointAcls.newestOwner(look.getACL().forPath(store.paths().report(busy)), busy))
+        .contains(CheckpointCredentials.of(busy, SECRET).aclId());
+    store.forget(busy).get(10, TimeUnit.SECONDS);
+    store.forget(OTHER_APP).get(10, TimeUnit.SECONDS);
+    assertThat(look.getChildren().forPath(store.paths().apps())).isEmpty();
+  }
+
+  /**
+   * The other half of the same regression: the application whose open was skipped is still forgotten, and a delete
+   * that finds nothing is a ZooKeeper write too (an error transaction in the log). Forgetting an application this
+   * store never wrote znodes for, and none are mirrored for, sends nothing: ZooKeeper's transaction id stands. On a
+   * ZooKeeper of its own, where no other test's session can end meanwhile (which takes a transaction id too).
+   */
+  @Test
+  void forgettingAnApplicationWithoutZnodesCostsZooKeeperNothing() throws Exception {
+    TestingServer own = new TestingServer(true);
+    closeAfter.add(own);
+    CheckpointNoticeStore quiet = CheckpointNoticeStore.start(new ZkSettings(own.getConnectString(), root), RM,
+        new Recorder());
+    closeAfter.add(quiet);
+    CuratorFramework look = CuratorFrameworkFactory.builder().connectString(own.getConnectString())
+        .retryPolicy(new RetryOneTime(100)).authorization(RM.auth()).build();
+    closeAfter.add(look);
+    look.start();
+    look.blockUntilConnected();
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (!quiet.mirrorLoaded()) {
+      assertThat(System.nanoTime()).as("mirror loaded").isLessThan(deadline);
+      Thread.sleep(10);
+    }
+    look.create().forPath(root + "/probe-1");
+    long first = look.checkExists().forPath(root + "/probe-1").getCzxid();
+
+    quiet.forget(APP).get(10, TimeUnit.SECONDS);
+
+    look.create().forPath(root + "/probe-2");
+    assertThat(look.checkExists().forPath(root + "/probe-2").getCzxid() - first)
+        .as("ZooKeeper transactions between the probes: the second probe's own only").isEqualTo(1);
+  }
+
+  /** Znodes a scheduler before this one made (a restart, a failover) are still removed when the application ends. */
+  @Test
+  void aPreviousSchedulersZnodesAreRemovedWhenTheApplicationEnds() throws Exception {
+    store.open(APP, SECRET).get(10, TimeUnit.SECONDS);
+    store.close();
+    CheckpointNoticeStore next = CheckpointNoticeStore.start(new ZkSettings(zk.getConnectString(), root), RM,
+        new Recorder());
+    closeAfter.add(next);
+    CuratorFramework look = session(null, RM);
+    assertThat(look.checkExists().forPath(next.paths().app(APP))).isNotNull();
+
+    // Whether or not its mirror has loaded them yet, the new store removes them.
+    next.forget(APP).get(10, TimeUnit.SECONDS);
+
+    assertThat(look.checkExists().forPath(next.paths().app(APP))).isNull();
   }
 
   @Test
