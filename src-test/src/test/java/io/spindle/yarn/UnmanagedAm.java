@@ -116,6 +116,13 @@ public final class UnmanagedAm implements AutoCloseable {
     }
   }
 
+  /** Withdraws every request not yet matched by a container (sent with the next heartbeat). */
+  public void withdraw() {
+    while (!open.isEmpty()) {
+      client.removeContainerRequest(open.poll());
+    }
+  }
+
   /** Heartbeats until {@code count} containers are held or the timeout passes; returns how many are held. */
   public int awaitHeld(int count, Duration timeout) throws Exception {
     long deadline = System.nanoTime() + timeout.toNanos();

@@ -22,6 +22,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.function.Predicate;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.cache.ChildData;
@@ -197,6 +198,36 @@ public final class CheckpointNoticeStore implements Closeable {
         LOG.info("Removed checkpoint znodes of {}", appId);
       }
       return null;
+    });
+  }
+
+  /**
+   * Removes the znodes of every application {@code running} does not name and nobody opened since: those that ended
+   * while no scheduler led, or whose removal a leader had not written yet when it stepped down. Nobody else removes
+   * them: a scheduler forgets the applications it saw end. Call as the new leader once YARN's recovery has told it
+   * every application that still runs; {@code running} is asked on the writer thread.
+   *
+   * @return how many applications' znodes were removed
+   */
+  public CompletableFuture<Integer> sweep(Predicate<String> running) {
+    return onWriter("remove checkpoint znodes of ended applications", () -> {
+      List<String> apps;
+      try {
+        apps = client.getChildren().forPath(paths.apps());
+      } catch (KeeperException.NoNodeException none) {
+        return 0;
+      }
+      int removed = 0;
+      for (String appId : apps) {
+        if (!live.contains(appId) && !running.test(appId) && deleteApp(appId)) {
+          withZnodes.remove(appId);
+          removed++;
+        }
+      }
+      if (removed > 0) {
+        LOG.info("Removed the checkpoint znodes of {} applications that ended before this scheduler led", removed);
+      }
+      return removed;
     });
   }
 

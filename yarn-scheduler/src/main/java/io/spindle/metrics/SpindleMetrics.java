@@ -44,6 +44,7 @@ public final class SpindleMetrics {
   private final Timer cycle = registry.timer("spindle.cycle.seconds");
   private final Map<Class<?>, Meter> decisions = new LinkedHashMap<>();
   private final Meter preemptedContainers = registry.meter("spindle.preempted.containers");
+  private final Meter recoveredContainers = registry.meter("spindle.recovered.containers");
   private final Timer checkpointAck = registry.timer("spindle.checkpoint.ack.seconds");
   private final Set<String> queueGauges = new HashSet<>();
   private final Set<String> migGauges = new HashSet<>();
@@ -99,6 +100,11 @@ public final class SpindleMetrics {
         preemptedContainers.mark(p.allocationIds().size());
       }
     }
+  }
+
+  /** A running container this scheduler learnt of from its NodeManager's re-registration, after a restart or failover. */
+  public void recovered() {
+    recoveredContainers.mark();
   }
 
   /** An application answered a checkpoint notice ({@code done} or {@code extend}) this long after it was issued. */

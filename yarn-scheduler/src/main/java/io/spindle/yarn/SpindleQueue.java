@@ -58,6 +58,10 @@ final class SpindleQueue implements Queue {
     return config.path();
   }
 
+  QueueConfig config() {
+    return config;
+  }
+
   boolean isLeaf() {
     return config.isLeaf();
   }

@@ -154,6 +154,15 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
   private final ResourceCalculator calculator = new DominantResourceCalculator();
   private final GpuModelCatalog catalog = GpuModelCatalog.builtIn();
   private final Object engineLock = new Object();
+  /**
+   * Held around everything that changes or reads YARN's queue metrics: applications' asks (IPC handlers),
+   * allocations (the scheduling thread), completions and recovery (the dispatcher). YARN keeps the GPU and other
+   * custom-resource figures of a queue in a plain HashMap, shared by every application of the queue and, through the
+   * parents, of the cluster; concurrent updates lost counts or threw ConcurrentModificationException out of an AM's
+   * allocate call (found by the failover soak, docs/reliability.md). Lock order: an attempt's monitor, this, then
+   * YARN's own locks (the scheduler's, in recovery; an attempt's read-write lock).
+   */
+  private final Object queueMetricsLock = new Object();
   private final ConcurrentLinkedQueue<EngineEvent> inbox = new ConcurrentLinkedQueue<>();
   private final Semaphore wake = new Semaphore(0);
   private final Map<ContainerId, Long> allocationOf = new ConcurrentHashMap<>();
@@ -195,6 +204,8 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
   /** Applications whose AM has called allocate() on this scheduler: their asks are in the inbox. */
   private final Set<ApplicationId> heardFrom = ConcurrentHashMap.newKeySet();
   private volatile RestoreReport takeOverReport;
+  /** Whether this scheduler, as leader, has removed the checkpoint znodes of applications that ended unseen. */
+  private boolean checkpointsSwept;
   /** The engine's durable version last handed to the writer (-1: none yet). */
   private long savedVersion = -1;
   /** Leadership among the schedulers sharing the ZooKeeper root; {@code null} without ZooKeeper (always leads). */
@@ -387,9 +398,15 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
 
   private void installQueues(QueueTree next, Configuration c) {
     Map<String, SpindleQueue> byPath = new LinkedHashMap<>();
+    Map<String, SpindleQueue> before = queues;
     for (QueueConfig q : next.all()) {
       SpindleQueue parent = q.parentPath() == null ? null : byPath.get(q.parentPath());
-      QueueMetrics metrics = QueueMetrics.forQueue(q.path(), parent, false, c);
+      // A queue that stays keeps the metrics it has: YARN's registry is one JVM-wide map by queue name, which another
+      // scheduler in the JVM may have filled since (the other ResourceManager of an HA pair in a test cluster); the
+      // applications already running count into the object they were added with.
+      SpindleQueue kept = before.get(q.path());
+      QueueMetrics metrics = kept != null && java.util.Objects.equals(kept.config().parentPath(), q.parentPath())
+          ? kept.getMetrics() : QueueMetrics.forQueue(q.path(), parent, false, c);
       Map<QueueACL, AccessControlList> acls = new HashMap<>();
       boolean root = q.parentPath() == null;
       acls.put(QueueACL.SUBMIT_APPLICATIONS, new AccessControlList(
@@ -626,7 +643,9 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
       }
     }
     synchronized (attempt) {
-      attempt.stop(org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttemptState.FINISHED);
+      synchronized (queueMetricsLock) {
+        attempt.stop(org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttemptState.FINISHED);
+      }
     }
   }
 
@@ -669,7 +688,9 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     }
     if (attempt != null) {
       synchronized (attempt) { // Same lock order as allocate(): monitor, then the attempt's write lock.
-        attempt.containerCompleted(rmContainer, status, event, rmContainer.getNodeLabelExpression());
+        synchronized (queueMetricsLock) {
+          attempt.containerCompleted(rmContainer, status, event, rmContainer.getNodeLabelExpression());
+        }
       }
     }
     if (node != null) {
@@ -702,7 +723,9 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
   @Override
   public void recoverContainersOnNode(List<org.apache.hadoop.yarn.server.api.protocolrecords.NMContainerStatus> reports,
       RMNode node) {
-    super.recoverContainersOnNode(reports, node);
+    synchronized (queueMetricsLock) {
+      super.recoverContainersOnNode(reports, node);
+    }
     if (reports == null) {
       return;
     }
@@ -723,6 +746,7 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
         inbox.add(new EngineEvent.ContainerRecovered(allocation, id.getApplicationAttemptId().getApplicationId()
             .toString(), AppAsks.keyName(rmContainer.getAllocatedSchedulerKey()), engineNodeId(node.getNodeID()),
             translate.shape(report.getAllocatedResource()), !rmContainer.isAMContainer()));
+        metrics.recovered();
         LOG.info("Recovered container {} on {}", id, node.getNodeID());
       } catch (IllegalArgumentException e) {
         LOG.error("Recovered container {} cannot be accounted: {}", id, e.getMessage());
@@ -781,16 +805,21 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
         return EMPTY_ALLOCATION;
       }
       if (!ask.isEmpty()) {
-        attempt.updateResourceRequests(ask);
+        synchronized (queueMetricsLock) {
+          attempt.updateResourceRequests(ask);
+        }
       }
       if (appAsks != null) {
         forwardAsks(attemptId.getApplicationId(), attempt, appAsks);
         heardFrom.add(attemptId.getApplicationId());
       }
+      Resource allocated;
+      synchronized (queueMetricsLock) {
+        allocated = getRootQueueMetrics().getAllocatedResources();
+      }
       attempt.setHeadroom(org.apache.hadoop.yarn.util.resource.Resources.componentwiseMax(
           org.apache.hadoop.yarn.util.resource.Resources.none(),
-          org.apache.hadoop.yarn.util.resource.Resources.subtract(getClusterResource(),
-              getRootQueueMetrics().getAllocatedResources())));
+          org.apache.hadoop.yarn.util.resource.Resources.subtract(getClusterResource(), allocated)));
       return new Allocation(attempt.pullNewlyAllocatedContainers(), attempt.getHeadroom(),
           preemptions.contract(attemptId.getApplicationId()), null, null, attempt.pullUpdatedNMTokens());
     }
@@ -858,6 +887,11 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     SchedulerLeadership.Term term = ha == null ? null : ha.term();
     if (ha != null && term == null) {
       return; // Not the leader: what arrives waits in the inbox for a term that may never come.
+    }
+    if (!checkpointsSwept && checkpoints.store() != null) {
+      // YARN's recovery has added every application that still runs: the znodes of any other ended unseen.
+      checkpointsSwept = true;
+      checkpoints.store().sweep(this::stillRuns);
     }
     if (ha != null && takeOverState == null) {
       savedState().ifPresent(state -> {
@@ -953,6 +987,15 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
 
   private void ignored(EngineEvent event, RuntimeException problem) {
     LOG.error("Spindle ignored an event it cannot apply ({}): {}", event, problem.getMessage());
+  }
+
+  /** Whether YARN has told this scheduler of {@code appId} and not of its end. */
+  private boolean stillRuns(String appId) {
+    try {
+      return applications.containsKey(ApplicationId.fromString(appId));
+    } catch (IllegalArgumentException notAnApplication) {
+      return true; // Not for this scheduler to remove.
+    }
   }
 
   /** The previous leader's state, on this scheduler's first cycle as leader; empty then too if there is none. */
@@ -1157,14 +1200,16 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     }
   }
 
-  private static void askAgain(SpindleAppAttempt attempt, AppAsks appAsks, String requestKey, LostAsk ask) {
+  private void askAgain(SpindleAppAttempt attempt, AppAsks appAsks, String requestKey, LostAsk ask) {
     if (attempt == null || appAsks == null) {
       return;
     }
     if (!ask.yarnAsksAgain()) {
-      attempt.recoverResourceRequestsForContainer(new ContainerRequest(List.of(ResourceRequest.newBuilder()
-          .priority(ask.key().getPriority()).allocationRequestId(ask.key().getAllocationRequestId())
-          .resourceName(ResourceRequest.ANY).capability(ask.capability()).numContainers(1).build())));
+      synchronized (queueMetricsLock) {
+        attempt.recoverResourceRequestsForContainer(new ContainerRequest(List.of(ResourceRequest.newBuilder()
+            .priority(ask.key().getPriority()).allocationRequestId(ask.key().getAllocationRequestId())
+            .resourceName(ResourceRequest.ANY).capability(ask.capability()).numContainers(1).build())));
+      }
     }
     appAsks.requeued(requestKey, ask.key(), ask.capability());
   }
@@ -1234,7 +1279,10 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
         attempt.getNewContainerId());
     Container container = BuilderUtils.newContainer(containerId, node.getNodeID(), node.getHttpAddress(),
         ask.capability(), ask.key().getPriority(), null, ask.key().getAllocationRequestId());
-    RMContainer rmContainer = attempt.assign(node, ask.key(), container);
+    RMContainer rmContainer;
+    synchronized (queueMetricsLock) {
+      rmContainer = attempt.assign(node, ask.key(), container);
+    }
     if (rmContainer == null) {
       inbox.add(new EngineEvent.ContainerFinished(a.allocationId()));
       return;

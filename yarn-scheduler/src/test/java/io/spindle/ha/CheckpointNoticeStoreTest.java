@@ -455,6 +455,31 @@ class CheckpointNoticeStoreTest {
     assertThat(look.checkExists().forPath(next.paths().app(APP))).isNull();
   }
 
+  /**
+   * An application that ended while no scheduler led, or whose removal the leader before had not written when it
+   * stepped down, is forgotten by nobody: the next leader's sweep removes its znodes (found by the failover soak,
+   * docs/reliability.md). A running application's stay, and so do those of one opened since.
+   */
+  @Test
+  void theNextLeaderRemovesTheZnodesOfApplicationsThatEndedUnseen() throws Exception {
+    String third = "application_1700000000000_0003";
+    store.open(APP, SECRET).get(10, TimeUnit.SECONDS);
+    store.open(OTHER_APP, OTHER_SECRET).get(10, TimeUnit.SECONDS);
+    store.close();
+    CheckpointNoticeStore next = CheckpointNoticeStore.start(new ZkSettings(zk.getConnectString(), root), RM,
+        new Recorder());
+    closeAfter.add(next);
+    next.open(third, SECRET).get(10, TimeUnit.SECONDS);
+
+    assertThat(next.sweep(OTHER_APP::equals).get(10, TimeUnit.SECONDS)).isEqualTo(1);
+
+    CuratorFramework look = session(null, RM);
+    assertThat(look.checkExists().forPath(next.paths().app(APP))).isNull();
+    assertThat(look.checkExists().forPath(next.paths().report(OTHER_APP))).isNotNull();
+    assertThat(look.checkExists().forPath(next.paths().report(third))).isNotNull();
+    assertThat(next.sweep(OTHER_APP::equals).get(10, TimeUnit.SECONDS)).isZero();
+  }
+
   @Test
   void aRestartedSchedulerHearsTheAnswersThatAreStillOpen() throws Exception {
     client(APP, SECRET).register(notice -> CheckpointDecision.done("hdfs:///ckpt/app1/7", 1));

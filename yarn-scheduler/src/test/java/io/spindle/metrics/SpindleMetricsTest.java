@@ -59,6 +59,7 @@ class SpindleMetricsTest {
         .contains("spindle_decisions_total{type=\"allocate\",} 0.0")
         .contains("spindle_decisions_total{type=\"request_checkpoint\",} 0.0")
         .contains("spindle_preempted_containers_total 2.0")
+        .contains("spindle_recovered_containers_total 0.0")
         .contains("spindle_cycle_seconds_count 1.0")
         .contains("spindle_checkpoint_ack_seconds_count 1.0")
         .contains("spindle_checkpoint_outcomes_total{outcome=\"done\",} 1.0");

@@ -8,8 +8,10 @@ import java.util.Map;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.yarn.api.records.QueueInfo;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.QueueMetrics;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -62,6 +64,30 @@ class SpindleSchedulerReloadTest {
             + key + ": ");
     assertThat(tree()).isEqualTo(before).isEqualTo("root[a, b]");
     assertThatThrownBy(() -> scheduler.getQueueInfo("q", false, false)).hasMessageContaining("Unknown queue");
+  }
+
+  /**
+   * A reload keeps each remaining queue's metrics: YARN's registry is one JVM-wide map by queue name, which another
+   * scheduler in the JVM (the other ResourceManager of an HA pair in a test cluster, re-reading its queues as it
+   * becomes active) may have filled since. Before, the reload took the other scheduler's objects.
+   */
+  @Test
+  void aReloadKeepsTheQueuesMetricsThoughAnotherSchedulerRegisteredItsOwn() throws Exception {
+    Map<String, String> queues = Map.of(P + "root.queues", "a,b", P + "root.a.capacity", "40",
+        P + "root.b.capacity", "60");
+    QueueMetrics root = scheduler.getRootQueueMetrics();
+    QueueMetrics.clearQueueMetrics();
+    SpindleScheduler other = new SpindleScheduler();
+    other.init(conf(queues));
+    try {
+      scheduler.reinitialize(conf(Map.of(P + "root.queues", "a,b", P + "root.a.capacity", "50",
+          P + "root.b.capacity", "50")), null);
+
+      assertThat(scheduler.getRootQueueMetrics()).isSameAs(root).isNotSameAs(other.getRootQueueMetrics());
+      assertThat(tree()).isEqualTo("root[a, b]");
+    } finally {
+      other.stop();
+    }
   }
 
   /** The queues YARN sees, by path. */
