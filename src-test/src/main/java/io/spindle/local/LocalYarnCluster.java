@@ -40,11 +40,13 @@ final class LocalYarnCluster extends MiniYARNCluster {
   private int nextNode;
 
   /**
+   * @param resourceManagers 1, or 2 for an HA pair (configured by {@link RmHaPair})
    * @param hosts the address each node binds, by node
    * @param resources the YARN resources beyond memory and vcores each node advertises, by node
    */
-  LocalYarnCluster(List<NodeSpec> nodes, List<String> hosts, List<Map<String, Long>> resources) {
-    super("spindle-local", 1, nodes.size(), 1, 1);
+  LocalYarnCluster(int resourceManagers, List<NodeSpec> nodes, List<String> hosts,
+      List<Map<String, Long>> resources) {
+    super("spindle-local", resourceManagers, nodes.size(), 1, 1);
     this.nodes = List.copyOf(nodes);
     this.hosts = List.copyOf(hosts);
     this.resources = List.copyOf(resources);

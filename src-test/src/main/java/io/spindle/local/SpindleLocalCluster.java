@@ -35,7 +35,9 @@ import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.net.TableMapping;
 import org.apache.hadoop.yarn.api.records.NodeId;
 import org.apache.hadoop.yarn.api.records.NodeState;
+import org.apache.hadoop.yarn.conf.HAUtil;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
+import org.apache.hadoop.yarn.server.MiniYARNCluster;
 import org.apache.hadoop.yarn.server.resourcemanager.ResourceManager;
 import org.apache.hadoop.yarn.server.resourcemanager.rmnode.RMNode;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.ResourceScheduler;
@@ -82,12 +84,15 @@ public final class SpindleLocalCluster implements AutoCloseable {
       "  --demo-run-seconds <s> how long each demo container runs (default 3-4 s; longer to watch the GPU map)",
       "  --http-port <port>     port of Spindle's GPU map, status API and /metrics on 127.0.0.1 (default: any free",
       "                         port; printed, and written to the HADOOP_CONF_DIR for scripts/spindle)",
+      "  --ha                   two ResourceManagers with Spindle as a YARN HA pair (rm0 active, rm1 standby;",
+      "                         state in ZooKeeper, work-preserving recovery, manual failover:",
+      "                         yarn rmadmin -transitionToStandby rm0; yarn rmadmin -transitionToActive rm1)",
       "  --verbose              Hadoop's log on the console too (it always goes to <workdir>/logs)",
       "  --help");
 
   /** Parsed command line. */
   record Options(String scheduler, Path conf, Path queues, Path workdir, boolean demo, long durationSeconds,
-      boolean verbose, int httpPort, int demoRunSeconds) {
+      boolean verbose, int httpPort, int demoRunSeconds, boolean ha) {
 
     static Options parse(String... args) {
       String scheduler = null;
@@ -99,11 +104,13 @@ public final class SpindleLocalCluster implements AutoCloseable {
       boolean verbose = false;
       int httpPort = 0;
       int demoRunSeconds = 0;
+      boolean ha = false;
       for (int i = 0; i < args.length; i++) {
         String a = args[i];
         switch (a) {
           case "--demo" -> demo = true;
           case "--verbose" -> verbose = true;
+          case "--ha" -> ha = true;
           case "--help", "-h" -> throw new UsageException(null);
           case "--scheduler" -> scheduler = value(args, ++i, a);
           case "--conf" -> conf = Path.of(value(args, ++i, a));
@@ -127,7 +134,7 @@ public final class SpindleLocalCluster implements AutoCloseable {
       }
       return new Options(scheduler, conf != null ? conf : confFile("local-cluster.properties"),
           queues != null ? queues : confFile("capacity-scheduler.xml"), workdir, demo, duration, verbose, httpPort,
-          demoRunSeconds);
+          demoRunSeconds, ha);
     }
 
     private static int number(String v, String flag, int min, int max) {
@@ -349,7 +356,7 @@ public final class SpindleLocalCluster implements AutoCloseable {
       for (NodeSpec n : spec.nodes()) {
         resources.add(spec.advertised(n));
       }
-      yarn = new LocalYarnCluster(spec.nodes(), hosts, resources);
+      yarn = new LocalYarnCluster(options.ha() ? RmHaPair.IDS.size() : 1, spec.nodes(), hosts, resources);
       resetRackResolver();
       yarn.init(conf);
       yarn.start();
@@ -547,6 +554,15 @@ public final class SpindleLocalCluster implements AutoCloseable {
     conf.setBoolean(YarnConfiguration.NM_PMEM_CHECK_ENABLED, false);
     conf.setInt(SpindleWeb.PORT, options.httpPort());
     conf.set(SpindleWeb.BIND_ADDRESS, WEB_HOST);
+    if (options.ha()) {
+      // YARN's default wait: a new active ResourceManager schedules once NodeManagers and AMs had time to return.
+      RmHaPair.configure(conf, zookeeper.getConnectString(), CLUSTER_ID,
+          YarnConfiguration.DEFAULT_RM_WORK_PRESERVING_RECOVERY_SCHEDULING_WAIT_MS);
+      RmHaPair.shareConfiguration(conf, confDir.toUri());
+      // One ZooKeeper identity for both ResourceManagers, or the new active one could not take over the checkpoint
+      // znodes the other created (admin guide, yarn.scheduler.spindle.zk.auth).
+      conf.set("yarn.scheduler.spindle.zk.auth", "digest:spindle-rm:" + java.util.UUID.randomUUID());
+    }
     return conf;
   }
 
@@ -611,6 +627,23 @@ public final class SpindleLocalCluster implements AutoCloseable {
       }
     }
     site.set(YarnConfiguration.RESOURCE_TYPES, String.join(",", spec.resourceTypes()));
+    if (options.ha()) {
+      for (String key : List.of(YarnConfiguration.RM_HA_ENABLED, YarnConfiguration.RM_HA_IDS,
+          YarnConfiguration.AUTO_FAILOVER_ENABLED, YarnConfiguration.RECOVERY_ENABLED,
+          YarnConfiguration.RM_WORK_PRESERVING_RECOVERY_ENABLED, YarnConfiguration.RM_STORE,
+          YarnConfiguration.RM_ZK_ADDRESS)) {
+        site.set(key, live.get(key));
+      }
+      for (String id : RmHaPair.IDS) {
+        for (String key : YarnConfiguration.getServiceAddressConfKeys(live)) {
+          String v = live.get(HAUtil.addSuffix(key, id));
+          if (v != null) {
+            site.set(HAUtil.addSuffix(key, id), v);
+          }
+        }
+        site.set(HAUtil.addSuffix(YarnConfiguration.RM_HOSTNAME, id), "localhost");
+      }
+    }
     Optional<String> web = webUrl();
     webPort().ifPresent(port -> {
       site.setInt(SpindleWeb.PORT, port);
@@ -639,8 +672,18 @@ public final class SpindleLocalCluster implements AutoCloseable {
     out.printf("  scheduler        %s%n", schedulerClass);
     out.printf("  ZooKeeper        %s   (Spindle state under %s)%n", zookeeper.getConnectString(),
         ZkSettings.from(c).root());
-    out.printf("  ResourceManager  %s   (scheduler %s, admin %s)%n", c.get(YarnConfiguration.RM_ADDRESS),
-        c.get(YarnConfiguration.RM_SCHEDULER_ADDRESS), c.get(YarnConfiguration.RM_ADMIN_ADDRESS));
+    if (options.ha()) {
+      for (String id : RmHaPair.IDS) {
+        out.printf("  ResourceManager  %s   (%s%s; scheduler %s, admin %s)%n",
+            c.get(HAUtil.addSuffix(YarnConfiguration.RM_ADDRESS, id)), id,
+            id.equals(RmHaPair.IDS.get(0)) ? ", active" : ", standby",
+            c.get(HAUtil.addSuffix(YarnConfiguration.RM_SCHEDULER_ADDRESS, id)),
+            c.get(HAUtil.addSuffix(YarnConfiguration.RM_ADMIN_ADDRESS, id)));
+      }
+    } else {
+      out.printf("  ResourceManager  %s   (scheduler %s, admin %s)%n", c.get(YarnConfiguration.RM_ADDRESS),
+          c.get(YarnConfiguration.RM_SCHEDULER_ADDRESS), c.get(YarnConfiguration.RM_ADMIN_ADDRESS));
+    }
     out.printf("  RM web UI        %s%n", rmWebUrl());
     webUrl().ifPresent(url -> out.printf("  Spindle web      %s   (GPU map; status API %sapi/v1/status; %smetrics)%n",
         url, url, url));
@@ -690,7 +733,9 @@ public final class SpindleLocalCluster implements AutoCloseable {
   }
 
   String rmWebUrl() {
-    return WebAppUtils.getRMWebAppURLWithScheme(yarn.getConfig()) + "/";
+    // In an HA pair only the ResourceManager's own configuration names its web address (by its HA id).
+    Configuration c = options.ha() ? yarn.getResourceManager().getConfig() : yarn.getConfig();
+    return WebAppUtils.getRMWebAppURLWithScheme(c) + "/";
   }
 
   /**
@@ -722,9 +767,25 @@ public final class SpindleLocalCluster implements AutoCloseable {
     return List.copyOf(nodeIds);
   }
 
-  /** The ResourceManager, for harnesses in this JVM that read its state (scheduler, nodes, queue metrics). */
+  /**
+   * The ResourceManager, for harnesses in this JVM that read its state (scheduler, nodes, queue metrics); with
+   * {@code --ha} the active one (waiting up to YARN's ZooKeeper timeout while none is, then null).
+   */
   public ResourceManager resourceManager() {
     return yarn.getResourceManager();
+  }
+
+  /**
+   * The YARN cluster itself, for harnesses that fail its ResourceManagers over ({@link RmHaPair}) or reach a
+   * NodeManager.
+   */
+  public MiniYARNCluster yarnCluster() {
+    return yarn;
+  }
+
+  /** Whether this cluster runs a ResourceManager HA pair ({@code --ha}). */
+  public boolean ha() {
+    return options.ha();
   }
 
   /** Whether every node has its own host (and so its own rack). */

@@ -6,6 +6,7 @@ import io.spindle.ha.MigLayoutRecords;
 import io.spindle.ha.MigStateStore;
 import io.spindle.ha.avro.MigInstanceRecord;
 import io.spindle.ha.avro.MigLayoutRecord;
+import io.spindle.yarn.SpindleScheduler;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -179,6 +180,54 @@ class SpindleLocalClusterTest {
       assertThat(printed).containsPattern("(?m)^  " + app + " +[a-z]+ +FINISHED/SUCCEEDED ");
     }
     assertThat(printed).containsPattern("(?m)^\\[ *[0-9.]+s\\] .*llm-gang");
+  }
+
+  /**
+   * {@code --ha}: two ResourceManagers with Spindle as a YARN HA pair, and a HADOOP_CONF_DIR with which the stock
+   * admin CLI ({@code yarn rmadmin}) fails it over and a client follows; the new active one's Spindle has every node.
+   */
+  @Test
+  void haRunsAPairThatTheStockAdminCliFailsOver() throws Exception {
+    ByteArrayOutputStream buffer = new ByteArrayOutputStream();
+    PrintStream out = new PrintStream(buffer, true, StandardCharsets.UTF_8);
+    Path workdir = tmp.resolve("ha");
+    try (SpindleLocalCluster cluster = SpindleLocalCluster.start(out, "--ha", "--workdir", workdir.toString())) {
+      Configuration fromFiles = new Configuration(false);
+      for (String f : List.of("core-site.xml", "yarn-site.xml", "resource-types.xml")) {
+        fromFiles.addResource(new org.apache.hadoop.fs.Path(workdir.resolve("conf").resolve(f).toUri()));
+      }
+      YarnConfiguration clientConf = new YarnConfiguration(fromFiles);
+      ByteArrayOutputStream adminOut = new ByteArrayOutputStream();
+      PrintStream adminPrint = new PrintStream(adminOut, true, StandardCharsets.UTF_8);
+      RMAdminCLI admin = new RMAdminCLI(clientConf) {
+        {
+          setOut(adminPrint);
+          setErrOut(adminPrint);
+        }
+      };
+      assertThat(admin.run(new String[] {"-getServiceState", "rm0"})).as("%s", adminOut).isZero();
+      assertThat(admin.run(new String[] {"-getServiceState", "rm1"})).as("%s", adminOut).isZero();
+      assertThat(adminOut.toString(StandardCharsets.UTF_8)).containsSubsequence("active", "standby");
+
+      assertThat(admin.run(new String[] {"-transitionToStandby", "rm0"})).as("%s", adminOut).isZero();
+      assertThat(admin.run(new String[] {"-transitionToActive", "rm1"})).as("%s", adminOut).isZero();
+
+      assertThat(RmHaPair.activeIndex(cluster.yarnCluster())).isEqualTo(1);
+      SpindleScheduler spindle = (SpindleScheduler) cluster.yarnCluster().getResourceManager(1).getResourceScheduler();
+      long deadline = System.currentTimeMillis() + 60_000;
+      while (spindle.status().nodes().size() < cluster.spec().nodes().size()) {
+        assertThat(System.currentTimeMillis()).as("rm1's Spindle has every node within 60 s").isLessThan(deadline);
+        Thread.sleep(100);
+      }
+      YarnClient yarn = YarnClient.createYarnClient();
+      yarn.init(clientConf);
+      yarn.start();
+      try {
+        assertThat(yarn.getNodeReports(NodeState.RUNNING)).hasSize(cluster.spec().nodes().size());
+      } finally {
+        yarn.stop();
+      }
+    }
   }
 
   @Test

@@ -1,7 +1,6 @@
 package io.spindle.yarn;
 
 import static io.spindle.yarn.MiniClusterSupport.await;
-import static io.spindle.yarn.MiniClusterSupport.freePort;
 import static io.spindle.yarn.MiniClusterSupport.gpus;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -9,6 +8,7 @@ import io.spindle.client.CheckpointNoticeView;
 import io.spindle.client.SpindleCheckpointClient;
 import io.spindle.core.engine.QueueSnapshot;
 import io.spindle.core.model.ResourceVector;
+import io.spindle.local.RmHaPair;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -19,8 +19,6 @@ import java.util.Map;
 import java.util.Set;
 import org.apache.curator.test.TestingCluster;
 import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.ha.HAServiceProtocol;
-import org.apache.hadoop.yarn.FileSystemBasedConfigurationProvider;
 import org.apache.hadoop.yarn.api.records.Container;
 import org.apache.hadoop.yarn.api.records.ContainerExitStatus;
 import org.apache.hadoop.yarn.api.records.ContainerId;
@@ -29,11 +27,8 @@ import org.apache.hadoop.yarn.api.records.ContainerState;
 import org.apache.hadoop.yarn.api.records.ContainerStatus;
 import org.apache.hadoop.yarn.client.api.NMClient;
 import org.apache.hadoop.yarn.client.api.YarnClient;
-import org.apache.hadoop.yarn.conf.HAUtil;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.apache.hadoop.yarn.server.MiniYARNCluster;
-import org.apache.hadoop.yarn.server.resourcemanager.ResourceManager;
-import org.apache.hadoop.yarn.server.resourcemanager.recovery.ZKRMStateStore;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.QueueMetrics;
 import org.apache.hadoop.yarn.util.resource.ResourceUtils;
 import org.junit.jupiter.api.AfterAll;
@@ -63,39 +58,18 @@ class RmFailoverTest {
   static void start() throws Exception {
     zk = MiniClusterSupport.startEnsemble(3);
     YarnConfiguration c = new YarnConfiguration();
-    c.setBoolean(YarnConfiguration.YARN_MINICLUSTER_FIXED_PORTS, true);
-    c.setBoolean(YarnConfiguration.YARN_MINICLUSTER_USE_RPC, true); // NodeManagers follow the active RM over RPC.
-    c.set(YarnConfiguration.RM_HA_IDS, "rm0,rm1");
-    c.setBoolean(YarnConfiguration.RM_HA_ENABLED, true);
-    c.setBoolean(YarnConfiguration.AUTO_FAILOVER_ENABLED, false); // The test fails over by hand, at a chosen time.
-    c.set(YarnConfiguration.RM_CLUSTER_ID, "spindle-ha");
-    for (String id : List.of("rm0", "rm1")) {
-      for (String key : YarnConfiguration.getServiceAddressConfKeys(c)) {
-        c.set(HAUtil.addSuffix(key, id), "localhost:" + freePort());
-      }
-      c.set(HAUtil.addSuffix(YarnConfiguration.RM_HOSTNAME, id), "localhost");
-    }
-    c.setLong(YarnConfiguration.RESOURCEMANAGER_CONNECT_RETRY_INTERVAL_MS, 200);
-    c.setLong(YarnConfiguration.CLIENT_FAILOVER_SLEEPTIME_BASE_MS, 100);
+    RmHaPair.configure(c, zk.getConnectString(), "spindle-ha", 3_000);
     c.setInt("yarn.minicluster.yarn.nodemanager.resource.memory-mb", 16_384);
     c.setInt(YarnConfiguration.NM_VCORES, 8);
-    c.setBoolean(YarnConfiguration.RECOVERY_ENABLED, true);
-    c.setBoolean(YarnConfiguration.RM_WORK_PRESERVING_RECOVERY_ENABLED, true);
-    c.setLong(YarnConfiguration.RM_WORK_PRESERVING_RECOVERY_SCHEDULING_WAIT_MS, 3_000);
-    c.set(YarnConfiguration.RM_STORE, ZKRMStateStore.class.getName());
-    c.set(YarnConfiguration.RM_ZK_ADDRESS, zk.getConnectString());
     c.set("yarn.scheduler.spindle.zk.auth", "digest:spindle-rm:failover-test");
     MiniClusterSupport.gpuPreemption(c, zk.getConnectString(), GRACE_SECONDS);
     c.set("yarn.scheduler.spindle.preemption.max-extensions", "0");
-    // Both RMs read capacity-scheduler.xml from one shared store, as an HA pair must (each RM re-reads it when it
-    // becomes active).
     Configuration queues = new Configuration(false);
     MiniClusterSupport.halvesAandB(queues);
     try (java.io.OutputStream out = Files.newOutputStream(confDir.resolve("capacity-scheduler.xml"))) {
       queues.writeXml(out);
     }
-    c.set(YarnConfiguration.RM_CONFIGURATION_PROVIDER_CLASS, FileSystemBasedConfigurationProvider.class.getName());
-    c.set(YarnConfiguration.FS_BASED_RM_CONF_STORE, confDir.toUri().toString());
+    RmHaPair.shareConfiguration(c, confDir.toUri());
     QueueMetrics.clearQueueMetrics();
     ResourceUtils.resetResourceTypes(c);
     cluster = new MiniYARNCluster("failover", 2, 2, 1, 1);
@@ -128,12 +102,7 @@ class RmFailoverTest {
       CheckpointNoticeView before = notice(victim);
       assertThat(spindle(0).queueSnapshots()).isNotEmpty();
 
-      ResourceManager rm0 = cluster.getResourceManager(0);
-      ResourceManager rm1 = cluster.getResourceManager(1);
-      HAServiceProtocol.StateChangeRequestInfo byUser = new HAServiceProtocol.StateChangeRequestInfo(
-          HAServiceProtocol.RequestSource.REQUEST_BY_USER);
-      rm0.getRMContext().getRMAdminService().transitionToStandby(byUser);
-      rm1.getRMContext().getRMAdminService().transitionToActive(byUser);
+      RmHaPair.handOver(cluster, 0, 1);
       assertThat(cluster.getActiveRMIndex()).isEqualTo(1);
 
       // The NodeManagers re-register with the new RM and report their running containers; the AMs, heartbeating
@@ -150,6 +119,8 @@ class RmFailoverTest {
         assertThat(r.reservations()).as("the urgent gang's reservation").isEqualTo(1);
         assertThat(r.dropped()).isEmpty();
       });
+      assertThat(spindle(1).metrics().registry().meter("spindle.recovered.containers").getCount())
+          .as("both gangs' containers, from the NodeManagers").isEqualTo(4);
       assertThat(usage(spindle(1), "root.b").gpus()).as("nothing started for the urgent gang yet").isZero();
       CheckpointNoticeView after = notice(victim);
       assertThat(after.noticeId()).isEqualTo(before.noticeId());

@@ -44,8 +44,17 @@ import org.apache.zookeeper.KeeperException;
  * release them (or, for a sampled application, start {@code true} in the first one through {@link NMClient} and let
  * it end); heartbeat until the ResourceManager has reported every container completed; unregister; wait for
  * FINISHED. Steps of one driver never overlap: each schedules the next.
+ *
+ * <p>When the active ResourceManager fails over, the AM follows through YARN's failover proxy (its AMRM client
+ * re-registers and sends its asks again). What it held unlaunched from the previous ResourceManager is gone — the new
+ * one knows running containers only, from the NodeManagers, and a NodeManager refuses to start a container a previous
+ * ResourceManager allocated — so no completion will ever come for it: the AM counts it left behind ({@link #voided})
+ * rather than waiting. An application that was to launch one of them asks for all its containers again instead.
  */
 final class AppDriver {
+
+  /** Each application's steps at DEBUG ({@code -Dsoak.trace=true}), to follow one through a failover. */
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(AppDriver.class);
 
   static final String APP_TYPE = "SPINDLE-SOAK";
   /**
@@ -59,6 +68,9 @@ final class AppDriver {
       YarnApplicationState.FAILED, YarnApplicationState.KILLED);
 
   enum Phase { QUEUED, SUBMITTING, LAUNCHING, ASKING, PROBING, HOLDING, DRAINING, FINISHING, DONE }
+
+  private static final int MAX_RETRIES_AFTER_FAILOVER = 3;
+  private static final long RETRY_AFTER_FAILOVER_MS = 500;
 
   /** How long a sampled application waits for its checkpoint znodes before that counts as a problem. */
   static final long ZNODES_TIMEOUT_MS = 120_000;
@@ -107,6 +119,26 @@ final class AppDriver {
   private int excess;
   private int unknownCompletions;
   private int duplicateCompletions;
+  /** The wanted containers in hand, in the order received (emptied when the AM asks for all of them again). */
+  private final java.util.List<Container> wantedHeld = new java.util.ArrayList<>();
+  /** Containers held when their ResourceManager failed over, never launched: no completion comes for them. */
+  private Set<ContainerId> voided = new HashSet<>();
+  private int voidedCount;
+  /** Completions seen again from a new ResourceManager after a failover, by failover: YARN repeats them. */
+  private int repeatedCompletions;
+  /** Completions for containers counted left behind: the new ResourceManager knew them after all. */
+  private int voidedThenCompleted;
+  /** The failovers done when each container was reported completed. */
+  private Map<ContainerId, Integer> completedIn = new java.util.HashMap<>();
+  private int asksRestarted;
+  /** Failovers done when the AM unregistered, and how often it had to do so again after one. */
+  private int failoversAtUnregister;
+  private int unregisteredAgain;
+  /** Steps made again after an error while a ResourceManager failed over, and the last such error. */
+  private int retriesAfterFailover;
+  private String retried;
+  /** The submission not yet known to have gone through. */
+  private ApplicationSubmissionContext submission;
   private Container launched;
   private int launchedExit = Integer.MIN_VALUE;
   private YarnApplicationState finalState;
@@ -137,7 +169,9 @@ final class AppDriver {
       end(Outcome.STUCK, "not ended within the drain timeout (phase " + phase + ")");
       return;
     }
+    long stepStart = System.nanoTime();
     try {
+      LOG.debug("{} step {}", appId, phase);
       switch (phase) {
         case SUBMITTING -> submit();
         case LAUNCHING -> awaitLaunch();
@@ -151,11 +185,21 @@ final class AppDriver {
     } catch (ApplicationNotFoundException e) {
       end(Outcome.LOST, "the ResourceManager no longer knows it (phase " + phase + "): " + firstLine(e));
     } catch (Exception | Error e) {
+      LOG.debug("{} step {} failed", appId, phase, e);
       Throwable cause = e;
       while (cause instanceof java.lang.reflect.UndeclaredThrowableException && cause.getCause() != null) {
         cause = cause.getCause();
       }
       String why = "phase " + phase + ": " + cause.getClass().getSimpleName() + ": " + firstLine(cause);
+      if (e instanceof Exception && ctx.failoverDuring(stepStart) && retriesAfterFailover < MAX_RETRIES_AFTER_FAILOVER) {
+        // A ResourceManager stopped in the middle of a call may answer it with an error (its handler interrupted)
+        // instead of dropping the connection, which the client would fail over from: the step is made again, as a
+        // client does after a transient error. Counted, and only while a failover overlaps the step.
+        retriesAfterFailover++;
+        retried = why;
+        next(RETRY_AFTER_FAILOVER_MS);
+        return;
+      }
       giveUp();
       end(Outcome.FAILED, why);
     }
@@ -163,6 +207,14 @@ final class AppDriver {
 
   private void submit() throws Exception {
     YarnClient yarn = ctx.clients.get(job.user());
+    if (submission != null) {
+      // Made again after an error during a failover: the same application, which the ResourceManager takes as
+      // submitted already if the first call got through.
+      ApplicationSubmissionContext again = submission;
+      as(ctx.users.get(job.user()), () -> yarn.submitApplication(again));
+      submitted(again);
+      return;
+    }
     submitStartNs = System.nanoTime();
     ApplicationSubmissionContext sc = as(ctx.users.get(job.user()),
         () -> yarn.createApplication().getApplicationSubmissionContext());
@@ -175,7 +227,13 @@ final class AppDriver {
     sc.setPriority(Priority.newInstance(0));
     sc.setResource(Resource.newInstance(128, 1));
     sc.setAMContainerSpec(ContainerLaunchContext.newInstance(null, null, null, null, null, null));
+    submission = sc;
     as(ctx.users.get(job.user()), () -> yarn.submitApplication(sc));
+    submitted(sc);
+  }
+
+  private void submitted(ApplicationSubmissionContext sc) {
+    submission = null;
     submitEndNs = System.nanoTime();
     ctx.submissions.add(submitEndNs, 1);
     phase = Phase.LAUNCHING;
@@ -202,11 +260,16 @@ final class AppDriver {
     nmTokens = new NMTokenCache();
     AMRMClient<ContainerRequest> client = AMRMClient.createAMRMClient();
     client.setNMTokenCache(nmTokens);
-    as(amUgi, () -> {
-      client.init(ctx.conf);
-      client.start();
-      return client.registerApplicationMaster("", 0, "");
-    });
+    try {
+      as(amUgi, () -> {
+        client.init(ctx.conf);
+        client.start();
+        return client.registerApplicationMaster("", 0, "");
+      });
+    } catch (Exception e) {
+      client.stop();
+      throw e;
+    }
     amrm = client;
     Resource each = job.capability();
     for (int i = 0; i < job.containers(); i++) {
@@ -231,12 +294,47 @@ final class AppDriver {
     allReceivedMs = System.currentTimeMillis();
     allReceivedNanos = System.nanoTime();
     if (job.launch()) {
-      launchFirst();
+      Container first = wantedHeld.get(0);
+      if (dead(first) || !launchFirst(first) && dead(first)) {
+        askAllAgain();
+        return;
+      }
       phase = Phase.PROBING;
       probe();
       return;
     }
     hold();
+  }
+
+  /** Whether {@code c} came from a ResourceManager that has since failed over (and so is gone unless launched). */
+  private boolean dead(Container c) {
+    return ContainerLedger.epoch(c.getId()) <= ctx.deadEpochsUpTo();
+  }
+
+  /**
+   * The containers to launch in came from a ResourceManager that failed over before they were launched: the AM
+   * gives them back and asks for all of them again, as YARN AMs do for containers they lost.
+   */
+  private void askAllAgain() {
+    for (Container c : wantedHeld) {
+      if (!completed.contains(c.getId())) {
+        ctx.ledger.released(c.getId());
+        amrm.releaseAssignedContainer(c.getId());
+      }
+    }
+    wantedHeld.clear();
+    wanted = 0;
+    allReceivedMs = 0;
+    allReceivedNanos = 0;
+    problem = null;
+    for (int i = 0; i < job.containers(); i++) {
+      ContainerRequest req = new ContainerRequest(job.capability(), null, null, Priority.newInstance(1));
+      amrm.addContainerRequest(req);
+      open.add(req);
+    }
+    asksRestarted++;
+    phase = Phase.ASKING;
+    next(0);
   }
 
   /**
@@ -292,7 +390,7 @@ final class AppDriver {
 
   private void drain() throws Exception {
     heartbeat();
-    if (completed.size() < received.size()) {
+    if (completed.size() + voided.size() < received.size()) {
       next(ctx.heartbeatMs);
       return;
     }
@@ -300,6 +398,9 @@ final class AppDriver {
       amrm.unregisterApplicationMaster(FinalApplicationStatus.SUCCEEDED, "soak", null);
       return null;
     });
+    failoversAtUnregister = ctx.failoversDone();
+    LOG.debug("{} unregistered; received {}, completed {}, lost with their ResourceManager {}", appId,
+        received.keySet(), completed, voided);
     stopClients();
     phase = Phase.FINISHING;
     pollMs = FIRST_POLL_MS;
@@ -308,7 +409,12 @@ final class AppDriver {
 
   private void awaitEnd() throws Exception {
     ApplicationReport r = as(ctx.users.get(job.user()), () -> ctx.clients.get(job.user()).getApplicationReport(appId));
+    LOG.debug("{} is {}", appId, r.getYarnApplicationState());
     if (!ENDED.contains(r.getYarnApplicationState())) {
+      if (ctx.failoversDone() > failoversAtUnregister && EnumSet.of(YarnApplicationState.ACCEPTED,
+          YarnApplicationState.RUNNING).contains(r.getYarnApplicationState())) {
+        unregisterAgain();
+      }
       poll();
       return;
     }
@@ -321,25 +427,56 @@ final class AppDriver {
     }
   }
 
+  /**
+   * YARN answers an unmanaged AM's unregister at once, before the application's end is stored
+   * ({@code DefaultAMSProcessor}: "so they don't retry"); when the ResourceManager fails over in between, the next
+   * one recovers the application as running, waiting for its AM to come back (and would fail it once the AM
+   * liveness expiry passed). So the AM, still watching its application, registers and unregisters again.
+   */
+  private void unregisterAgain() throws Exception {
+    AMRMClient<ContainerRequest> again = AMRMClient.createAMRMClient();
+    again.setNMTokenCache(new NMTokenCache());
+    try {
+      as(amUgi, () -> {
+        again.init(ctx.conf);
+        again.start();
+        again.registerApplicationMaster("", 0, "");
+        again.unregisterApplicationMaster(FinalApplicationStatus.SUCCEEDED, "soak", null);
+        return null;
+      });
+    } finally {
+      again.stop();
+    }
+    unregisteredAgain++;
+    failoversAtUnregister = ctx.failoversDone();
+    LOG.debug("{} unregistered again after a failover", appId);
+  }
+
   /** One allocate call: takes what arrived (withdrawing one open request per container) and what completed. */
   private void heartbeat() throws Exception {
     float progress = received.isEmpty() ? 0f : (float) completed.size() / received.size();
     AllocateResponse response = as(amUgi, () -> amrm.allocate(progress));
     long now = System.nanoTime();
     List<Container> got = response.getAllocatedContainers();
+    if (LOG.isDebugEnabled() && (!got.isEmpty() || !response.getCompletedContainersStatuses().isEmpty())) {
+      LOG.debug("{} got {}, completed {}", appId, got.stream().map(Container::getId).toList(),
+          response.getCompletedContainersStatuses().stream().map(ContainerStatus::getContainerId).toList());
+    }
+    long nowMs = System.currentTimeMillis();
     for (Container c : got) {
       boolean want = wanted < job.containers();
       boolean launchesItself = want && job.launch() && wanted == 0;
-      ctx.ledger.received(c, !launchesItself);
+      // When Spindle created the container (the ResourceManager's clock, which is this JVM's): the container token
+      // carries it, so scheduling is told apart from the wait for this AM's next heartbeat.
+      long created = BuilderUtils.newContainerTokenIdentifier(c.getContainerToken()).getCreationTime();
+      ctx.ledger.received(c, !launchesItself, created, nowMs);
       if (received.putIfAbsent(c.getId(), c) != null) {
         continue; // The same id twice: the ledger counted it.
       }
       if (want) {
         wanted++;
-        // When Spindle created the container (the ResourceManager's clock, which is this JVM's): the container
-        // token carries it, so scheduling is told apart from the wait for this AM's next heartbeat.
-        lastAllocatedMs = Math.max(lastAllocatedMs,
-            BuilderUtils.newContainerTokenIdentifier(c.getContainerToken()).getCreationTime());
+        wantedHeld.add(c);
+        lastAllocatedMs = Math.max(lastAllocatedMs, created);
         if (!open.isEmpty()) {
           amrm.removeContainerRequest(open.poll());
         }
@@ -352,31 +489,57 @@ final class AppDriver {
     if (!got.isEmpty()) {
       ctx.allocations.add(now, got.size());
     }
+    int failovers = ctx.failoversDone();
     for (ContainerStatus s : response.getCompletedContainersStatuses()) {
       ContainerId id = s.getContainerId();
       if (!received.containsKey(id)) {
         unknownCompletions++;
+      } else if (voided.contains(id)) {
+        voidedThenCompleted++;
+        problem = "completion for " + id + ", which the AM counted lost with its ResourceManager";
       } else if (!completed.add(id)) {
-        duplicateCompletions++;
-      } else if (launched != null && launched.getId().equals(id)) {
-        launchedExit = s.getExitStatus();
+        // A NodeManager keeps a completed container until the ResourceManager tells it the AM has heard; a new
+        // ResourceManager recovers it from the NodeManager and reports it again. Anything else is a duplicate.
+        if (completedIn.getOrDefault(id, failovers) < failovers) {
+          repeatedCompletions++;
+        } else {
+          duplicateCompletions++;
+        }
+      } else {
+        completedIn.put(id, failovers);
+        if (launched != null && launched.getId().equals(id)) {
+          launchedExit = s.getExitStatus();
+          ctx.launchedRunning.decrementAndGet();
+        }
+      }
+    }
+    for (Container c : received.values()) {
+      if (c != launched && dead(c) && !completed.contains(c.getId())) {
+        voided.add(c.getId());
       }
     }
   }
 
-  /** Starts {@code true} in the first container; it ends by itself and the NodeManager reports it completed. */
-  private void launchFirst() {
-    Container first = received.values().iterator().next();
+  /**
+   * Starts {@code true} in {@code first}; it ends by itself and the NodeManager reports it completed. False if the
+   * NodeManager refused it.
+   */
+  private boolean launchFirst(Container first) {
     try {
       nm = NMClient.createNMClient();
       nm.setNMTokenCache(nmTokens);
       nm.init(ctx.conf);
       nm.start();
-      nm.startContainer(first, ContainerLaunchContext.newInstance(null, null, List.of("true"), null, null, null));
+      List<String> command = ctx.launchSeconds == 0 ? List.of("true") : List.of("sleep " + ctx.launchSeconds);
+      nm.startContainer(first, ContainerLaunchContext.newInstance(null, null, command, null, null, null));
       launched = first;
+      ctx.launchedRunning.incrementAndGet();
+      return true;
     } catch (Exception e) {
-      // Without a process it would never end: released with the rest (a failed launch is a finding of its own).
+      // Without a process it would never end: released with the rest (a failed launch is a finding of its own,
+      // unless its ResourceManager failed over meanwhile).
       problem = "could not launch in " + first.getId() + ": " + firstLine(e);
+      return false;
     }
   }
 
@@ -410,6 +573,9 @@ final class AppDriver {
   }
 
   private void end(Outcome o, String why) {
+    if (launched != null && completed != null && !completed.contains(launched.getId())) {
+      ctx.launchedRunning.decrementAndGet();
+    }
     if (why != null && problem == null) {
       problem = why;
     } else if (why != null) {
@@ -436,13 +602,18 @@ final class AppDriver {
   private void forget() {
     receivedCount = received.size();
     completedCount = completed.size();
+    voidedCount = voided.size();
     received = null;
     completed = null;
+    voided = null;
+    completedIn = null;
+    wantedHeld.clear();
     open.clear();
     amrm = null;
     nm = null;
     nmTokens = null;
     amUgi = null;
+    submission = null;
     launchedId = launched == null ? null : launched.getId();
     launched = null;
   }
@@ -525,6 +696,38 @@ final class AppDriver {
 
   int containersCompleted() {
     return completedCount;
+  }
+
+  /** Containers it held, unlaunched, when their ResourceManager failed over: no completion came, none was owed. */
+  int voided() {
+    return voidedCount;
+  }
+
+  int repeatedCompletions() {
+    return repeatedCompletions;
+  }
+
+  int voidedThenCompleted() {
+    return voidedThenCompleted;
+  }
+
+  /** Times it registered and unregistered again because a failover brought its unregistered application back. */
+  int unregisteredAgain() {
+    return unregisteredAgain;
+  }
+
+  /** Steps made again after an error while a ResourceManager failed over. */
+  int retriesAfterFailover() {
+    return retriesAfterFailover;
+  }
+
+  String retried() {
+    return retried;
+  }
+
+  /** Times it gave back what it held and asked for all its containers again after a failover. */
+  int asksRestarted() {
+    return asksRestarted;
   }
 
   int excess() {

@@ -10,6 +10,7 @@ import org.apache.hadoop.yarn.api.records.Container;
 import org.apache.hadoop.yarn.api.records.ContainerId;
 import org.apache.hadoop.yarn.api.records.NodeId;
 import org.apache.hadoop.yarn.api.records.Resource;
+import org.apache.hadoop.yarn.server.resourcemanager.ResourceManager;
 import org.apache.hadoop.yarn.util.resource.Resources;
 
 /**
@@ -23,6 +24,12 @@ import org.apache.hadoop.yarn.util.resource.Resources;
  * own, and the ResourceManager may reuse their capacity before their AM hears of the end, so they are left out of the
  * capacity check (they are in the id check). MIG capacities count every place an instance may start, not the
  * instances that exist, so this check is coarse for MIG; {@link SlotAudit} checks instances exactly.
+ *
+ * <p>When the active ResourceManager fails over, the containers the previous one handed out and nobody launched are
+ * gone: the new one learns running containers from the NodeManagers only, and a NodeManager refuses to start a
+ * container a previous ResourceManager allocated. Their capacity is free again for the new one, so from then on they
+ * leave the capacity check ({@link #failover}); the id check keeps them. Container ids carry the epoch of the
+ * ResourceManager that allocated them.
  */
 public final class ContainerLedger {
 
@@ -38,13 +45,26 @@ public final class ContainerLedger {
   private long duplicateIds;
   private long overflows;
   private long unknownNodes;
+  /** Containers of epochs up to this one were allocated by ResourceManagers that have failed over. */
+  private long deadUpTo = -1;
+  private long leftAtFailovers;
+  /** Per epoch: when the ResourceManager of that epoch created the first container an AM received, and when. */
+  private final Map<Long, long[]> firstByEpoch = new HashMap<>();
 
   public ContainerLedger(Map<NodeId, Resource> capacity) {
     this.capacity = Map.copyOf(capacity);
   }
 
-  /** A container an AM received; {@code counted}: it is released by its AM, so it joins the capacity check. */
-  public void received(Container c, boolean counted) {
+  /** The epoch of the ResourceManager that allocated {@code id}. */
+  public static long epoch(ContainerId id) {
+    return id.getContainerId() >> ResourceManager.EPOCH_BIT_SHIFT;
+  }
+
+  /**
+   * A container an AM received at {@code receivedMs}, created by the ResourceManager at {@code createdMs};
+   * {@code counted}: it is released by its AM, so it joins the capacity check.
+   */
+  public void received(Container c, boolean counted, long createdMs, long receivedMs) {
     if (!seen.add(c.getId())) {
       synchronized (this) {
         duplicateIds++;
@@ -52,10 +72,14 @@ public final class ContainerLedger {
       }
       return;
     }
-    if (!counted) {
-      return;
-    }
+    long epoch = epoch(c.getId());
     synchronized (this) {
+      long[] first = firstByEpoch.computeIfAbsent(epoch, e -> new long[] {Long.MAX_VALUE, Long.MAX_VALUE});
+      first[0] = Math.min(first[0], createdMs);
+      first[1] = Math.min(first[1], receivedMs);
+      if (!counted || epoch <= deadUpTo) {
+        return; // Unless counted, or when it arrives after its ResourceManager failed over (see above).
+      }
       Resource cap = capacity.get(c.getNodeId());
       if (cap == null) {
         unknownNodes++;
@@ -70,6 +94,41 @@ public final class ContainerLedger {
         problem("node " + c.getNodeId() + " holds " + used + " of " + cap + " after container " + c.getId());
       }
     }
+  }
+
+  /**
+   * The ResourceManager of epoch {@code epoch} has stepped down: the containers it and earlier ones handed out and
+   * nobody launched leave the capacity check, before the next one can hand their capacity out again.
+   */
+  public synchronized void failover(long epoch) {
+    deadUpTo = Math.max(deadUpTo, epoch);
+    for (var it = live.values().iterator(); it.hasNext(); ) {
+      Container c = it.next();
+      if (epoch(c.getId()) <= deadUpTo) {
+        Resources.subtractFrom(liveByNode.get(c.getNodeId()), c.getResource());
+        it.remove();
+        leftAtFailovers++;
+      }
+    }
+  }
+
+  /** Containers AMs held, unlaunched, when their ResourceManager stepped down. */
+  public synchronized long leftAtFailovers() {
+    return leftAtFailovers;
+  }
+
+  /** Whether an AM received {@code id}. */
+  public boolean seen(ContainerId id) {
+    return seen.contains(id);
+  }
+
+  /**
+   * For the ResourceManager of {@code epoch}: the creation time of the first container of it an AM received, and when
+   * the first was received (epoch millis); empty if none.
+   */
+  public synchronized java.util.Optional<long[]> first(long epoch) {
+    long[] f = firstByEpoch.get(epoch);
+    return f == null ? java.util.Optional.empty() : java.util.Optional.of(f.clone());
   }
 
   /** Its AM gives the container back (before the allocate call that tells the ResourceManager). */

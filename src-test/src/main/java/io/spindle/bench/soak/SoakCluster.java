@@ -19,6 +19,7 @@ import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.RetryOneTime;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
+import org.apache.hadoop.yarn.server.MiniYARNCluster;
 import org.apache.hadoop.yarn.server.resourcemanager.ResourceManager;
 import org.apache.log4j.Level;
 import org.apache.log4j.Logger;
@@ -32,6 +33,10 @@ import org.apache.log4j.Logger;
  * (7 x 1g.10gb, 2 x 3g.40gb, 7 x 1g.10gb, and one without instances that Spindle re-partitions on demand). Each
  * consecutive pair shares a rack, four racks on two spines. Queues {@code llm} 35%, {@code vision} 25%,
  * {@code inference} 25%, {@code batch} 15%, each free to borrow the whole cluster.
+ *
+ * <p>With {@code --failovers} above 0 the cluster runs a ResourceManager HA pair ({@code scripts/spindle-local --ha},
+ * {@link io.spindle.local.RmHaPair}); {@link #scheduler()} and {@link #resourceManager()} are then the active one's,
+ * as {@link SoakFailovers} moves it.
  */
 public final class SoakCluster implements AutoCloseable {
 
@@ -40,11 +45,15 @@ public final class SoakCluster implements AutoCloseable {
 
   private final SpindleLocalCluster local;
   private final int nodes;
+  private final CheckpointPaths checkpointPaths;
+  /** The active ResourceManager's index; -1 while a failover is under way. */
+  private volatile int active;
   private CuratorFramework zk;
 
   private SoakCluster(SpindleLocalCluster local, int nodes) {
     this.local = local;
     this.nodes = nodes;
+    this.checkpointPaths = new CheckpointPaths(ZkSettings.from(local.resourceManager().getConfig()).root());
   }
 
   /** Writes the inputs, starts the cluster and waits until Spindle's engine has every node with its MIG GPUs. */
@@ -56,8 +65,12 @@ public final class SoakCluster implements AutoCloseable {
     Path queueFile = input.resolve("soak-capacity-scheduler.xml");
     Files.writeString(nodeFile, nodeSpec(o.nodes()), StandardCharsets.UTF_8);
     Files.writeString(queueFile, queues(), StandardCharsets.UTF_8);
-    SpindleLocalCluster local = SpindleLocalCluster.start(out, "--workdir", workdir.resolve("cluster").toString(),
-        "--conf", nodeFile.toString(), "--queues", queueFile.toString());
+    List<String> args = new ArrayList<>(List.of("--workdir", workdir.resolve("cluster").toString(),
+        "--conf", nodeFile.toString(), "--queues", queueFile.toString()));
+    if (o.failovers() > 0) {
+      args.add("--ha");
+    }
+    SpindleLocalCluster local = SpindleLocalCluster.start(out, args.toArray(String[]::new));
     SoakCluster c = new SoakCluster(local, o.nodes());
     try {
       c.awaitEngine();
@@ -68,6 +81,10 @@ public final class SoakCluster implements AutoCloseable {
     // Hadoop at INFO logs every container and application transition: on 2 cores that is a large share of the CPU
     // the soak is measuring. Spindle's own decisions stay at INFO in <workdir>/cluster/logs.
     Logger.getLogger("org.apache.hadoop").setLevel(Level.WARN);
+    if (Boolean.getBoolean("soak.trace")) {
+      Logger.getLogger("io.spindle.bench.soak").setLevel(Level.DEBUG);
+      Logger.getLogger("org.apache.hadoop.yarn.client.api.impl.AMRMClientImpl").setLevel(Level.INFO);
+    }
     return c;
   }
 
@@ -140,12 +157,42 @@ public final class SoakCluster implements AutoCloseable {
     }
   }
 
+  /** The active ResourceManager's Spindle; null while a failover is under way. */
   public SpindleScheduler scheduler() {
-    return (SpindleScheduler) local.resourceManager().getResourceScheduler();
+    ResourceManager rm = resourceManager();
+    return rm == null ? null : (SpindleScheduler) rm.getResourceScheduler();
   }
 
+  /** The active ResourceManager; null while a failover is under way. */
   public ResourceManager resourceManager() {
-    return local.resourceManager();
+    int i = active;
+    return i < 0 ? null : resourceManager(i);
+  }
+
+  /** ResourceManager {@code index} of the pair (0 without one); null while stopped. */
+  ResourceManager resourceManager(int index) {
+    return local.yarnCluster().getResourceManager(index);
+  }
+
+  int activeIndex() {
+    return active;
+  }
+
+  /** Set by the failovers: {@code index} is active now (-1: none is). */
+  void activeIs(int index) {
+    active = index;
+  }
+
+  boolean ha() {
+    return local.ha();
+  }
+
+  MiniYARNCluster yarn() {
+    return local.yarnCluster();
+  }
+
+  int nodes() {
+    return nodes;
   }
 
   /**
@@ -182,7 +229,7 @@ public final class SoakCluster implements AutoCloseable {
   }
 
   public CheckpointPaths checkpointPaths() {
-    return new CheckpointPaths(ZkSettings.from(resourceManager().getConfig()).root());
+    return checkpointPaths;
   }
 
   @Override

@@ -23,16 +23,38 @@ import java.util.Map;
  * @param heapSamples heap measurements (after a full GC) spread over the run, beside the ones at start and end
  * @param histograms also write a class histogram of the heap at each sample to {@code <workdir>/heap-<sample>.txt}
  *     (1) or not (0): what grew, when the heap does
+ * @param failovers 0: one ResourceManager; more: a ResourceManager HA pair whose active one fails over this many
+ *     times during the load, the k-th once k/(failovers+1) of the applications have been submitted
+ * @param failoverMode how each failover is made (see {@link FailoverMode})
  */
 public record SoakOptions(int apps, int nodes, int burst, long burstIntervalMs, int maxInFlight, long heartbeatMs,
     long holdMs, int launchEvery, long seed, int threads, long drainTimeoutSeconds, int heapSamples, boolean histograms,
-    Path workdir) {
+    Path workdir, int failovers, FailoverMode failoverMode) {
+
+  /** How the active ResourceManager is made to fail over. */
+  public enum FailoverMode {
+    /** An admin's failover: the active one goes to standby, then the standby becomes active. */
+    STANDBY,
+    /**
+     * The active one stops outright (RPC servers, scheduler, state store) without handing over, and the standby
+     * becomes active; the stopped one is started again as the new standby.
+     */
+    STOP,
+    /** STANDBY for odd-numbered failovers, STOP for even-numbered ones. */
+    ALTERNATE;
+
+    /** The way the {@code k}-th failover (from 1) is made. */
+    public FailoverMode of(int k) {
+      return this != ALTERNATE ? this : k % 2 == 1 ? STANDBY : STOP;
+    }
+  }
 
   public static final String USAGE = String.join("\n",
       "Usage: scripts/soak [--apps=10000] [--nodes=64] [--burst=100] [--burst-interval-ms=1000]",
       "                    [--max-in-flight=300] [--heartbeat-ms=250] [--hold-ms=1000] [--launch-every=50]",
       "                    [--seed=42] [--threads=24] [--drain-timeout-s=300] [--heap-samples=8]",
-      "                    [--histograms=0] [--workdir=target/soak]");
+      "                    [--histograms=0] [--workdir=target/soak]",
+      "                    [--failovers=0] [--failover-mode=alternate|standby|stop]");
 
   public SoakOptions {
     positive("apps", apps);
@@ -53,12 +75,16 @@ public record SoakOptions(int apps, int nodes, int burst, long burstIntervalMs, 
     if (heapSamples < 0) {
       throw new IllegalArgumentException("--heap-samples: 0 or more, not " + heapSamples);
     }
+    if (failovers < 0) {
+      throw new IllegalArgumentException("--failovers: 0 (one ResourceManager) or more, not " + failovers);
+    }
+    java.util.Objects.requireNonNull(failoverMode, "failoverMode");
   }
 
   /** The full profile. */
   public static SoakOptions defaults() {
     return new SoakOptions(10_000, 64, 100, 1_000, 300, 250, 1_000, 50, 42, 24, 300, 8, false,
-        Path.of("target", "soak"));
+        Path.of("target", "soak"), 0, FailoverMode.ALTERNATE);
   }
 
   /** Parses {@code --name=value} arguments over the defaults; an unknown name or a bad value is an error. */
@@ -78,11 +104,25 @@ public record SoakOptions(int apps, int nodes, int burst, long burstIntervalMs, 
         number(v, "heartbeat-ms", d.heartbeatMs()), number(v, "hold-ms", d.holdMs()),
         integer(v, "launch-every", d.launchEvery()), number(v, "seed", d.seed()), integer(v, "threads", d.threads()),
         number(v, "drain-timeout-s", d.drainTimeoutSeconds()), integer(v, "heap-samples", d.heapSamples()),
-        flag(v, "histograms", d.histograms()), v.containsKey("workdir") ? Path.of(v.remove("workdir")) : d.workdir());
+        flag(v, "histograms", d.histograms()), v.containsKey("workdir") ? Path.of(v.remove("workdir")) : d.workdir(),
+        integer(v, "failovers", d.failovers()), mode(v, d.failoverMode()));
     if (!v.isEmpty()) {
       throw new IllegalArgumentException("unknown option(s): --" + String.join(", --", v.keySet()));
     }
     return o;
+  }
+
+  private static FailoverMode mode(Map<String, String> v, FailoverMode dflt) {
+    String s = v.remove("failover-mode");
+    if (s == null) {
+      return dflt;
+    }
+    for (FailoverMode m : FailoverMode.values()) {
+      if (m.name().equalsIgnoreCase(s)) {
+        return m;
+      }
+    }
+    throw new IllegalArgumentException("--failover-mode is alternate, standby or stop, not '" + s + "'");
   }
 
   private static boolean flag(Map<String, String> v, String name, boolean dflt) {

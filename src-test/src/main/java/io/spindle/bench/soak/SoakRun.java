@@ -30,7 +30,6 @@ import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.api.records.YarnApplicationState;
 import org.apache.hadoop.yarn.client.api.YarnClient;
 import org.apache.hadoop.yarn.server.resourcemanager.rmnode.RMNode;
-import org.apache.hadoop.yarn.server.resourcemanager.scheduler.QueueMetrics;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerNode;
 
 /**
@@ -40,6 +39,8 @@ import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerNode;
 public final class SoakRun {
 
   private static final long PROGRESS_EVERY_MS = 10_000;
+  /** How long a launched container runs when the ResourceManager fails over (see {@link SoakContext}). */
+  static final long LAUNCH_SECONDS_WITH_FAILOVERS = 10;
   private static final EnumSet<YarnApplicationState> UNENDED = EnumSet.of(YarnApplicationState.NEW,
       YarnApplicationState.NEW_SAVING, YarnApplicationState.SUBMITTED, YarnApplicationState.ACCEPTED,
       YarnApplicationState.RUNNING);
@@ -53,6 +54,7 @@ public final class SoakRun {
   private final HeapProbe heap;
   private SoakCluster cluster;
   private SoakContext ctx;
+  private SoakFailovers failovers;
   private long t0;
   private long lastProgress;
   private int nextHeapSample = 1;
@@ -100,7 +102,7 @@ public final class SoakRun {
         t.setDaemon(true);
         return t;
       });
-      try (SlotAudit audit = SlotAudit.start(c.scheduler())) {
+      try (SlotAudit audit = SlotAudit.start(c::scheduler)) {
         YarnClient any = clients.values().iterator().next();
         ContainerLedger ledger = new ContainerLedger(capacities(any));
         heap.sample("start", 0);
@@ -108,10 +110,12 @@ public final class SoakRun {
         t0 = System.nanoTime();
         lastProgress = t0;
         ctx = new SoakContext(pool, conf, users, clients, ledger, new Rates(t0), new Rates(t0), o.heartbeatMs(),
-            c.zk(), c.checkpointPaths(), d -> {
+            c.zk(), c.checkpointPaths(), o.failovers() > 0 ? LAUNCH_SECONDS_WITH_FAILOVERS : 0, d -> {
               ended.incrementAndGet();
               room.release();
             });
+        failovers = new SoakFailovers(c, o, out, ctx, ended::get, () -> (int) ctx.submissions.total() - ended.get());
+        failovers.start();
         submitInBursts();
         long lastSubmit = System.nanoTime();
         long deadline = lastSubmit + TimeUnit.SECONDS.toNanos(o.drainTimeoutSeconds());
@@ -119,6 +123,8 @@ public final class SoakRun {
           Thread.sleep(100);
           housekeeping();
         }
+        // A failover under way when the last application ends is let finish; one still to come never happens.
+        failovers.stop();
         long loadEnd = System.nanoTime();
         CycleLatencyReading cycles = cycleLatency(c.scheduler());
         List<String> unendedInRm = unendedInRm(clients);
@@ -137,12 +143,16 @@ public final class SoakRun {
         SoakResult.Drained drained = awaitDrained(c, ledger);
         heap.sample("end", ended.get());
         audit.close();
+        failovers.finish();
         SoakResult result = result(ledger, audit, drained, cycles, unendedInRm, stuck, loadEnd);
         for (YarnClient y : clients.values()) {
           y.stop();
         }
         return result;
       } finally {
+        if (failovers != null) {
+          failovers.stop();
+        }
         pool.shutdownNow();
       }
     }
@@ -199,11 +209,15 @@ public final class SoakRun {
       heap.sample("mid" + nextHeapSample, done);
       nextHeapSample++;
     }
-    cycleMaxSeenMs = Math.max(cycleMaxSeenMs, cycleTimer(cluster.scheduler()).getSnapshot().getMax() / 1e6);
+    SpindleScheduler active = cluster.scheduler();
+    if (active == null) {
+      return; // A failover is under way.
+    }
+    cycleMaxSeenMs = Math.max(cycleMaxSeenMs, cycleTimer(active).getSnapshot().getMax() / 1e6);
     long now = System.nanoTime();
     if (now - lastProgress >= PROGRESS_EVERY_MS * 1_000_000) {
       lastProgress = now;
-      EngineStatus s = cluster.scheduler().status();
+      EngineStatus s = active.status();
       long pending = s.apps().stream().flatMap(a -> a.requests().stream()).mapToLong(r -> r.outstanding()).sum();
       int submitted = 0;
       for (AppDriver d : drivers) {
@@ -273,17 +287,16 @@ public final class SoakRun {
     return d;
   }
 
-  private static SoakResult.Drained drained(SoakCluster c, ContainerLedger ledger) throws Exception {
+  private SoakResult.Drained drained(SoakCluster c, ContainerLedger ledger) throws Exception {
     SpindleScheduler s = c.scheduler();
     long onNodes = 0;
     for (RMNode n : c.resourceManager().getRMContext().getRMNodes().values()) {
       SchedulerNode sn = s.getSchedulerNode(n.getNodeID());
       onNodes += sn == null ? 0 : sn.getNumContainers();
     }
-    QueueMetrics root = s.getRootQueueMetrics();
     EngineStatus status = s.status();
     long pending = status.apps().stream().flatMap(a -> a.requests().stream()).mapToLong(r -> r.outstanding()).sum();
-    return new SoakResult.Drained(onNodes, root.getAllocatedContainers(), status.containers().size(),
+    return new SoakResult.Drained(onNodes, failovers.rootAllocatedNow(), status.containers().size(),
         status.apps().size(), pending, ledger.stillLive(), c.checkpointApps());
   }
 
@@ -304,6 +317,12 @@ public final class SoakRun {
     long excess = 0;
     long unknown = 0;
     long duplicate = 0;
+    long voided = 0;
+    long repeated = 0;
+    long voidedThenCompleted = 0;
+    long asksRestarted = 0;
+    int stepsRetried = 0;
+    int unregisteredAgain = 0;
     int launched = 0;
     int launchFailures = 0;
     int nonZero = 0;
@@ -318,6 +337,7 @@ public final class SoakRun {
     int znodesLate = 0;
     List<Long> submitCalls = new ArrayList<>();
     List<String> failures = new ArrayList<>();
+    List<String> retriedExamples = new ArrayList<>();
     for (AppDriver d : drivers) {
       if (d.submitted()) {
         submitted++;
@@ -341,6 +361,15 @@ public final class SoakRun {
       excess += d.excess();
       unknown += d.unknownCompletions();
       duplicate += d.duplicateCompletions();
+      voided += d.voided();
+      repeated += d.repeatedCompletions();
+      voidedThenCompleted += d.voidedThenCompleted();
+      asksRestarted += d.asksRestarted();
+      stepsRetried += d.retriesAfterFailover();
+      unregisteredAgain += d.unregisteredAgain();
+      if (d.retried() != null && retriedExamples.size() < 10) {
+        retriedExamples.add(d.appId() + " " + d.retried());
+      }
       if (d.job.launch() && outcome != AppDriver.Outcome.STUCK && d.containersReceived() > 0) {
         if (d.launched()) {
           launched++;
@@ -369,7 +398,7 @@ public final class SoakRun {
     }
     Map<Kind, Latency> byKind = new EnumMap<>(Kind.class);
     latencies.forEach((k, v) -> byKind.put(k, Latency.ofMillis(v.stream().mapToLong(Long::longValue).toArray())));
-    QueueMetrics root = cluster.scheduler().getRootQueueMetrics();
+    SoakResult.RmAccount rm = failovers.account(ledger);
     double submitSeconds = Math.max(1e-9, (lastSubmit - firstSubmit) / 1e9);
     double allocateSeconds = Math.max(1e-9, (lastContainer - firstAsk) / 1e9);
     SoakResult.Throughput throughput = new SoakResult.Throughput(submitSeconds, submitted / submitSeconds,
@@ -384,18 +413,21 @@ public final class SoakRun {
     failures.stream().limit(20).forEach(f -> notes.add("failed: " + f));
     stuck.stream().limit(50).forEach(s -> notes.add("stuck: " + s));
     unendedInRm.stream().limit(50).forEach(s -> notes.add("not ended in the ResourceManager: " + s));
+    retriedExamples.forEach(r -> notes.add("made again after a failover: " + r));
     ledger.problems().forEach(p -> notes.add("ledger: " + p));
     audit.problems().forEach(p -> notes.add("slot audit: " + p));
     return new SoakResult(o, machine(),
-        new SoakResult.Apps(submitted, finished, failed, lost, stuckCount, unendedInRm.size()),
-        new SoakResult.Containers(received, completed, excess, unknown, duplicate,
-            root.getAggregateAllocatedContainers(), root.getAggegatedReleasedContainers(), launched, launchFailures,
-            nonZero),
+        new SoakResult.Apps(submitted, finished, failed, lost, stuckCount, unendedInRm.size(), stepsRetried,
+            unregisteredAgain),
+        new SoakResult.Containers(received, completed, voided, excess, unknown, duplicate, repeated,
+            voidedThenCompleted, asksRestarted, rm.allocated(), rm.released(), rm.recovered(), rm.heldAtStepDowns(),
+            rm.undelivered(), launched, launchFailures, nonZero),
         new SoakResult.CheckpointZnodes(Latency.ofMillis(znodesReady.stream().mapToLong(Long::longValue).toArray()),
             znodesLate),
         new SoakResult.DoubleAllocation(ledger.duplicateIds(), ledger.overflows() + ledger.unknownNodes(),
-            audit.conflicts(), audit.audits(), audit.mostContainers()),
+            audit.conflicts(), audit.nodeOverflows(), audit.audits(), audit.mostContainers()),
         drained, throughput, byKind, Latency.ofMillis(all.stream().mapToLong(Long::longValue).toArray()),
-        Latency.ofMillis(receivedAll.stream().mapToLong(Long::longValue).toArray()), cycle, heap.samples(), notes);
+        Latency.ofMillis(receivedAll.stream().mapToLong(Long::longValue).toArray()), cycle, heap.samples(),
+        new SoakResult.Failovers(failovers.failovers(ledger), failovers.problems()), notes);
   }
 }
