@@ -34,7 +34,6 @@ import io.spindle.journal.DecisionJournal;
 import io.spindle.journal.JournalSettings;
 import io.spindle.journal.RecordingLookup;
 import io.spindle.metrics.MetricsExposure;
-import io.spindle.web.RequestUser;
 import io.spindle.web.SchedulerView;
 import io.spindle.web.SpindleWeb;
 import io.spindle.metrics.SpindleMetrics;
@@ -278,10 +277,7 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
   public void serviceStart() throws Exception {
     running = true;
     metricsExposure = MetricsExposure.start(metrics, metricsConf.getBoolean(MetricsExposure.JMX_ENABLED, true));
-    web = SpindleWeb.start(metricsConf.get(SpindleWeb.BIND_ADDRESS, SpindleWeb.DEFAULT_BIND_ADDRESS),
-        metricsConf.getInt(SpindleWeb.PORT, SpindleWeb.DEFAULT_PORT), MetricsExposure.PATH,
-        metricsExposure.prometheus(), new WebView(),
-        RequestUser.forAuthentication(metricsConf.get("hadoop.security.authentication", "simple")));
+    web = SpindleWeb.start(metricsConf, MetricsExposure.PATH, metricsExposure.prometheus(), new WebView());
     if (ha != null) {
       ha.start();
     }
