@@ -49,6 +49,12 @@ public final class SpindleHttpServer implements AutoCloseable {
     return this;
   }
 
+  /** As {@link #handle}, without the filters: a path the admin chose to serve to anyone (see SpindleWeb). */
+  public SpindleHttpServer handleUnauthenticated(String path, HttpHandler handler) {
+    server.createContext(path, handler);
+    return this;
+  }
+
   public void start() {
     server.start();
   }

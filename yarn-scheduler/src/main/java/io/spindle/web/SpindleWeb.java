@@ -18,6 +18,11 @@ public final class SpindleWeb implements AutoCloseable {
   public static final String BIND_ADDRESS = "yarn.scheduler.spindle.http.bind-address";
   public static final String DEFAULT_BIND_ADDRESS = "0.0.0.0";
   public static final String MAP_PATH = "/";
+  /**
+   * {@code true}: the Prometheus endpoint is served without authentication even under Kerberos, for scrapers that
+   * cannot negotiate. It shows queue names, counts and timings, never applications or users; off by default.
+   */
+  public static final String METRICS_UNAUTHENTICATED = "yarn.scheduler.spindle.http.metrics.unauthenticated";
 
   private final SpindleHttpServer http;
   private final HttpAuthentication authentication;
@@ -43,9 +48,13 @@ public final class SpindleWeb implements AutoCloseable {
     String bindAddress = conf.getTrimmed(BIND_ADDRESS, DEFAULT_BIND_ADDRESS);
     HttpAuthentication authentication = HttpAuthentication.fromConfiguration(conf, bindAddress);
     try {
-      SpindleHttpServer http = SpindleHttpServer.bind(bindAddress, port, authentication.filters())
-          .handle(metricsPath, metrics)
-          .handle(StatusApi.PREFIX, new StatusApi(view, authentication.users()))
+      SpindleHttpServer http = SpindleHttpServer.bind(bindAddress, port, authentication.filters());
+      if (conf.getBoolean(METRICS_UNAUTHENTICATED, false)) {
+        http.handleUnauthenticated(metricsPath, metrics);
+      } else {
+        http.handle(metricsPath, metrics);
+      }
+      http.handle(StatusApi.PREFIX, new StatusApi(view, authentication.users()))
           .handle(MAP_PATH, new GpuMapPage());
       http.start();
       return new SpindleWeb(http, authentication);

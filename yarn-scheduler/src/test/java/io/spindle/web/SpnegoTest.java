@@ -289,6 +289,25 @@ class SpnegoTest {
   }
 
   @Test
+  void anAdminMayOpenTheMetricsEndpointToScrapersThatCannotNegotiateAndOnlyThat() throws Exception {
+    Configuration conf = serverConf();
+    conf.set(HttpAuthentication.PRINCIPAL, "HTTP/localhost@" + realm);
+    conf.set(HttpAuthentication.KEYTAB, httpKeytab.getPath());
+    conf.setBoolean(SpindleWeb.METRICS_UNAUTHENTICATED, true);
+    try (SpindleWeb open = SpindleWeb.start(conf, "/metrics", METRICS, view)) {
+      String openBase = "http://localhost:" + open.address().orElseThrow().getPort();
+      HttpResponse<String> scrape = PLAIN.send(HttpRequest.newBuilder(URI.create(openBase + "/metrics")).build(),
+          HttpResponse.BodyHandlers.ofString());
+      assertThat(scrape.statusCode()).isEqualTo(200);
+      for (String path : List.of("/", "/api/v1/status", "/api/v1/apps")) {
+        HttpResponse<String> r = PLAIN.send(HttpRequest.newBuilder(URI.create(openBase + path)).build(),
+            HttpResponse.BodyHandlers.ofString());
+        assertThat(r.statusCode()).as(path).isEqualTo(401);
+      }
+    }
+  }
+
+  @Test
   void withoutAPrincipalOrKeytabTheServerRefusesToStartNamingTheKey() {
     Configuration noKeytab = serverConf();
     noKeytab.set(HttpAuthentication.PRINCIPAL, "HTTP/localhost@" + realm);
