@@ -890,7 +890,7 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     apply(decisions);
     lostInBatch.forEach(lostAsks::remove); // Their gangs did not restart (or restarting used them): not needed.
     timing.stop();
-    metrics.decided(decisions);
+    metrics.decided(decisions, this::queueOf);
     publishMetrics(!batch.isEmpty() || !decisions.isEmpty());
     if (term != null) {
       saveState(term);
@@ -1204,6 +1204,12 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
         }
       }
     }
+  }
+
+  /** The leaf queue path of an application Spindle knows, for per-queue metrics. */
+  private Optional<String> queueOf(String appId) {
+    SchedulerApplication<SpindleAppAttempt> app = applications.get(ApplicationId.fromString(appId));
+    return app == null ? Optional.empty() : Optional.of(((SpindleQueue) app.getQueue()).path());
   }
 
   private Optional<byte[]> amRmTokenPassword(ApplicationId app) {

@@ -31,7 +31,8 @@ class SpindleMetricsTest {
         List.of(queue("root", 3, 8), queue("root.a", 3, 8)));
     metrics.decided(List.of(new Decision.Wait("app_1", "k", "full"), new Decision.Wait("app_1", "k", "full"),
         new Decision.Reject("app_2", "k", "never"),
-        new Decision.Preempt(7, "app_3", "k", List.of(1L, 2L), null, "deadline passed")));
+        new Decision.Preempt(7, "app_3", "k", List.of(1L, 2L), null, "deadline passed")),
+        app -> app.equals("app_3") ? java.util.Optional.of("root.a") : java.util.Optional.empty());
     metrics.timeCycle().stop();
     metrics.checkpointAnswered("done", 1500);
 
@@ -39,6 +40,8 @@ class SpindleMetricsTest {
 
     assertThat(text)
         .contains("spindle_queue_usage_gpus{queue=\"root.a\",} 3.0")
+        .contains("spindle_queue_preempted_containers_total{queue=\"root.a\",} 2.0")
+        .contains("spindle_queue_preempted_containers_total{queue=\"root\",} 0.0")
         .contains("spindle_queue_pending_gpus{queue=\"root.a\",} 8.0")
         .contains("spindle_queue_fair_share_memory_mb{queue=\"root.a\",} 512.0")
         .contains("spindle_queue_guarantee_vcores{queue=\"root\",} 8.0")
