@@ -66,6 +66,7 @@ public final class SpindleMetrics {
     gauge("spindle.pending.containers", s -> s.stats().pendingContainers());
     gauge("spindle.running.containers", s -> s.stats().runningContainers());
     gauge("spindle.reservations", s -> s.stats().reservations());
+    gauge("spindle.reservation.oldest.age.seconds", s -> s.stats().oldestReservationAgeMillis() / 1000.0);
     gauge("spindle.gpus.total", s -> s.stats().totalGpus());
     gauge("spindle.gpus.free", s -> s.stats().freeWholeGpus());
     gauge("spindle.gpus.used", SpindleMetrics::usedGpus);

@@ -1223,9 +1223,13 @@ public final class Engine {
     for (int n : cluster.freeWholeGpusByNode().values()) {
       freeWhole += n;
     }
+    long oldestReservation = now;
+    for (Reservation r : cluster.reservations()) {
+      oldestReservation = Math.min(oldestReservation, r.createdMillis());
+    }
     return new EngineStats(gangs, gangs == 0 ? 0 : Math.max(0, now - oldestSubmit), cluster.reservations().size(),
         cluster.capacity().gpus(), freeWhole, cluster.freeMigInstancesByProfile(), cluster.migSlices(), pendingContainers(),
-        runningContainers());
+        runningContainers(), now - oldestReservation);
   }
 
   /** What status pages show, as of now (call between cycles, on the thread that runs them). */
