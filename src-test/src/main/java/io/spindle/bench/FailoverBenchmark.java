@@ -171,7 +171,7 @@ public final class FailoverBenchmark {
   private static SchedulerLeadership.Listener listener(CompletableFuture<Long> elected) {
     return new SchedulerLeadership.Listener() {
       @Override
-      public void elected(long epoch) {
+      public void elected(long epoch, long heldSince) {
         elected.complete(System.nanoTime());
       }
 

@@ -307,7 +307,7 @@ public final class MigPackingBenchmark {
     GpuModel model = catalog.require("model", MODEL);
     ManualClock clock = new ManualClock(0);
     EngineSettings settings = EngineSettings.defaults().withMigSlotPolicy(policy)
-        .withMigReconfigureMillis(c.reconfigureMillis());
+        .withMigReconfigureMillis(c.reconfigureMillis()).withRegistrationSettleMillis(0); // Nodes known up front.
     Engine engine = new Engine(catalog, queues(), Topology.singleRack(), clock, settings);
 
     int gpuCount = c.nodes() * c.gpusPerNode();

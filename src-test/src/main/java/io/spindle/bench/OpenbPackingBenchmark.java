@@ -422,7 +422,7 @@ public final class OpenbPackingBenchmark {
     GpuModelCatalog catalog = catalog(types, mig);
     ManualClock clock = new ManualClock(0);
     EngineSettings settings = EngineSettings.defaults().withMigSlotPolicy(variant.policy().get())
-        .withMigReconfigureMillis(0);
+        .withMigReconfigureMillis(0).withRegistrationSettleMillis(0); // Nodes known up front.
     Engine engine = new Engine(catalog, MigPackingBenchmark.queues(), Topology.singleRack(), clock, settings);
 
     List<EngineEvent> setup = new ArrayList<>();

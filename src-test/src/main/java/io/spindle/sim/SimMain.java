@@ -23,6 +23,9 @@ public final class SimMain {
       usage: spindle-sim --trace FILE CLUSTER [options]
              spindle-sim --replay JOURNAL.avro       replay a ResourceManager's decision journal and check that the
                                                  engine decides the same (exit 0 same, 1 different, 3 entries lost)
+             spindle-sim --dump JOURNAL.avro [--app APPLICATION_ID]
+                                                 print a decision journal as text, cycle by cycle: the events the
+                                                 engine was given and what it decided (only lines naming the app)
         CLUSTER, one of:
           --cluster FILE.json                    cluster file (docs/simulator.md)
           --vc-sizes FILE [--vc-scale F]         Philly VCs as in HeliosArtifact: one queue and node group per VC
@@ -83,6 +86,12 @@ public final class SimMain {
         throw new IllegalArgumentException("--replay takes no other flag");
       }
       return JournalReplayCommand.run(Path.of(a.get("replay")), out);
+    }
+    if (a.containsKey("dump")) {
+      if (a.size() > (a.containsKey("app") ? 2 : 1)) {
+        throw new IllegalArgumentException("--dump takes only --app");
+      }
+      return JournalDumpCommand.run(Path.of(a.get("dump")), a.get("app"), out);
     }
     Report report = simulate(a, err, tty);
     Path dir = Path.of(a.getOrDefault("out", "sim-out"));
@@ -266,5 +275,6 @@ public final class SimMain {
       "nodes", "gpus-per-node", "gpu-model", "vcores-per-node", "memory-mb-per-node", "queues", "columns",
       "time-unit", "duration-unit", "queue", "unknown-queue", "limit", "policy", "seed", "member-gpus",
       "declared-runtime", "points", "out", "progress", "help", "checkpoint-interval-minutes",
-      "checkpoint-write-seconds", "urgent-jobs", "urgent-share", "urgent-gpus", "urgent-minutes", "replay");
+      "checkpoint-write-seconds", "urgent-jobs", "urgent-share", "urgent-gpus", "urgent-minutes", "replay", "dump",
+      "app");
 }

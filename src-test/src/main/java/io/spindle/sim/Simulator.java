@@ -67,7 +67,9 @@ public final class Simulator {
     EngineSettings settings = policy.engineSettings();
     QueueTree queues = new QueueConfigParser().parse(policy.queueConf(cluster));
     Partitioning parts = new Partitioning(cluster, policy.isolatesPartitions());
-    Engine engine = new Engine(parts.catalog, queues, cluster.topology(), clock, settings);
+    // Every node is known before the first job arrives: no registration window to wait out.
+    Engine engine = new Engine(parts.catalog, queues, cluster.topology(), clock,
+        settings.withRegistrationSettleMillis(0));
     MetricsCollector metrics = new MetricsCollector(cluster, start);
     JobGeometry geometry = new JobGeometry(cluster, options.memberGpus());
     long[] declared = DeclaredRuntimes.of(jobs, options.declaredRuntime(), options.seed());

@@ -29,7 +29,7 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** {@code spindle-sim --replay}: what it prints and the status it exits with. */
+/** {@code spindle-sim --replay} and {@code --dump}: what they print and the status they exit with. */
 class JournalReplayCommandTest {
 
   private static final Map<String, String> CONF = Map.of("yarn.scheduler.capacity.root.queues", "a",
@@ -64,6 +64,35 @@ class JournalReplayCommandTest {
     assertThat(out).contains("DIFFERENT at cycle 2 (entry 3)", "decision 1 differs", "events of the cycle (3):",
         "decisions in the journal (2):", "decisions of the replay (2):");
     assertThat(out.lines().filter(l -> l.startsWith("  * "))).as("both decisions, on both sides").hasSize(4);
+  }
+
+  @Test
+  void aJournalDumpsAsTextCycleByCycleAndFiltersByApplication() throws Exception {
+    Path journal = record("dumped", false);
+    ByteArrayOutputStream all = new ByteArrayOutputStream();
+    int status = SimMain.run(new String[] {"--dump", journal.toString()}, new PrintStream(all, true,
+        StandardCharsets.UTF_8), System.err, false);
+    assertThat(status).isEqualTo(JournalDumpCommand.COMPLETE);
+    List<String> lines = all.toString(StandardCharsets.UTF_8).lines().toList();
+    assertThat(lines.get(0)).startsWith("# Decision journal ").contains("written by test#1");
+    assertThat(lines).filteredOn(l -> l.startsWith("cycle ")).hasSize(2); // The idle third cycle is left out.
+    assertThat(lines).filteredOn(l -> l.startsWith("  > ")).hasSize(4)
+        .anyMatch(l -> l.contains("NodeAdded[id=n1, location=/r1") && l.contains("gpus=2 x H100-80GB]"))
+        .anyMatch(l -> l.contains("AppSubmitted[appId=app,"));
+    assertThat(lines).filteredOn(l -> l.startsWith("  < ")).hasSize(2).allMatch(l -> l.contains("Allocate[") && l.contains("appId=app,"));
+    assertThat(lines.get(lines.size() - 1)).startsWith("# closed at ").contains("3 cycles");
+
+    ByteArrayOutputStream one = new ByteArrayOutputStream();
+    SimMain.run(new String[] {"--dump", journal.toString(), "--app", "app"}, new PrintStream(one, true,
+        StandardCharsets.UTF_8), System.err, false);
+    List<String> filtered = one.toString(StandardCharsets.UTF_8).lines().toList();
+    assertThat(filtered).filteredOn(l -> l.startsWith("cycle ")).hasSize(1);
+    assertThat(filtered).noneMatch(l -> l.contains("NodeAdded"));
+    assertThat(filtered).filteredOn(l -> l.startsWith("  ")).hasSize(5); // Submitted, two demands, two allocations.
+    ByteArrayOutputStream none = new ByteArrayOutputStream();
+    SimMain.run(new String[] {"--dump", journal.toString(), "--app", "ap"}, new PrintStream(none, true,
+        StandardCharsets.UTF_8), System.err, false);
+    assertThat(none.toString(StandardCharsets.UTF_8).lines()).noneMatch(l -> l.startsWith("cycle "));
   }
 
   /** Two allocations, recorded as they were made or in the opposite order. */

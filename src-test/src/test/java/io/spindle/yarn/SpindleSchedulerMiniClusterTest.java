@@ -179,6 +179,8 @@ class SpindleSchedulerMiniClusterTest {
       }
     } finally {
       updateNode(first, first.getCapability());
+      // The engine re-reads the node once its containers are gone; the next test must not see it half-sized.
+      MiniClusterSupport.awaitEngineGpus(cluster, 16);
     }
   }
 

@@ -196,6 +196,11 @@ class StatusApiTest {
       assertThat(app.path("why").path("state").asText()).isEqualTo("PREEMPTED");
       assertThat(app.path("history").findValuesAsText("type")).contains("checkpoint-notice", "preempted");
       assertThat(app.path("history").findValuesAsText("forAppId")).contains(owner.toString());
+      // Tests share the cluster: other tests may have preempted too, but never from queue a.
+      Map<String, Double> metrics = MiniClusterSupport.scrapePrometheus(cluster);
+      assertThat(metrics.get("spindle_queue_preempted_containers_total{queue=\"root.b\",}"))
+          .isGreaterThanOrEqualTo(8.0);
+      assertThat(metrics).containsEntry("spindle_queue_preempted_containers_total{queue=\"root.a\",}", 0.0);
     }
   }
 

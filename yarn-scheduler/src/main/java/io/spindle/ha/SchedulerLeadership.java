@@ -38,8 +38,13 @@ public final class SchedulerLeadership implements Closeable {
 
   /** Told on the leadership thread; implementations return quickly. */
   public interface Listener {
-    /** This instance leads with {@code epoch}; its writes carry {@link #fence(Term)} from now on. */
-    void elected(long epoch);
+    /**
+     * This instance leads with {@code epoch}; its writes carry {@link #fence(Term)} from now on. It claimed every
+     * epoch from {@code heldSince} to {@code epoch} itself ({@code heldSince == epoch} when another instance, or
+     * nobody, held the one before): a listener that last heard of an epoch at or after {@code heldSince - 1} knows
+     * nobody else led meanwhile, even if a claim of its own was never announced (the latch was lost in between).
+     */
+    void elected(long epoch, long heldSince);
 
     /** This instance no longer leads (or never will again with this epoch): stop scheduling now. */
     void deposed(String why);
@@ -59,6 +64,9 @@ public final class SchedulerLeadership implements Closeable {
   private final ExecutorService events = BackgroundWriter.start("spindle-leadership");
   private final ConnectionStateListener connection = this::connectionChanged;
   private volatile Term term;
+  /** The last epoch this instance claimed, announced or not, and the first of its unbroken run; events thread only. */
+  private long lastClaimed;
+  private long heldSince;
 
   private SchedulerLeadership(CuratorFramework client, String root, String id, List<ACL> acl, Listener listener,
       LongSupplier clock) {
@@ -174,7 +182,7 @@ public final class SchedulerLeadership implements Closeable {
       }
       term = claimed;
       LOG.info("Scheduler {} leads with epoch {}", id, claimed.epoch());
-      listener.elected(claimed.epoch());
+      listener.elected(claimed.epoch(), heldSince);
     } catch (Exception e) {
       LOG.error("Scheduler {} won the latch but could not raise the epoch; giving the lead up", id, e);
       depose("could not raise the epoch: " + e.getMessage());
@@ -198,15 +206,29 @@ public final class SchedulerLeadership implements Closeable {
         }
         continue;
       }
-      long next = decode(bytes).getEpoch() + 1;
+      LeaderEpochRecord previous = decode(bytes);
+      long next = previous.getEpoch() + 1;
       try {
         Stat written = client.setData().withVersion(stat.getVersion())
             .forPath(epochPath, encode(new LeaderEpochRecord(next, id, clock.getAsLong())));
+        heldSince = runStart(previous, lastClaimed, heldSince, id);
+        lastClaimed = next;
         return new Term(next, written.getVersion());
       } catch (KeeperException.BadVersionException raced) {
         // Someone raised it between our read and write; read again.
       }
     }
+  }
+
+  /**
+   * The first epoch of this instance's unbroken run of claims once it claims the one after {@code previous}: the run
+   * goes on when {@code previous} is the epoch this very instance claimed last (same id, and the epoch it remembers:
+   * a restarted process with the same id starts afresh), else it starts with the new epoch.
+   */
+  static long runStart(LeaderEpochRecord previous, long lastClaimed, long runStart, String id) {
+    boolean mine = lastClaimed > 0 && previous.getEpoch() == lastClaimed
+        && id.equals(String.valueOf(previous.getLeaderId()));
+    return mine ? runStart : previous.getEpoch() + 1;
   }
 
   private void depose(String why) {

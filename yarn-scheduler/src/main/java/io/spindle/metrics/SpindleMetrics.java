@@ -13,6 +13,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
@@ -46,6 +47,8 @@ public final class SpindleMetrics {
   private final Meter preemptedContainers = registry.meter("spindle.preempted.containers");
   private final Meter recoveredContainers = registry.meter("spindle.recovered.containers");
   private final Timer checkpointAck = registry.timer("spindle.checkpoint.ack.seconds");
+  /** Containers reclaimed from a queue's applications, as {@code spindle.queue.preempted.containers.<path>}. */
+  private static final String QUEUE_PREEMPTED = PrometheusNames.QUEUE + "preempted.containers.";
   private final Set<String> queueGauges = new HashSet<>();
   private final Set<String> migGauges = new HashSet<>();
   private volatile MetricsSnapshot last = MetricsSnapshot.EMPTY;
@@ -64,6 +67,7 @@ public final class SpindleMetrics {
     gauge("spindle.pending.containers", s -> s.stats().pendingContainers());
     gauge("spindle.running.containers", s -> s.stats().runningContainers());
     gauge("spindle.reservations", s -> s.stats().reservations());
+    gauge("spindle.reservation.oldest.age.seconds", s -> s.stats().oldestReservationAgeMillis() / 1000.0);
     gauge("spindle.gpus.total", s -> s.stats().totalGpus());
     gauge("spindle.gpus.free", s -> s.stats().freeWholeGpus());
     gauge("spindle.gpus.used", SpindleMetrics::usedGpus);
@@ -89,8 +93,11 @@ public final class SpindleMetrics {
     return cycle.time();
   }
 
-  /** Counts one cycle's decisions by type, and the containers its reclaims take back. */
-  public void decided(List<Decision> all) {
+  /**
+   * Counts one cycle's decisions by type, and the containers its reclaims take back, in all and by the queue of the
+   * application that lost them ({@code queueOf}: application id to leaf queue path, empty when unknown).
+   */
+  public void decided(List<Decision> all, Function<String, Optional<String>> queueOf) {
     for (Decision d : all) {
       Meter m = decisions.get(d.getClass());
       if (m != null) {
@@ -98,6 +105,7 @@ public final class SpindleMetrics {
       }
       if (d instanceof Decision.Preempt p) {
         preemptedContainers.mark(p.allocationIds().size());
+        queueOf.apply(p.appId()).ifPresent(q -> registry.meter(QUEUE_PREEMPTED + q).mark(p.allocationIds().size()));
       }
     }
   }
@@ -130,6 +138,7 @@ public final class SpindleMetrics {
         QUEUE_FIGURES.forEach((figure, of) -> RESOURCES.forEach((resource, amount) ->
             gauge(PrometheusNames.QUEUE + figure + "." + resource + "." + path,
                 s -> s.queue(path).map(q -> amount.applyAsDouble(of.apply(q))).orElse(0.0))));
+        registry.meter(QUEUE_PREEMPTED + path); // Reads 0 until the queue loses a container, rather than missing.
       }
     }
     // A queue removed by a reconfiguration disappears from the output rather than reading 0 for ever.

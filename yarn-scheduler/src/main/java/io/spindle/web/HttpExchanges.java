@@ -25,6 +25,13 @@ final class HttpExchanges {
     }
   }
 
+  /** {@code {"error": message}}, the shape every refusal of Spindle's HTTP server has. */
+  static void sendError(HttpExchange exchange, int status, String message) throws IOException {
+    byte[] body = StatusJson.MAPPER.writerWithDefaultPrettyPrinter()
+        .writeValueAsBytes(StatusJson.MAPPER.createObjectNode().put("error", message));
+    send(exchange, status, "application/json; charset=utf-8", body);
+  }
+
   static Map<String, String> query(HttpExchange exchange) {
     Map<String, String> out = new LinkedHashMap<>();
     String raw = exchange.getRequestURI().getRawQuery();

@@ -1,14 +1,15 @@
 package io.spindle.web;
 
 import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpPrincipal;
 import java.util.Optional;
 import java.util.regex.Pattern;
 
 /**
- * Who sent a request, the way Hadoop's own web UIs tell it. With {@code hadoop.security.authentication=simple}
- * that is the {@code user.name} query parameter (Hadoop's pseudo authentication: it identifies, it does not prove).
- * With Kerberos the server would need SPNEGO, which it does not speak, so it knows nobody and admin operations are
- * refused; the read-only views stay open, as the RM's web UI's are.
+ * Who sent a request, the way Hadoop's own web UIs tell it. With {@code hadoop.security.authentication=simple} that
+ * is the {@code user.name} query parameter (Hadoop's pseudo authentication: it identifies, it does not prove). With
+ * Kerberos it is the short name of the principal that {@link SpnegoFilter} authenticated, after Hadoop's
+ * {@code auth_to_local} rules; {@code user.name} is then ignored, so nobody can name someone else.
  */
 public final class RequestUser {
 
@@ -22,14 +23,19 @@ public final class RequestUser {
     this.pseudo = pseudo;
   }
 
-  /** @param authentication the value of {@code hadoop.security.authentication} */
-  public static RequestUser forAuthentication(String authentication) {
-    return new RequestUser(authentication == null || "simple".equalsIgnoreCase(authentication.trim()));
+  /** Hadoop's pseudo authentication: the caller names itself with {@value #PARAMETER}. */
+  public static RequestUser pseudo() {
+    return new RequestUser(true);
+  }
+
+  /** The user an authentication filter proved, as {@link HttpExchange#getPrincipal()}. */
+  public static RequestUser authenticated() {
+    return new RequestUser(false);
   }
 
   public Optional<String> of(HttpExchange exchange) {
     if (!pseudo) {
-      return Optional.empty();
+      return Optional.ofNullable(exchange.getPrincipal()).map(HttpPrincipal::getUsername);
     }
     String name = HttpExchanges.query(exchange).get(PARAMETER);
     return name != null && NAME.matcher(name).matches() ? Optional.of(name) : Optional.empty();
@@ -37,7 +43,7 @@ public final class RequestUser {
 
   public String howToAuthenticate() {
     return pseudo ? "say who you are: add ?" + PARAMETER + "=<user> (Hadoop's simple authentication)"
-        : "this cluster uses Kerberos and Spindle's HTTP server does not accept SPNEGO: run admin operations with"
-            + " `yarn rmadmin` instead";
+        : "this cluster uses Kerberos: authenticate with SPNEGO (kinit, then scripts/spindle, or curl --negotiate"
+            + " -u :)";
   }
 }

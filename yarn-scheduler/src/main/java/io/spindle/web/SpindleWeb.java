@@ -4,10 +4,11 @@ import com.sun.net.httpserver.HttpHandler;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.util.Optional;
+import org.apache.hadoop.conf.Configuration;
 
 /**
  * Spindle's web endpoints in the ResourceManager, on one port: the Prometheus endpoint, the status API and the GPU
- * map page.
+ * map page, all behind the same authentication ({@link HttpAuthentication}).
  */
 public final class SpindleWeb implements AutoCloseable {
 
@@ -17,25 +18,50 @@ public final class SpindleWeb implements AutoCloseable {
   public static final String BIND_ADDRESS = "yarn.scheduler.spindle.http.bind-address";
   public static final String DEFAULT_BIND_ADDRESS = "0.0.0.0";
   public static final String MAP_PATH = "/";
+  /**
+   * {@code true}: the Prometheus endpoint is served without authentication even under Kerberos, for scrapers that
+   * cannot negotiate. It shows queue names, counts and timings, never applications or users; off by default.
+   */
+  public static final String METRICS_UNAUTHENTICATED = "yarn.scheduler.spindle.http.metrics.unauthenticated";
 
   private final SpindleHttpServer http;
+  private final HttpAuthentication authentication;
 
-  private SpindleWeb(SpindleHttpServer http) {
+  private SpindleWeb(SpindleHttpServer http, HttpAuthentication authentication) {
     this.http = http;
+    this.authentication = authentication;
   }
 
-  /** Serves nothing when {@code port} < 0; port 0 takes any free port. */
-  public static SpindleWeb start(String bindAddress, int port, String metricsPath, HttpHandler metrics,
-      SchedulerView view, RequestUser users) throws IOException {
+  /**
+   * Serves on {@value #BIND_ADDRESS}:{@value #PORT} of {@code conf}: nothing when the port is < 0, any free port when
+   * it is 0.
+   *
+   * @throws IllegalArgumentException if Kerberos is on and the SPNEGO keys are missing or wrong (it names the key):
+   *     the server never serves without the authentication the cluster asks for
+   */
+  public static SpindleWeb start(Configuration conf, String metricsPath, HttpHandler metrics, SchedulerView view)
+      throws IOException {
+    int port = conf.getInt(PORT, DEFAULT_PORT);
     if (port < 0) {
-      return new SpindleWeb(null);
+      return new SpindleWeb(null, null);
     }
-    SpindleHttpServer http = SpindleHttpServer.bind(bindAddress, port)
-        .handle(metricsPath, metrics)
-        .handle(StatusApi.PREFIX, new StatusApi(view, users))
-        .handle(MAP_PATH, new GpuMapPage());
-    http.start();
-    return new SpindleWeb(http);
+    String bindAddress = conf.getTrimmed(BIND_ADDRESS, DEFAULT_BIND_ADDRESS);
+    HttpAuthentication authentication = HttpAuthentication.fromConfiguration(conf, bindAddress);
+    try {
+      SpindleHttpServer http = SpindleHttpServer.bind(bindAddress, port, authentication.filters());
+      if (conf.getBoolean(METRICS_UNAUTHENTICATED, false)) {
+        http.handleUnauthenticated(metricsPath, metrics);
+      } else {
+        http.handle(metricsPath, metrics);
+      }
+      http.handle(StatusApi.PREFIX, new StatusApi(view, authentication.users()))
+          .handle(MAP_PATH, new GpuMapPage());
+      http.start();
+      return new SpindleWeb(http, authentication);
+    } catch (IOException | RuntimeException e) {
+      authentication.close();
+      throw e;
+    }
   }
 
   public Optional<InetSocketAddress> address() {
@@ -46,6 +72,7 @@ public final class SpindleWeb implements AutoCloseable {
   public void close() {
     if (http != null) {
       http.close();
+      authentication.close();
     }
   }
 }

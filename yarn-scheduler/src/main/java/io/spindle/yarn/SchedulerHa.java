@@ -139,17 +139,18 @@ final class SchedulerHa implements SchedulerLeadership.Listener, Closeable {
   }
 
   @Override
-  public void elected(long epoch) {
+  public void elected(long epoch, long heldSince) {
     long before = lastEpoch;
     lastEpoch = epoch;
     if (before == 0) {
       restoreDue = true;
       LOG.info("Scheduler {} leads (epoch {}); it takes over the saved state in its first cycle", instanceId, epoch);
-    } else if (epoch != before + 1) {
-      die("another scheduler led (epochs " + (before + 1) + " to " + (epoch - 1) + ") while " + instanceId
+    } else if (heldSince > before + 1) {
+      die("another scheduler led (epochs " + (before + 1) + " to " + (heldSince - 1) + ") while " + instanceId
           + " was cut off from ZooKeeper; its view is stale");
       return;
     } else {
+      // Epochs between `before` and `epoch` (a claim whose latch was lost before it was announced) were all ours.
       LOG.info("Scheduler {} leads again (epoch {}); nobody led meanwhile, so it resumes", instanceId, epoch);
     }
     wake.run();

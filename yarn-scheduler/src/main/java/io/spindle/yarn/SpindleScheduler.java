@@ -34,7 +34,6 @@ import io.spindle.journal.DecisionJournal;
 import io.spindle.journal.JournalSettings;
 import io.spindle.journal.RecordingLookup;
 import io.spindle.metrics.MetricsExposure;
-import io.spindle.web.RequestUser;
 import io.spindle.web.SchedulerView;
 import io.spindle.web.SpindleWeb;
 import io.spindle.metrics.SpindleMetrics;
@@ -289,10 +288,7 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
   public void serviceStart() throws Exception {
     running = true;
     metricsExposure = MetricsExposure.start(metrics, metricsConf.getBoolean(MetricsExposure.JMX_ENABLED, true));
-    web = SpindleWeb.start(metricsConf.get(SpindleWeb.BIND_ADDRESS, SpindleWeb.DEFAULT_BIND_ADDRESS),
-        metricsConf.getInt(SpindleWeb.PORT, SpindleWeb.DEFAULT_PORT), MetricsExposure.PATH,
-        metricsExposure.prometheus(), new WebView(),
-        RequestUser.forAuthentication(metricsConf.get("hadoop.security.authentication", "simple")));
+    web = SpindleWeb.start(metricsConf, MetricsExposure.PATH, metricsExposure.prometheus(), new WebView());
     if (ha != null) {
       ha.start();
     }
@@ -928,7 +924,7 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     apply(decisions);
     lostInBatch.forEach(lostAsks::remove); // Their gangs did not restart (or restarting used them): not needed.
     timing.stop();
-    metrics.decided(decisions);
+    metrics.decided(decisions, this::queueOf);
     publishMetrics(!batch.isEmpty() || !decisions.isEmpty());
     if (term != null) {
       saveState(term);
@@ -1253,6 +1249,12 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
         }
       }
     }
+  }
+
+  /** The leaf queue path of an application Spindle knows, for per-queue metrics. */
+  private Optional<String> queueOf(String appId) {
+    SchedulerApplication<SpindleAppAttempt> app = applications.get(ApplicationId.fromString(appId));
+    return app == null ? Optional.empty() : Optional.of(((SpindleQueue) app.getQueue()).path());
   }
 
   private Optional<byte[]> amRmTokenPassword(ApplicationId app) {

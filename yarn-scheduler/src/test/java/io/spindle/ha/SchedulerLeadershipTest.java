@@ -77,7 +77,7 @@ class SchedulerLeadershipTest {
     SchedulerLeadership leadership = SchedulerLeadership.start(client, root, id, ZooDefs.Ids.OPEN_ACL_UNSAFE,
         new SchedulerLeadership.Listener() {
           @Override
-          public void elected(long epoch) {
+          public void elected(long epoch, long heldSince) {
             heard.add("elected " + epoch);
           }
 
@@ -160,5 +160,18 @@ class SchedulerLeadershipTest {
     assertThat(next(c, Duration.ofSeconds(5))).isEqualTo("elected 3");
     assertThatThrownBy(() -> b.store().write(new SchedulerLeadership.Term(2, 1), bytes("late")))
         .isInstanceOf(FencedException.class);
+  }
+
+  @Test
+  void aRunOfClaimsGoesOnOnlyFromTheEpochThisVeryInstanceClaimedLast() {
+    // rm1 claimed 1 (announced) and 2 (latch lost before it was announced), and now claims 3: its run began at 1.
+    assertThat(SchedulerLeadership.runStart(new LeaderEpochRecord(2L, "rm1", 0L), 2, 1, "rm1")).isEqualTo(1);
+    // rm2 held 2: rm1's new run starts with 3, and a listener that last heard of 1 knows someone else led.
+    assertThat(SchedulerLeadership.runStart(new LeaderEpochRecord(2L, "rm2", 0L), 1, 1, "rm1")).isEqualTo(3);
+    // Same id, but not the epoch this process claimed last (a restarted rm1, or a claim it never made).
+    assertThat(SchedulerLeadership.runStart(new LeaderEpochRecord(2L, "rm1", 0L), 0, 0, "rm1")).isEqualTo(3);
+    assertThat(SchedulerLeadership.runStart(new LeaderEpochRecord(5L, "rm1", 0L), 2, 1, "rm1")).isEqualTo(6);
+    // The first claim ever, over the empty record.
+    assertThat(SchedulerLeadership.runStart(new LeaderEpochRecord(0L, "", 0L), 0, 0, "rm1")).isEqualTo(1);
   }
 }

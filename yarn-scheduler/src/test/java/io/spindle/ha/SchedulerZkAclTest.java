@@ -41,7 +41,7 @@ class SchedulerZkAclTest {
     leadership = SchedulerLeadership.start(zk.client(), ROOT, "rm1", identity.schedulerOnlyAcl(),
         new SchedulerLeadership.Listener() {
           @Override
-          public void elected(long epoch) {
+          public void elected(long epoch, long heldSince) {
             elected.add(epoch);
           }
 

@@ -27,11 +27,13 @@ class SpindleMetricsTest {
   @Test
   void snapshotFiguresBecomeLabelledPrometheusSamples() throws IOException {
     SpindleMetrics metrics = new SpindleMetrics();
-    metrics.publish(new EngineStats(2, 90_000, 1, 16, 5, Map.of("1g.10gb", 7), new MigSlices(14, 4, 3), 12, 3),
+    metrics.publish(new EngineStats(2, 90_000, 1, 16, 5, Map.of("1g.10gb", 7), new MigSlices(14, 4, 3), 12, 3,
+        45_000),
         List.of(queue("root", 3, 8), queue("root.a", 3, 8)));
     metrics.decided(List.of(new Decision.Wait("app_1", "k", "full"), new Decision.Wait("app_1", "k", "full"),
         new Decision.Reject("app_2", "k", "never"),
-        new Decision.Preempt(7, "app_3", "k", List.of(1L, 2L), null, "deadline passed")));
+        new Decision.Preempt(7, "app_3", "k", List.of(1L, 2L), null, "deadline passed")),
+        app -> app.equals("app_3") ? java.util.Optional.of("root.a") : java.util.Optional.empty());
     metrics.timeCycle().stop();
     metrics.checkpointAnswered("done", 1500);
 
@@ -39,12 +41,15 @@ class SpindleMetricsTest {
 
     assertThat(text)
         .contains("spindle_queue_usage_gpus{queue=\"root.a\",} 3.0")
+        .contains("spindle_queue_preempted_containers_total{queue=\"root.a\",} 2.0")
+        .contains("spindle_queue_preempted_containers_total{queue=\"root\",} 0.0")
         .contains("spindle_queue_pending_gpus{queue=\"root.a\",} 8.0")
         .contains("spindle_queue_fair_share_memory_mb{queue=\"root.a\",} 512.0")
         .contains("spindle_queue_guarantee_vcores{queue=\"root\",} 8.0")
         .contains("spindle_pending_gangs 2.0")
         .contains("spindle_pending_gang_oldest_age_seconds 90.0")
         .contains("spindle_reservations 1.0")
+        .contains("spindle_reservation_oldest_age_seconds 45.0")
         .contains("spindle_gpus_total 16.0")
         .contains("spindle_gpus_free 5.0")
         .contains("spindle_gpus_used 3.0")
@@ -79,7 +84,7 @@ class SpindleMetricsTest {
   @Test
   void theHttpServerServesTheTextFormat() throws IOException {
     SpindleMetrics metrics = new SpindleMetrics();
-    metrics.publish(new EngineStats(1, 0, 0, 8, 8, Map.of(), MigSlices.NONE, 4, 0), List.of(queue("root", 0, 4)));
+    metrics.publish(new EngineStats(1, 0, 0, 8, 8, Map.of(), MigSlices.NONE, 4, 0, 0), List.of(queue("root", 0, 4)));
     try (MetricsExposure exposure = MetricsExposure.start(metrics, false);
         SpindleHttpServer http = SpindleHttpServer.bind("127.0.0.1", 0).handle(MetricsExposure.PATH,
             exposure.prometheus())) {

@@ -114,4 +114,18 @@ class SchedulerHaTest {
     Thread.sleep(500);
     assertThat(first.ha().term()).as("not even if it wins a later election").isNull();
   }
+
+  @Test
+  void aReElectionAfterAnUnannouncedClaimOfItsOwnResumesButOneAfterAnotherLeaderIsFatal() throws Exception {
+    Rm rm = rm("rm1");
+    await(() -> rm.ha().term() != null);
+    // Epoch 2 was claimed by rm1 too, but its latch was lost before the election was announced (session flapping).
+    rm.ha().elected(3, 1);
+    assertThat(rm.fatal().poll(200, TimeUnit.MILLISECONDS)).as("nobody else led: no false fence").isNull();
+    assertThat(rm.ha().term()).isNotNull();
+    // Epoch 4 belonged to another scheduler: rm1's view is stale.
+    rm.ha().elected(5, 5);
+    assertThat(rm.fatal().poll(5, TimeUnit.SECONDS)).contains("epochs 4 to 4");
+    assertThat(rm.ha().term()).isNull();
+  }
 }

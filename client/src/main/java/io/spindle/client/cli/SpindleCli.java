@@ -6,16 +6,14 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.net.URI;
 import java.net.URLEncoder;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
+import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * {@code scripts/spindle}: Spindle's status API from a shell. Every answer comes from the ResourceManager; the CLI
@@ -30,14 +28,19 @@ public final class SpindleCli {
         gangs                  gangs waiting to start: why, the nodes held for them, estimated start
         why <applicationId>    why an application is pending, was rejected or was preempted
         refresh-queues [--user <name>]
-                               re-read capacity-scheduler.xml (needs the root queue's administer ACL)
+                               re-read capacity-scheduler.xml (needs the root queue's administer ACL); --user
+                               is for simple authentication, with Kerberos you are the user of your ticket
       The status API is found from --url, else SPINDLE_URL, else yarn.scheduler.spindle.http.port in
-      $HADOOP_CONF_DIR/yarn-site.xml. Exit status: 0 done, 1 the API refused or could not be reached, 2 bad usage.
+      $HADOOP_CONF_DIR/yarn-site.xml. With Kerberos (hadoop.security.authentication in
+      $HADOOP_CONF_DIR/core-site.xml, or the server asking for it) run kinit first.
+      Exit status: 0 done, 1 the API refused or could not be reached, 2 bad usage.
       """;
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private final PrintStream out;
-  private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+  private ApiTransport transport;
+  private boolean negotiating;
+  private Optional<Path> coreSite = Optional.empty();
 
   public SpindleCli(PrintStream out) {
     this.out = out;
@@ -72,6 +75,10 @@ public final class SpindleCli {
     }
     try {
       URI base = StatusEndpoint.resolve(url, env);
+      // Kerberos when the client's Hadoop configuration says so; otherwise as soon as the server asks for it.
+      negotiating = StatusEndpoint.kerberos(env);
+      coreSite = StatusEndpoint.coreSite(env);
+      transport = negotiating ? new SpnegoTransport(coreSite) : new PlainTransport();
       String command = words.get(0);
       JsonNode answer = switch (command) {
         case "status" -> get(base, "status");
@@ -111,32 +118,43 @@ public final class SpindleCli {
   }
 
   private JsonNode get(URI base, String path) throws IOException, InterruptedException {
-    return send(HttpRequest.newBuilder(base.resolve("api/v1/" + path)).GET(), base);
+    return send("GET", base.resolve("api/v1/" + path), base);
   }
 
   private JsonNode post(URI base, String path, String user) throws IOException, InterruptedException {
+    // user.name is Hadoop's simple authentication; under Kerberos the server ignores it and takes the ticket's user.
     URI uri = base.resolve("api/v1/" + path + "?user.name=" + URLEncoder.encode(user, StandardCharsets.UTF_8));
-    return send(HttpRequest.newBuilder(uri).POST(HttpRequest.BodyPublishers.noBody()), base);
+    return send("POST", uri, base);
   }
 
-  private JsonNode send(HttpRequest.Builder request, URI base) throws IOException, InterruptedException {
-    HttpResponse<String> r;
-    try {
-      r = http.send(request.timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString());
-    } catch (IOException e) {
-      throw new IOException("cannot reach Spindle's status API at " + base + " (" + e + ")", e);
+  private JsonNode send(String method, URI uri, URI base) throws IOException, InterruptedException {
+    ApiTransport.Reply r = reply(method, uri, base);
+    if (r.asksForNegotiate() && !negotiating) {
+      negotiating = true;
+      transport = new SpnegoTransport(coreSite);
+      r = reply(method, uri, base);
     }
     JsonNode body;
     try {
       body = JSON.readTree(r.body());
     } catch (IOException e) {
-      throw new ApiException(base + " answered HTTP " + r.statusCode() + " with something that is not Spindle's"
+      throw new ApiException(base + " answered HTTP " + r.status() + " with something that is not Spindle's"
           + " status API");
     }
-    if (r.statusCode() >= 400 && body.has("error")) {
-      throw new ApiException(body.get("error").asText() + " (HTTP " + r.statusCode() + ")");
+    if (r.status() >= 400 && body.has("error")) {
+      throw new ApiException(body.get("error").asText() + " (HTTP " + r.status() + ")");
     }
     return body;
+  }
+
+  private ApiTransport.Reply reply(String method, URI uri, URI base) throws IOException, InterruptedException {
+    try {
+      return transport.send(method, uri);
+    } catch (ApiTransport.AuthenticationFailed e) {
+      throw e;
+    } catch (IOException e) {
+      throw new IOException("cannot reach Spindle's status API at " + base + " (" + e + ")", e);
+    }
   }
 
   private void printStatus(JsonNode s) {

@@ -20,6 +20,7 @@ final class StatusEndpoint {
 
   static final String PORT_KEY = "yarn.scheduler.spindle.http.port";
   static final String BIND_KEY = "yarn.scheduler.spindle.http.bind-address";
+  static final String AUTHENTICATION_KEY = "hadoop.security.authentication";
 
   private StatusEndpoint() {}
 
@@ -48,6 +49,22 @@ final class StatusEndpoint {
       host = rmHost(conf);
     }
     return URI.create("http://" + host + ":" + port.trim() + "/");
+  }
+
+  /**
+   * Whether the client's Hadoop configuration ({@code $HADOOP_CONF_DIR/core-site.xml}) says
+   * {@code hadoop.security.authentication=kerberos}. Without one, the CLI learns it from the server's 401.
+   */
+  static boolean kerberos(Map<String, String> env) throws IOException {
+    Optional<Path> site = coreSite(env);
+    return site.isPresent()
+        && readSite(site.get()).getOrDefault(AUTHENTICATION_KEY, "simple").trim().equalsIgnoreCase("kerberos");
+  }
+
+  /** {@code $HADOOP_CONF_DIR/core-site.xml} (else {@code $YARN_CONF_DIR}'s), if there is one. */
+  static Optional<Path> coreSite(Map<String, String> env) {
+    String confDir = env.getOrDefault("HADOOP_CONF_DIR", env.get("YARN_CONF_DIR"));
+    return Optional.ofNullable(confDir).map(d -> Path.of(d, "core-site.xml")).filter(Files::isRegularFile);
   }
 
   private static String rmHost(Map<String, String> conf) {

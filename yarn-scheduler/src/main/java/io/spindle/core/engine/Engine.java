@@ -81,6 +81,13 @@ public final class Engine {
   /** Counts changes to the reservations, backoffs and declared ends {@link #durableState} exports. */
   private long durableChanges;
   private boolean restored;
+  /**
+   * Until then, requests are judged impossible only for what they are (unknown profile, negative count), not against
+   * the nodes registered so far: after a ResourceManager starts, its nodes register over seconds, and a gang that
+   * needs all of them must not be rejected because the first few arrived. {@code Long.MIN_VALUE}: not started yet.
+   */
+  private long capacityJudgedFromMillis = Long.MIN_VALUE;
+  private boolean capacityJudged;
   /** Reservations and backoffs restored for requests; they take hold with the asks of the next cycle. */
   private final List<DurableState.ReservationState> restoredReservations = new ArrayList<>();
   private final List<DurableState.ReservationBackoff> restoredBackoffs = new ArrayList<>();
@@ -119,6 +126,7 @@ public final class Engine {
    */
   public CycleResult cycle(List<? extends EngineEvent> events, BadEventHandler onBadEvent) {
     List<Decision> decisions = new ArrayList<>();
+    settleRegistration(decisions);
     for (EngineEvent e : events) {
       try {
         apply(e, decisions);
@@ -290,6 +298,9 @@ public final class Engine {
       throw new InvalidInputException("appId", e.appId(), "demand for an application that was never submitted");
     }
     String why = whyImpossible(app, e);
+    if (why == null && capacityJudged) {
+      why = whyNeverFits(app, e.shape(), e.count(), e.spec());
+    }
     DemandState old = app.demands.get(e.requestKey());
     if (why == null) {
       // Only what is new counts: drivers re-send a request's whole outstanding count.
@@ -297,12 +308,7 @@ public final class Engine {
       migRepartitioning.asked(e.shape(), e.count() - before);
     }
     if (old != null) {
-      app.leaf.addPending(old.pending().times(-1));
-      app.demands.remove(e.requestKey());
-      dropReservation(old);
-      if (old.noReservationBeforeMillis != 0) {
-        durableChanges++; // Its backoff goes with it.
-      }
+      forget(old);
     }
     if (why != null) {
       decisions.add(new Decision.Reject(app.id, e.requestKey(), why));
@@ -318,7 +324,47 @@ public final class Engine {
     }
   }
 
-  /** Why a request can never be served as asked, or {@code null}. */
+  private void forget(DemandState d) {
+    d.app.leaf.addPending(d.pending().times(-1));
+    d.app.demands.remove(d.key);
+    dropReservation(d);
+    if (d.noReservationBeforeMillis != 0) {
+      durableChanges++; // Its backoff goes with it.
+    }
+  }
+
+  /**
+   * Starts judging requests against the registered nodes once the registration window has passed since the first
+   * cycle, and rejects the requests that arrived meanwhile and still could never fit.
+   */
+  private void settleRegistration(List<Decision> decisions) {
+    if (capacityJudged) {
+      return;
+    }
+    long now = clock.nowMillis();
+    if (capacityJudgedFromMillis == Long.MIN_VALUE) {
+      capacityJudgedFromMillis = now + settings.registrationSettleMillis();
+    }
+    if (now < capacityJudgedFromMillis) {
+      return;
+    }
+    capacityJudged = true;
+    for (AppState app : apps.values()) {
+      for (DemandState d : List.copyOf(app.demands.values())) {
+        String why = whyNeverFits(app, d.shape, d.outstanding, d.spec);
+        if (why != null) {
+          forget(d);
+          decisions.add(new Decision.Reject(app.id, d.key, why));
+        }
+      }
+      app.leaf.waitingApps.remove(app);
+      if (app.hasPending()) {
+        app.leaf.waitingApps.add(app);
+      }
+    }
+  }
+
+  /** Why a request can never be served as asked whatever the cluster, or {@code null}. */
   private String whyImpossible(AppState app, Demand e) {
     if (e.count() < 0) {
       return "count must not be negative; was " + e.count();
@@ -344,21 +390,25 @@ public final class Engine {
         return "GPU model " + shape.gpuModel() + " has no MIG profile '" + shape.migProfile() + "'";
       }
     }
-    String never = cluster.whyNever(shape);
-    if (never != null) {
-      return never;
-    }
-    PlacementSpec spec = e.spec();
-    int requiredDepth = -1;
-    if (spec.topologyLevel() != null) {
+    if (e.spec().topologyLevel() != null) {
       try {
-        requiredDepth = cluster.depthOf(spec.topologyLevel());
+        cluster.depthOf(e.spec().topologyLevel());
       } catch (InvalidInputException bad) {
         return bad.getMessage();
       }
     }
-    if (spec.gang() && e.count() > 0) {
-      String gangNever = gangPlacer.whyNever(shape, e.count(), spec.required() ? requiredDepth : -1);
+    return null;
+  }
+
+  /** Why no cluster of the registered nodes, with the queue's maximum, could ever serve the request, or {@code null}. */
+  private String whyNeverFits(AppState app, Resources shape, int count, PlacementSpec spec) {
+    String never = cluster.whyNever(shape);
+    if (never != null) {
+      return never;
+    }
+    int requiredDepth = spec.topologyLevel() == null ? -1 : cluster.depthOf(spec.topologyLevel());
+    if (spec.gang() && count > 0) {
+      String gangNever = gangPlacer.whyNever(shape, count, spec.required() ? requiredDepth : -1);
       if (gangNever != null) {
         return gangNever;
       }
@@ -373,8 +423,8 @@ public final class Engine {
         return "one container " + unit + " is larger than the maximum-capacity " + max + " of queue "
             + app.leaf.path();
       }
-      if (spec.gang() && !unit.times(e.count()).fitsIn(max)) {
-        return "gang of " + e.count() + " x " + unit + " is larger than the maximum-capacity " + max
+      if (spec.gang() && !unit.times(count).fitsIn(max)) {
+        return "gang of " + count + " x " + unit + " is larger than the maximum-capacity " + max
             + " of queue " + app.leaf.path() + "; it could never start whole";
       }
     }
@@ -534,6 +584,14 @@ public final class Engine {
     for (DemandState d : waiting) {
       if (d.waitingReason == NO_ROOM) {
         d.waitingReason = noRoomReasons.computeIfAbsent(d.shape, cluster::whyNotNow);
+      }
+      if (!capacityJudged) {
+        String never = whyNeverFits(d.app, d.shape, d.outstanding, d.spec);
+        if (never != null) {
+          d.waitingReason = "not yet placeable on the " + cluster.nodeCount() + " nodes registered so far (" + never
+              + "); nodes are still registering, so it is judged again at " + java.time.Instant.ofEpochMilli(capacityJudgedFromMillis)
+              + " and rejected then if it still cannot fit";
+        }
       }
       if (d.outstanding > 0 && !d.waitingReason.equals(d.reportedReason)) {
         d.reportedReason = d.waitingReason;
@@ -1165,9 +1223,13 @@ public final class Engine {
     for (int n : cluster.freeWholeGpusByNode().values()) {
       freeWhole += n;
     }
+    long oldestReservation = now;
+    for (Reservation r : cluster.reservations()) {
+      oldestReservation = Math.min(oldestReservation, r.createdMillis());
+    }
     return new EngineStats(gangs, gangs == 0 ? 0 : Math.max(0, now - oldestSubmit), cluster.reservations().size(),
         cluster.capacity().gpus(), freeWhole, cluster.freeMigInstancesByProfile(), cluster.migSlices(), pendingContainers(),
-        runningContainers());
+        runningContainers(), now - oldestReservation);
   }
 
   /** What status pages show, as of now (call between cycles, on the thread that runs them). */

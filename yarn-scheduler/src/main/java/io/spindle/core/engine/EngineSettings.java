@@ -26,9 +26,13 @@ import java.util.Map;
  *     no-backfill baselines with the very engine the ResourceManager runs.
  * @param preemption when and how running work is reclaimed for starved requests
  *     ({@code yarn.scheduler.spindle.preemption.*}; off by default)
+ * @param registrationSettleMillis for this long after the engine's first cycle, a request is not rejected for being
+ *     larger than the nodes registered so far (it waits): nodes register over seconds after a ResourceManager starts
+ *     or fails over ({@code yarn.scheduler.spindle.registration-settle-seconds})
  */
 public record EngineSettings(long migReconfigureMillis, int maxMigReconfigurationsPerCycle, MigSlotPolicy migSlotPolicy,
-    long reservationTimeoutMillis, int maxReservations, boolean strictQueueOrder, PreemptionSettings preemption) {
+    long reservationTimeoutMillis, int maxReservations, boolean strictQueueOrder, PreemptionSettings preemption,
+    long registrationSettleMillis) {
 
   public static final String MIG_RECONFIGURE_SECONDS = "yarn.scheduler.spindle.mig.reconfigure-seconds";
   public static final String MAX_MIG_RECONFIGURATIONS_PER_CYCLE =
@@ -45,6 +49,9 @@ public record EngineSettings(long migReconfigureMillis, int maxMigReconfiguratio
       "yarn.scheduler.spindle.preemption.max-extension-seconds";
   public static final String PREEMPTION_MAX_VICTIMS_PER_CYCLE =
       "yarn.scheduler.spindle.preemption.max-victims-per-cycle";
+  public static final String REGISTRATION_SETTLE_SECONDS = "yarn.scheduler.spindle.registration-settle-seconds";
+  /** YARN's own wait for nodes to re-register before scheduling after a recovery (scheduling-wait-ms). */
+  public static final long DEFAULT_REGISTRATION_SETTLE_MILLIS = 10_000;
   public static final long DEFAULT_RESERVATION_TIMEOUT_MILLIS = 900_000;
   public static final int DEFAULT_MAX_RESERVATIONS = 4;
   public static final long DEFAULT_MIG_RECONFIGURE_MILLIS = 30_000;
@@ -61,6 +68,9 @@ public record EngineSettings(long migReconfigureMillis, int maxMigReconfiguratio
       throw new IllegalArgumentException(
           "maxMigReconfigurationsPerCycle must not be negative: " + maxMigReconfigurationsPerCycle);
     }
+    if (registrationSettleMillis < 0) {
+      throw new IllegalArgumentException("registrationSettleMillis must not be negative: " + registrationSettleMillis);
+    }
     preemption = preemption == null ? PreemptionSettings.defaults() : preemption;
   }
 
@@ -68,7 +78,7 @@ public record EngineSettings(long migReconfigureMillis, int maxMigReconfiguratio
   public EngineSettings(long migReconfigureMillis, int maxMigReconfigurationsPerCycle, MigSlotPolicy migSlotPolicy,
       long reservationTimeoutMillis, int maxReservations, boolean strictQueueOrder) {
     this(migReconfigureMillis, maxMigReconfigurationsPerCycle, migSlotPolicy, reservationTimeoutMillis,
-        maxReservations, strictQueueOrder, PreemptionSettings.defaults());
+        maxReservations, strictQueueOrder, PreemptionSettings.defaults(), DEFAULT_REGISTRATION_SETTLE_MILLIS);
   }
 
   /** Settings with the default queue order (requests that cannot be placed are skipped, not waited behind). */
@@ -103,8 +113,9 @@ public record EngineSettings(long migReconfigureMillis, int maxMigReconfiguratio
         readLong(conf, PREEMPTION_MAX_EXTENSION_SECONDS, p.maxExtensionMillis() / 1000, 0,
             QueueConfigParser.MAX_EXTENSION_SECONDS_LIMIT) * 1000,
         (int) readLong(conf, PREEMPTION_MAX_VICTIMS_PER_CYCLE, p.maxVictimsPerCycle(), 1, 100_000));
+    long settle = readLong(conf, REGISTRATION_SETTLE_SECONDS, d.registrationSettleMillis() / 1000, 0, 3_600);
     return new EngineSettings(seconds * 1000, (int) perCycle, d.migSlotPolicy(), timeout * 1000, (int) reservations,
-        strict, preemption);
+        strict, preemption, settle * 1000);
   }
 
   private static boolean readBoolean(Map<String, String> conf, String key, boolean dflt) {
@@ -138,26 +149,31 @@ public record EngineSettings(long migReconfigureMillis, int maxMigReconfiguratio
 
   public EngineSettings withMigSlotPolicy(MigSlotPolicy policy) {
     return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle, policy, reservationTimeoutMillis,
-        maxReservations, strictQueueOrder, preemption);
+        maxReservations, strictQueueOrder, preemption, registrationSettleMillis);
   }
 
   public EngineSettings withMigReconfigureMillis(long millis) {
     return new EngineSettings(millis, maxMigReconfigurationsPerCycle, migSlotPolicy, reservationTimeoutMillis,
-        maxReservations, strictQueueOrder, preemption);
+        maxReservations, strictQueueOrder, preemption, registrationSettleMillis);
   }
 
   public EngineSettings withReservations(long timeoutMillis, int max) {
     return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle, migSlotPolicy, timeoutMillis, max,
-        strictQueueOrder, preemption);
+        strictQueueOrder, preemption, registrationSettleMillis);
   }
 
   public EngineSettings withStrictQueueOrder(boolean strict) {
     return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle, migSlotPolicy,
-        reservationTimeoutMillis, maxReservations, strict, preemption);
+        reservationTimeoutMillis, maxReservations, strict, preemption, registrationSettleMillis);
   }
 
   public EngineSettings withPreemption(PreemptionSettings settings) {
     return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle, migSlotPolicy,
-        reservationTimeoutMillis, maxReservations, strictQueueOrder, settings);
+        reservationTimeoutMillis, maxReservations, strictQueueOrder, settings, registrationSettleMillis);
+  }
+
+  public EngineSettings withRegistrationSettleMillis(long millis) {
+    return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle, migSlotPolicy,
+        reservationTimeoutMillis, maxReservations, strictQueueOrder, preemption, millis);
   }
 }

@@ -18,11 +18,12 @@ import java.util.Map;
  * @param runningContainers containers the engine has allocated
  */
 public record EngineStats(int pendingGangs, long oldestPendingGangAgeMillis, int reservations, double totalGpus,
-    int freeWholeGpus, Map<String, Integer> freeMigInstances, MigSlices migSlices, long pendingContainers, int runningContainers) {
+    int freeWholeGpus, Map<String, Integer> freeMigInstances, MigSlices migSlices, long pendingContainers, int runningContainers,
+    long oldestReservationAgeMillis) {
 
   public EngineStats {
     freeMigInstances = Map.copyOf(freeMigInstances);
   }
 
-  public static final EngineStats EMPTY = new EngineStats(0, 0, 0, 0, 0, Map.of(), MigSlices.NONE, 0, 0);
+  public static final EngineStats EMPTY = new EngineStats(0, 0, 0, 0, 0, Map.of(), MigSlices.NONE, 0, 0, 0);
 }

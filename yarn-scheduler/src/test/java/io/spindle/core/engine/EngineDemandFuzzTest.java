@@ -120,6 +120,7 @@ class EngineDemandFuzzTest {
         new NodeAdded(Fixtures.node("h2", "/r2", 4_096, 16, H100, 8, 4, true)),
         new NodeAdded(Fixtures.cpuNode("c1", "/r2", 2_048, 8)),
         new AppSubmitted("app", queue, "alice", 0)));
+    clock.advance(EngineSettings.DEFAULT_REGISTRATION_SETTLE_MILLIS); // Impossible asks are rejected, not parked.
     return engine;
   }
 

@@ -33,6 +33,7 @@ class EngineStatsTest {
     assertThat(first.allocations()).hasSize(8);
     assertThat(engine.stats().pendingGangs()).isZero();
     assertThat(engine.stats().oldestPendingGangAgeMillis()).isZero();
+    assertThat(engine.stats().oldestReservationAgeMillis()).isZero();
 
     clock.advance(2_000);
     CycleResult second = engine.cycle(List.of(new AppSubmitted("wait", "a", "u", 0),
@@ -50,6 +51,7 @@ class EngineStatsTest {
     assertThat(stats.pendingContainers()).isEqualTo(12);
     assertThat(stats.runningContainers()).isEqualTo(8);
     assertThat(stats.migSlices()).isEqualTo(MigSlices.NONE);
+    assertThat(stats.oldestReservationAgeMillis()).as("reserved in the second cycle").isEqualTo(3_000);
   }
 
   @Test

@@ -171,6 +171,7 @@ class EngineTest {
     Engine e = engine(queues("root.queues", "a,b", "root.a.capacity", "50", "root.b.capacity", "50",
         "root.b.maximum-capacity", "50"));
     e.cycle(List.of(new NodeAdded(gpuNode("n1", "/r1", 8)), new NodeAdded(gpuNode("n2", "/r2", 8))));
+    clock.advance(EngineSettings.DEFAULT_REGISTRATION_SETTLE_MILLIS); // Registration has settled.
 
     CycleResult r = e.cycle(List.of(
         new AppSubmitted("lost", "nosuch", "u", 0),

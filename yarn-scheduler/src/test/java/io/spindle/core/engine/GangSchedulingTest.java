@@ -49,6 +49,41 @@ class GangSchedulingTest {
   }
 
   @Test
+  void whileNodesRegisterAGangLargerThanThoseSoFarWaitsAndIsRejectedOnlyIfItStillCannotFitOnceRegistrationSettles() {
+    Engine e = engine();
+    e.cycle(List.of(new NodeAdded(gpuNode("n1", "/s1/r1", 8)))); // The first node of four, just after an RM start.
+    CycleResult early = e.cycle(List.of(new AppSubmitted("job", "q", "u", 0), gang("job", 32, ONE_GPU, null, false),
+        new AppSubmitted("huge", "q", "u", 0), gang("huge", 33, ONE_GPU, null, false)));
+    assertThat(early.decisions()).noneMatch(Reject.class::isInstance);
+    assertThat(early.decisions()).filteredOn(Decision.Wait.class::isInstance).map(d -> ((Decision.Wait) d).reason())
+        .hasSize(2).allMatch(r -> r.contains("nodes registered so far") && r.contains("larger than the cluster"));
+
+    clock.advance(2_000);
+    CycleResult rest = e.cycle(List.of(new NodeAdded(gpuNode("n2", "/s1/r1", 8)),
+        new NodeAdded(gpuNode("n3", "/s1/r2", 8)), new NodeAdded(gpuNode("n4", "/s1/r2", 8))));
+    assertThat(rest.allocations()).hasSize(32).allMatch(a -> a.appId().equals("job"));
+    assertThat(rest.decisions()).noneMatch(Reject.class::isInstance);
+
+    clock.advance(EngineSettings.DEFAULT_REGISTRATION_SETTLE_MILLIS - 2_000); // The window has passed.
+    CycleResult settled = e.cycle(List.of());
+    assertThat(settled.decisions()).singleElement().isInstanceOfSatisfying(Reject.class, j -> {
+      assertThat(j.appId()).isEqualTo("huge");
+      assertThat(j.reason()).contains("larger than the cluster");
+    });
+    // From now on an impossible request is rejected at once.
+    CycleResult after = e.cycle(List.of(new AppSubmitted("more", "q", "u", 0), gang("more", 40, ONE_GPU, null, false)));
+    assertThat(after.decisions()).singleElement().isInstanceOf(Reject.class);
+  }
+
+  @Test
+  void withoutARegistrationWindowTheFirstNodesAreTheCluster() {
+    Engine e = new Engine(CATALOG, ONE_QUEUE, TWO_RACKS, clock, EngineSettings.defaults().withRegistrationSettleMillis(0));
+    e.cycle(List.of(new NodeAdded(gpuNode("n1", "/s1/r1", 8))));
+    CycleResult r = e.cycle(List.of(new AppSubmitted("job", "q", "u", 0), gang("job", 9, ONE_GPU, null, false)));
+    assertThat(r.decisions()).singleElement().isInstanceOf(Reject.class);
+  }
+
+  @Test
   void a32GpuGangOnFourEightGpuNodesStartsAllAtOnce() {
     Engine e = engine();
     e.cycle(fourNodes());
@@ -112,6 +147,7 @@ class GangSchedulingTest {
   void aRackRequiredGangNeverSpansRacksAndAnImpossibleOneIsRejected() {
     Engine e = engine();
     e.cycle(fourNodes());
+    clock.advance(EngineSettings.DEFAULT_REGISTRATION_SETTLE_MILLIS); // Registration has settled.
     // Rack r1 loses 4 GPUs to a running job; a 16-GPU rack-bound gang must take rack r2 whole.
     e.cycle(List.of(new AppSubmitted("busy", "q", "u", 0), new Demand("busy", "r", Resources.of(1024, 1).withGpus(4), 1)));
     CycleResult r = e.cycle(List.of(new AppSubmitted("g", "q", "u", 0), gang("g", 16, ONE_GPU, "rack", true)));
@@ -136,6 +172,7 @@ class GangSchedulingTest {
     Engine e = new Engine(CATALOG, queues("root.queues", "a,b", "root.a.capacity", "50",
         "root.a.maximum-capacity", "50", "root.b.capacity", "50"), TWO_RACKS, clock);
     e.cycle(fourNodes());
+    clock.advance(EngineSettings.DEFAULT_REGISTRATION_SETTLE_MILLIS);
     CycleResult r = e.cycle(List.of(new AppSubmitted("g", "a", "u", 0), gang("g", 17, ONE_GPU, null, false)));
     assertThat(r.decisions()).singleElement().isInstanceOfSatisfying(Reject.class,
         j -> assertThat(j.reason()).contains("maximum-capacity").contains("could never start whole"));

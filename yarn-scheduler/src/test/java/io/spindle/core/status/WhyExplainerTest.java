@@ -92,6 +92,7 @@ class WhyExplainerTest {
   @Test
   void aGangLargerThanTheClusterIsRejectedAndStaysExplainedAfterTheEngineForgetsIt() {
     start(HALVES, PreemptionSettings.defaults());
+    clock.advance(EngineSettings.DEFAULT_REGISTRATION_SETTLE_MILLIS);
     cycle(new AppSubmitted("huge", "a", "dave", 0), new Demand("huge", "workers", EIGHT_GPUS, 3, GANG));
     cycle(new EngineEvent.AppFinished("huge")); // The RM kills a rejected application.
 
