@@ -53,7 +53,8 @@ final class SoakFailovers {
 
   /** One ResourceManager's time as active: its scheduler and its root queue metrics at the start and the end. */
   private static final class Tenure {
-    final SpindleScheduler scheduler;
+    /** Let go once it has stood down: a stopped scheduler still holds everything it had, a heap of its own. */
+    SpindleScheduler scheduler;
     /** The epoch of its ResourceManager, known once it is active. */
     long epoch;
     final Reading start;
@@ -128,6 +129,7 @@ final class SoakFailovers {
         failOver(k);
       } catch (Exception | Error e) {
         problem("failover " + k + " failed: " + e);
+        cluster.activeIs(RmHaPair.activeIndex(cluster.yarn())); // Whichever is active, if one is, for the checks.
         return;
       }
     }
@@ -168,6 +170,7 @@ final class SoakFailovers {
     }
     old.end();
     old.held = heldBy(old.scheduler);
+    old.scheduler = null;
     // Before the next one can hand out what the old one's unlaunched containers held.
     ctx.failedOver(oldRm.getRMContext().getEpoch());
     Tenure next = new Tenure(newScheduler);
