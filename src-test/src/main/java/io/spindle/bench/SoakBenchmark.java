@@ -9,7 +9,9 @@ import io.spindle.bench.soak.SoakRun;
  * four queues from five users — submitted through the real YARN client in bursts against a local YARN cluster with
  * Spindle, each driven by an unmanaged ApplicationMaster in this JVM, until drained. Prints the correctness figures
  * (lost, stuck, failed, double-allocated, unaccounted containers; exit status 1 unless all are 0) and the measured
- * ones (submissions/s, allocations/s, scheduling latency, Spindle's cycle latency, heap after GC).
+ * ones (submissions/s, allocations/s, scheduling latency, Spindle's cycle latency, heap after GC). With
+ * {@code --failovers=N} the cluster is a ResourceManager HA pair whose active one fails over N times under the load,
+ * each failover timed (take-over, first allocation after it).
  *
  * <p>Run: {@code scripts/soak [--apps=10000] [--nodes=32] ...} (see {@link SoakOptions}); docs/reliability.md,
  * "Load and soak", has the figures of the full profile.
