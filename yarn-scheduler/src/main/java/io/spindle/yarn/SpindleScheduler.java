@@ -209,7 +209,12 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
   private long savedVersion = -1;
   /** Leadership among the schedulers sharing the ZooKeeper root; {@code null} without ZooKeeper (always leads). */
   private SchedulerHa ha;
-  private final ConcurrentLinkedQueue<MigLayoutRecord> migReports = new ConcurrentLinkedQueue<>();
+  /**
+   * The latest layout each GPU's agent reported and no cycle has read yet, by node and GPU index. A report is the
+   * GPU's whole state, so a newer one supersedes an unread older one; keeping one per GPU bounds what a standby,
+   * which runs no cycles, holds however long it waits (a queue of every report grew without end).
+   */
+  private final ConcurrentHashMap<String, MigLayoutRecord> migReports = new ConcurrentHashMap<>();
   /** Nodes to rebuild from their reports or new resources once nothing runs on them. */
   private final Set<NodeId> pendingRebuild = ConcurrentHashMap.newKeySet();
   private List<String> topologyLevels;
@@ -251,7 +256,7 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
       ha = new SchedulerHa(schedulerZk, identity, instanceId(conf), wake::release, this::mustStop);
       migExchange = MigLayoutExchange.start(schedulerZk.client(), zk.root(), ha.fence(), identity.schedulerOnlyAcl(),
           report -> {
-            migReports.add(report);
+            migReports.put(report.getNode() + "#" + report.getGpuIndex(), report);
             wake.release();
           });
       checkpoints.useStore(CheckpointNoticeStore.start(schedulerZk.client(), zk.root(), identity.aclId(),
@@ -1222,8 +1227,11 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
    * nodes whose GPUs changed once nothing runs on them (a rebuild re-adds the node, which would drop running work).
    */
   private void collectNodeChanges(List<EngineEvent> batch) {
-    MigLayoutRecord report;
-    while ((report = migReports.poll()) != null) {
+    for (String gpu : migReports.keySet()) {
+      MigLayoutRecord report = migReports.remove(gpu);
+      if (report == null) {
+        continue;
+      }
       NodeInventory.Outcome outcome = inventory.onReport(report);
       if (outcome instanceof NodeInventory.Outcome.Report r) {
         batch.add(r.event());
