@@ -21,6 +21,7 @@ import io.spindle.core.queue.QueueTree;
 import io.spindle.ha.SchedulerLeadership;
 import io.spindle.ha.SchedulerStateCodec;
 import io.spindle.ha.SchedulerStateStore;
+import io.spindle.local.EmbeddedZooKeeper;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -74,6 +75,7 @@ public final class FailoverBenchmark {
         System.getProperty("java.version"), Runtime.getRuntime().availableProcessors(), TRIALS);
     System.out.printf(Locale.ROOT, "%-9s %6s %8s %9s %8s %9s %9s %10s %12s%n", "mode", "nodes", "session",
         "election", "load", "restore", "total", "recovery", "state bytes");
+    EmbeddedZooKeeper.prepare();
     try (TestingCluster ensemble = new TestingCluster(3)) {
       ensemble.start();
       run(ensemble, "handover", 200, 2_000, 1); // Warm-up: JIT and ZooKeeper connections, not reported.

@@ -340,6 +340,7 @@ public final class SpindleLocalCluster implements AutoCloseable {
     configureLogging();
     chooseHosts();
 
+    EmbeddedZooKeeper.prepare();
     zookeeper = new TestingServer(new InstanceSpec(workdir.resolve("zookeeper").toFile(), -1, -1, -1, false, -1),
         true);
 

@@ -125,9 +125,10 @@ class FaultMatrixTest {
         zk.killServer(s);
       }
       long outageEnds = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-      // Within a few seconds the session is suspended and the leader stops; busy's node drains meanwhile, which
-      // would let the gang start at once if anything were still scheduled.
-      Thread.sleep(10_000);
+      // The remaining server, without a quorum, drops its clients: the session is suspended and the leader stops.
+      // A fixed wait for that was too short on a loaded machine, and busy's drain then started the gang.
+      MiniClusterSupport.await(Duration.ofSeconds(30), () -> !spindle.leads());
+      Thread.sleep(1_000); // Longer than any cycle: one that began before the loss has ended.
       busy.release(1);
       long cyclesAtPause = cycles();
       while (System.nanoTime() < outageEnds) {
