@@ -179,9 +179,10 @@ class SpindleSchedulerMiniClusterTest {
       }
     } finally {
       updateNode(first, first.getCapability());
-      // The engine re-reads the node once its containers are gone; the next test must not see it half-sized.
-      MiniClusterSupport.awaitEngineGpus(cluster, 16);
     }
+    // The engine re-reads the node once its containers are gone; the next test must not see it half-sized. Not in
+    // the finally block: a failure there hid the one of the case itself.
+    MiniClusterSupport.awaitEngineGpus(cluster, 16);
   }
 
   // ------------------------------------------------------------------ helpers

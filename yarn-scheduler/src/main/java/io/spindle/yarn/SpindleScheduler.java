@@ -523,6 +523,22 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     }
   }
 
+  /**
+   * The node as the tracker holds it, never missed while {@link #updateNodeResource} files it again (out of the
+   * tracker and back, under the write lock). Read without the lock, a completion on an IPC thread (an AM's release)
+   * found no node in that window and never gave the container back to it: the node never looked empty again, so its
+   * new size never reached the engine (SpindleSchedulerMiniClusterTest under load, docs/reliability.md). Only the
+   * look-up takes the read lock, so it nests under any of this class's own locks.
+   */
+  private FiCaSchedulerNode trackedNode(NodeId id) {
+    readLock.lock();
+    try {
+      return (FiCaSchedulerNode) getNode(id);
+    } finally {
+      readLock.unlock();
+    }
+  }
+
   private void removeNode(RMNode rmNode) {
     FiCaSchedulerNode node = nodeTracker.getNode(rmNode.getNodeID());
     if (node == null) {
@@ -681,7 +697,7 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
       RMContainerEventType event) {
     Container container = rmContainer.getContainer();
     SpindleAppAttempt attempt = getCurrentAttemptForContainer(container.getId());
-    FiCaSchedulerNode node = (FiCaSchedulerNode) getNode(container.getNodeId());
+    FiCaSchedulerNode node = trackedNode(container.getNodeId());
     Long allocation = allocationOf.remove(container.getId());
     if (allocation != null) {
       containerOf.remove(allocation);
@@ -1256,7 +1272,7 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     }
     batch.addAll(inventory.overdueAnswers());
     for (NodeId id : pendingRebuild) {
-      FiCaSchedulerNode node = (FiCaSchedulerNode) getNode(id);
+      FiCaSchedulerNode node = trackedNode(id);
       if (node == null) {
         pendingRebuild.remove(id);
       } else if (node.getNumContainers() == 0) {
@@ -1266,6 +1282,7 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
           if (rebuilt.isPresent()) {
             batch.add(new EngineEvent.NodeRemoved(engineNodeId(id)));
             batch.add(new EngineEvent.NodeAdded(rebuilt.get()));
+            LOG.info("Node {} re-read now that nothing runs on it: {} GPUs", id, rebuilt.get().gpus().size());
           }
         } catch (IllegalArgumentException ex) {
           LOG.error("Node {} cannot be rebuilt from its new GPU inventory: {}", id, ex.getMessage());
@@ -1294,7 +1311,7 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     SchedulerApplication<SpindleAppAttempt> app = applications.get(appId);
     SpindleAppAttempt attempt = app == null ? null : app.getCurrentAppAttempt();
     AppAsks appAsks = asks.get(appId);
-    FiCaSchedulerNode node = (FiCaSchedulerNode) getNode(NodeId.fromString(a.nodeId()));
+    FiCaSchedulerNode node = trackedNode(NodeId.fromString(a.nodeId()));
     AppAsks.Ask ask = appAsks == null ? null : appAsks.ask(a.requestKey());
     if (attempt == null || node == null || ask == null) {
       inbox.add(new EngineEvent.ContainerFinished(a.allocationId()));
