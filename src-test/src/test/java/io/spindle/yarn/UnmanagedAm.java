@@ -183,6 +183,11 @@ public final class UnmanagedAm implements AutoCloseable {
     heartbeat();
   }
 
+  /** Requests asked and not yet matched by a container (what the next heartbeat's ask still counts). */
+  public int openRequests() {
+    return open.size();
+  }
+
   public List<Container> held() {
     return held;
   }
