@@ -86,6 +86,25 @@ final class AppAsks {
     return before == null || before.count() != count || !before.capability().equals(capability);
   }
 
+  /**
+   * The requests the engine was told of with containers outstanding that YARN no longer lists: YARN drops a request
+   * key from an attempt once an AM's ask for it goes to 0, so the withdrawal never shows as a count of 0. Each is
+   * recorded as withdrawn; returns their names.
+   */
+  synchronized List<String> withdrawnUnless(Set<String> listed) {
+    List<String> gone = new ArrayList<>();
+    forwarded.forEach((name, ask) -> {
+      if (ask.count() > 0 && !listed.contains(name)) {
+        gone.add(name);
+      }
+    });
+    for (String name : gone) {
+      Ask a = forwarded.get(name);
+      forwarded.put(name, new Ask(a.key(), a.capability(), 0));
+    }
+    return gone;
+  }
+
   synchronized Ask ask(String name) {
     return forwarded.get(name);
   }

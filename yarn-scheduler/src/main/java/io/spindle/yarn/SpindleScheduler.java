@@ -856,10 +856,12 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
   /** Turns YARN's outstanding asks into engine demands, only where they changed. */
   private void forwardAsks(ApplicationId appId, SpindleAppAttempt attempt, AppAsks appAsks) {
     boolean amAsk = appAsks.expectsAmAsk(attempt);
+    Set<String> listed = new HashSet<>();
     for (SchedulerRequestKey key : attempt.getSchedulerKeys()) {
       PendingAsk pending = attempt.getPendingAsk(key, ResourceRequest.ANY);
       Resource capability = pending.getPerAllocationResource();
       String keyName = AppAsks.keyName(key);
+      listed.add(keyName);
       if (amAsk) {
         appAsks.markAm(keyName);
       }
@@ -886,6 +888,12 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
       askNotes.remove(appId);
       PlacementSpec spec = appAsks.isAm(keyName) ? PlacementSpec.APPLICATION_MASTER : appAsks.tags().placement(gang);
       inbox.add(new EngineEvent.Demand(appId.toString(), keyName, shape, count, spec));
+    }
+    // An ask withdrawn to 0 leaves YARN's list of keys: the engine would go on placing it. Seen when a preempted gang
+    // was re-admitted on its AM's behalf before the AM's own re-ask arrived, which the AM then withdrew
+    // (CheckpointPreemptionTest, about one run in ten; docs/reliability.md).
+    for (String gone : appAsks.withdrawnUnless(listed)) {
+      inbox.add(new EngineEvent.Demand(appId.toString(), gone, Resources.NONE, 0));
     }
   }
 

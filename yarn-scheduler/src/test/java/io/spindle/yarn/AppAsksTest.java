@@ -35,6 +35,26 @@ class AppAsksTest {
     assertThat(asks.changed(name, KEY, EACH, 3)).as("asking for more is a change").isTrue();
   }
 
+  /**
+   * A preempted gang re-admitted on its AM's behalf before the AM's own re-ask arrived: the re-ask is more wanted,
+   * and when the AM withdraws it YARN drops the request key instead of listing it at 0. The engine must hear of the
+   * withdrawal all the same, once.
+   */
+  @Test
+  void aRequestYarnNoLongerListsIsWithdrawnOnce() {
+    AppAsks asks = new AppAsks(new SpindleTags(2, null, false, 0), true);
+    String name = AppAsks.keyName(KEY);
+    asks.requeued(name, KEY, EACH);
+    asks.requeued(name, KEY, EACH);
+    asks.allocated(name);
+    asks.allocated(name);
+    assertThat(asks.changed(name, KEY, EACH, 2)).as("the AM's late re-ask").isTrue();
+    assertThat(asks.withdrawnUnless(java.util.Set.of(name))).as("still listed").isEmpty();
+    assertThat(asks.withdrawnUnless(java.util.Set.of())).containsExactly(name);
+    assertThat(asks.ask(name).count()).isZero();
+    assertThat(asks.withdrawnUnless(java.util.Set.of())).as("told once").isEmpty();
+  }
+
   @Test
   void aPreemptedContainerOfARequestNeverForwardedIsRecordedUnderItsKey() {
     AppAsks asks = new AppAsks(SpindleTags.NONE, false);
