@@ -656,21 +656,24 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     if (attempt == null) {
       return;
     }
-    for (RMContainer c : attempt.getLiveContainers()) {
-      if (keepContainers && c.getState().equals(org.apache.hadoop.yarn.server.resourcemanager.rmcontainer
-          .RMContainerState.RUNNING)) {
-        continue;
-      }
-      super.completedContainer(c, SchedulerUtils.createAbnormalContainerStatus(c.getContainerId(),
-          SchedulerUtils.COMPLETED_APPLICATION), RMContainerEventType.KILL);
-    }
-    AppAsks appAsks = asks.get(attemptId.getApplicationId());
-    if (appAsks != null) {
-      for (String key : appAsks.cancelAll()) {
-        inbox.add(new EngineEvent.Demand(attemptId.getApplicationId().toString(), key, Resources.NONE, 0));
-      }
-    }
+    // One step under the attempt's monitor, which handing out containers takes too: a cycle that ran between the
+    // completions and the stop (the completions freed room for the attempt's remaining asks) handed it a container
+    // nobody ever completed, which held its node for good (SpindleSchedulerMiniClusterTest, docs/reliability.md).
     synchronized (attempt) {
+      for (RMContainer c : attempt.getLiveContainers()) {
+        if (keepContainers && c.getState().equals(org.apache.hadoop.yarn.server.resourcemanager.rmcontainer
+            .RMContainerState.RUNNING)) {
+          continue;
+        }
+        super.completedContainer(c, SchedulerUtils.createAbnormalContainerStatus(c.getContainerId(),
+            SchedulerUtils.COMPLETED_APPLICATION), RMContainerEventType.KILL);
+      }
+      AppAsks appAsks = asks.get(attemptId.getApplicationId());
+      if (appAsks != null) {
+        for (String key : appAsks.cancelAll()) {
+          inbox.add(new EngineEvent.Demand(attemptId.getApplicationId().toString(), key, Resources.NONE, 0));
+        }
+      }
       synchronized (queueMetricsLock) {
         attempt.stop(org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttemptState.FINISHED);
       }
