@@ -1,7 +1,6 @@
 package io.spindle.local;
 
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.util.List;
 import org.apache.hadoop.conf.Configuration;
@@ -74,11 +73,9 @@ public final class RmHaPair {
     c.set(YarnConfiguration.FS_BASED_RM_CONF_STORE, dir.toString());
   }
 
-  /** A port nothing listens on now. */
+  /** A port nothing listens on now, that no ephemeral bind can take before its owner binds it. */
   public static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0)) {
-      return s.getLocalPort();
-    }
+    return FixedPorts.next();
   }
 
   /** The index of the active ResourceManager, or -1 when none is (during a failover); never waits. */

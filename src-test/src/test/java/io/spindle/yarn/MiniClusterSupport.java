@@ -2,7 +2,6 @@ package io.spindle.yarn;
 
 import java.io.IOException;
 import java.io.InputStream;
-import java.net.ServerSocket;
 import java.net.URL;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -74,9 +73,7 @@ public final class MiniClusterSupport {
 
   /** A port nothing listens on now (for RMs that must come back on the same ports). */
   public static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0)) {
-      return s.getLocalPort();
-    }
+    return io.spindle.local.FixedPorts.next();
   }
 
   /**
