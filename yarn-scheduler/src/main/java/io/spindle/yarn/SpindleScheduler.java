@@ -525,10 +525,10 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
 
   /**
    * The node as the tracker holds it, never missed while {@link #updateNodeResource} files it again (out of the
-   * tracker and back, under the write lock). Read without the lock, a completion on an IPC thread (an AM's release)
-   * found no node in that window and never gave the container back to it: the node never looked empty again, so its
-   * new size never reached the engine (SpindleSchedulerMiniClusterTest under load, docs/reliability.md). Only the
-   * look-up takes the read lock, so it nests under any of this class's own locks.
+   * tracker and back, under the write lock). Read without the lock, a completion on another thread (an AM's release,
+   * on an IPC thread) could find no node in that window and never give the container back to it: the node would never
+   * look empty again, and a resized node is re-read only once empty (docs/reliability.md). Only the look-up takes the
+   * read lock, so it nests under any of this class's own locks.
    */
   private FiCaSchedulerNode trackedNode(NodeId id) {
     readLock.lock();
