@@ -53,6 +53,7 @@ final class CheckpointDelivery implements CheckpointListener {
   private final Set<ApplicationId> opened = ConcurrentHashMap.newKeySet();
   private Consumer<ContainerId> signal = NO_SIGNAL;
   private SpindleMetrics metrics;
+  private boolean swept;
 
   CheckpointDelivery(PreemptionNotices contracts, Containers containers, Consumer<EngineEvent> toEngine,
       LongSupplier clock) {
@@ -84,8 +85,22 @@ final class CheckpointDelivery implements CheckpointListener {
     this.metrics = metrics;
   }
 
-  CheckpointNoticeStore store() {
-    return store;
+  /**
+   * Removes, once, the notice znodes of applications that ended while no scheduler saw it: called by the leader once
+   * YARN's recovery has added every application that still runs ({@code running}).
+   */
+  void sweepOnce(java.util.function.Predicate<ApplicationId> running) {
+    if (swept || store == null) {
+      return;
+    }
+    swept = true;
+    store.sweep(appId -> {
+      try {
+        return running.test(ApplicationId.fromString(appId));
+      } catch (IllegalArgumentException notAnApplication) {
+        return true; // Not for this scheduler to remove.
+      }
+    });
   }
 
   /** Lets the application's client write its answers and reports; called once its AM talks to the RM. */
