@@ -1,8 +1,8 @@
 package io.spindle.local;
 
+import io.spindle.channel.mig.MigStateStore;
 import io.spindle.core.model.GpuModel;
 import io.spindle.core.model.GpuModelCatalog;
-import io.spindle.ha.MigStateStore;
 import io.spindle.ha.ZkSettings;
 import io.spindle.local.LocalClusterSpec.NodeSpec;
 import io.spindle.web.SpindleWeb;

@@ -1,5 +1,7 @@
 package io.spindle.yarn;
 
+import io.spindle.channel.checkpoint.CheckpointNoticeStore;
+import io.spindle.channel.mig.MigLayoutExchange;
 import io.spindle.core.engine.CycleClock;
 import io.spindle.core.engine.CycleResult;
 import io.spindle.core.engine.Decision;
@@ -17,8 +19,6 @@ import io.spindle.core.model.Topology;
 import io.spindle.core.queue.QueueConfig;
 import io.spindle.core.queue.QueueConfigParser;
 import io.spindle.core.queue.QueueTree;
-import io.spindle.ha.CheckpointNoticeStore;
-import io.spindle.ha.MigLayoutExchange;
 import io.spindle.ha.SchedulerLeadership;
 import io.spindle.ha.SchedulerStateCodec;
 import io.spindle.ha.SchedulerZk;
