@@ -1,5 +1,7 @@
 package io.spindle.yarn;
 
+import io.spindle.channel.checkpoint.CheckpointListener;
+import io.spindle.channel.checkpoint.CheckpointNoticeStore;
 import io.spindle.client.CheckpointAckView;
 import io.spindle.client.CheckpointNoticeView;
 import io.spindle.client.CheckpointReportView;
@@ -7,8 +9,6 @@ import io.spindle.core.engine.Decision;
 import io.spindle.core.engine.EngineEvent;
 import io.spindle.core.preemption.CheckpointAnswer;
 import io.spindle.core.preemption.CheckpointHandshake;
-import io.spindle.ha.CheckpointListener;
-import io.spindle.ha.CheckpointNoticeStore;
 import io.spindle.metrics.SpindleMetrics;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,7 +1,7 @@
 package io.spindle.yarn;
 
-import io.spindle.ha.CheckpointNoticeStore;
-import io.spindle.ha.MigLayoutExchange;
+import io.spindle.channel.checkpoint.CheckpointNoticeStore;
+import io.spindle.channel.mig.MigLayoutExchange;
 import io.spindle.ha.SchedulerZk;
 import io.spindle.ha.SchedulerZkIdentity;
 import io.spindle.ha.ZkSettings;
