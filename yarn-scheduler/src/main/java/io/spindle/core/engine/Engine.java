@@ -21,7 +21,6 @@ import io.spindle.core.placement.MigRepartitionPlanner;
 import io.spindle.core.placement.Placement;
 import io.spindle.core.queue.FairShareCalculator;
 import io.spindle.core.queue.QueueConfig;
-import io.spindle.core.queue.QueueConfigException;
 import io.spindle.core.queue.QueueShare;
 import io.spindle.core.queue.QueueTree;
 import java.util.ArrayList;
@@ -56,30 +55,20 @@ import java.util.function.LongFunction;
 public final class Engine {
 
   private final GpuModelCatalog catalog;
-  private final Topology topology;
   private final Clock clock;
   private final EngineSettings settings;
   private final MigRepartitioning migRepartitioning;
   private final ClusterState cluster;
   private final GangPlacer gangPlacer;
   private final EnginePreemption preemption;
-  private QueueTree tree;
-  private Map<String, QueueState> queues;
-  private QueueState root;
-  private final Map<String, AppState> apps = new LinkedHashMap<>();
-  private final Set<String> rejectedApps = new LinkedHashSet<>();
+  private final EngineState state;
+  private final ShapeCharges charges;
   static final String NOT_YET_CONSIDERED = "not yet considered by a scheduling cycle";
 
-  private final Map<Long, Allocation> allocations = new HashMap<>();
   private final GangRuns gangRuns = new GangRuns();
-  private final Map<String, Set<Long>> allocationsByNode = new HashMap<>();
   /** Queue limits resolved against the current cluster; dropped when nodes or queues change. */
   private Map<String, FairShareCalculator.Limits> limits;
-  private long nextAllocationId = 1;
-  private long nextAppSeq;
   private long cycles;
-  /** Counts changes to the reservations, backoffs and declared ends {@link #durableState} exports. */
-  private long durableChanges;
   private boolean restored;
   /**
    * Until then, requests are judged impossible only for what they are (unknown profile, negative count), not against
@@ -99,13 +88,15 @@ public final class Engine {
   public Engine(GpuModelCatalog catalog, QueueTree tree, Topology topology, Clock clock, EngineSettings settings) {
     this.catalog = catalog;
     this.settings = settings;
-    this.topology = topology;
     this.clock = clock;
     this.cluster = new ClusterState(topology);
     this.migRepartitioning = new MigRepartitioning(cluster, settings, clock);
     this.gangPlacer = new GangPlacer(cluster);
-    this.preemption = new EnginePreemption(settings.preemption(), clock, apps, allocations, cluster, gangPlacer);
-    installQueues(tree);
+    this.state = new EngineState(cluster, tree);
+    this.charges = new ShapeCharges(catalog, cluster);
+    this.preemption = new EnginePreemption(settings.preemption(), clock, state, charges, gangPlacer);
+    state.onRelease(gangRuns::released);
+    state.onRelease(preemption::released);
   }
 
   /** Applies the events in order, then schedules. An invalid event throws. */
@@ -140,9 +131,9 @@ public final class Engine {
     settleRestored();
     cluster.activateReconfiguredGpus(clock.nowMillis());
     expireReservations(decisions);
-    List<DemandState> reclaimedFor = preemption.beforePlacement(decisions, this::release);
+    List<DemandState> reclaimedFor = preemption.beforePlacement(decisions);
     List<DemandState> waiting = schedule(reclaimedFor, decisions);
-    preemption.afterPlacement(waiting, queues.values(), decisions, this::release);
+    preemption.afterPlacement(waiting, state.queues(), decisions);
     return new CycleResult(++cycles, clock.nowMillis(), decisions);
   }
 
@@ -151,42 +142,8 @@ public final class Engine {
    * runs or waits in a leaf the new tree lacks.
    */
   public void reconfigure(QueueTree newTree) {
-    for (AppState app : apps.values()) {
-      Optional<QueueConfig> leaf = newTree.leaf(app.leaf.path());
-      if (leaf.isEmpty()) {
-        throw new QueueConfigException(app.leaf.path(),
-            "queue has applications (" + app.id + ") and is missing or no longer a leaf in the new configuration");
-      }
-    }
-    installQueues(newTree);
-  }
-
-  private void installQueues(QueueTree newTree) {
-    Map<String, QueueState> states = new LinkedHashMap<>();
-    int order = 0;
-    for (QueueConfig q : newTree.all()) {
-      QueueState parent = q.parentPath() == null ? null : states.get(q.parentPath());
-      QueueState state = new QueueState(q, parent, order++);
-      if (parent != null) {
-        parent.children.add(state);
-      }
-      states.put(q.path(), state);
-    }
-    this.tree = newTree;
-    this.limits = null;
-    this.queues = states;
-    this.root = states.get(QueueTree.ROOT);
-    for (AppState app : apps.values()) {
-      app.leaf = states.get(app.leaf.path());
-      app.leaf.addUsage(app.usage);
-      app.leaf.userUsage.merge(app.user, app.usage, ResourceVector::plus);
-      for (DemandState d : app.demands.values()) {
-        app.leaf.addPending(d.pending());
-      }
-      if (app.hasPending()) {
-        app.leaf.waitingApps.add(app);
-      }
-    }
+    state.reconfigure(newTree);
+    limits = null;
   }
 
   // ---------------------------------------------------------------- events
@@ -198,7 +155,7 @@ public final class Engine {
     } else if (event instanceof NodeRemoved e) {
       Reservation broken = cluster.removeNode(e.nodeId());
       if (broken != null) {
-        durableChanges++;
+        state.durableChange();
         DemandState d = demandOwning(broken);
         if (d != null) {
           d.reservation = null;
@@ -208,14 +165,14 @@ public final class Engine {
       }
       limits = null;
       List<GangRuns.Run> torn = new ArrayList<>();
-      for (long id : new ArrayList<>(allocationsByNode.getOrDefault(e.nodeId(), Set.of()))) {
+      for (long id : new ArrayList<>(state.onNode(e.nodeId()))) {
         GangRuns.Run run = gangRuns.lost(id);
         if (run != null) {
           torn.add(run);
         }
-        release(id);
+        state.release(id);
       }
-      allocationsByNode.remove(e.nodeId());
+      state.nodeLeft(e.nodeId());
       for (GangRuns.Run run : torn) {
         restart(run, "node " + e.nodeId() + " left", decisions);
       }
@@ -227,12 +184,12 @@ public final class Engine {
       demand(e, decisions);
     } else if (event instanceof ContainerFinished e) {
       if (!preemption.holdsFinished(e.allocationId())) {
-        release(e.allocationId());
+        state.release(e.allocationId());
       }
     } else if (event instanceof EngineEvent.ContainerLost e) {
-      GangRuns.Run run = allocations.containsKey(e.allocationId()) ? gangRuns.lost(e.allocationId()) : null;
+      GangRuns.Run run = state.hasAllocation(e.allocationId()) ? gangRuns.lost(e.allocationId()) : null;
       if (!preemption.holdsFinished(e.allocationId())) {
-        release(e.allocationId());
+        state.release(e.allocationId());
       }
       if (run != null) {
         restart(run, "container " + e.allocationId() + " was lost: " + e.reason(), decisions);
@@ -251,12 +208,13 @@ public final class Engine {
   }
 
   private void submit(AppSubmitted e, List<Decision> decisions) {
-    if (apps.containsKey(e.appId())) {
+    if (state.hasApp(e.appId())) {
       throw new InvalidInputException("appId", e.appId(), "application already submitted");
     }
+    QueueTree tree = state.tree();
     Optional<QueueConfig> leaf = tree.leaf(e.queue());
     if (leaf.isEmpty()) {
-      rejectedApps.add(e.appId());
+      state.rejected(e.appId());
       boolean isParent = tree.get(e.queue()).isPresent();
       String leaves = tree.leaves().stream().map(QueueConfig::path).toList().toString();
       decisions.add(new Decision.Reject(e.appId(), null, isParent
@@ -265,21 +223,20 @@ public final class Engine {
       return;
     }
     String user = e.user() == null || e.user().isBlank() ? "unknown" : e.user();
-    apps.put(e.appId(), new AppState(e.appId(), queues.get(leaf.get().path()), user, e.priority(),
-        clock.nowMillis(), nextAppSeq++));
+    state.addApp(e.appId(), state.queue(leaf.get().path()), user, e.priority(), clock.nowMillis());
   }
 
   private void finish(String appId) {
-    rejectedApps.remove(appId);
-    AppState app = apps.get(appId);
+    state.forgetRejection(appId);
+    AppState app = state.app(appId);
     if (app == null) {
       return;
     }
     for (long id : new ArrayList<>(app.allocations)) {
-      release(id);
+      state.release(id);
     }
-    apps.remove(appId);
-    durableChanges++;
+    state.removeApp(appId);
+    state.durableChange();
     for (DemandState d : app.demands.values()) {
       app.leaf.addPending(d.pending().times(-1));
       dropReservation(d);
@@ -290,10 +247,10 @@ public final class Engine {
   }
 
   private void demand(Demand e, List<Decision> decisions) {
-    if (rejectedApps.contains(e.appId())) {
+    if (state.wasRejected(e.appId())) {
       return; // Already told why; more requests from the same application change nothing.
     }
-    AppState app = apps.get(e.appId());
+    AppState app = state.app(e.appId());
     if (app == null) {
       throw new InvalidInputException("appId", e.appId(), "demand for an application that was never submitted");
     }
@@ -313,23 +270,17 @@ public final class Engine {
     if (why != null) {
       decisions.add(new Decision.Reject(app.id, e.requestKey(), why));
     } else if (e.count() > 0) {
-      DemandState d = new DemandState(app, e.requestKey(), e.shape(), unitCharge(e.shape()), e.count(), e.spec(),
-          e.spec().gang() ? cluster.depthOf(e.spec().required() ? e.spec().topologyLevel() : null) : -1);
-      app.demands.put(e.requestKey(), d);
-      app.leaf.addPending(d.pending());
+      state.addDemand(new DemandState(app, e.requestKey(), e.shape(), charges.unitCharge(e.shape()), e.count(),
+          e.spec(), charges.requiredDepth(e.spec())));
     }
-    app.leaf.waitingApps.remove(app);
-    if (app.hasPending()) {
-      app.leaf.waitingApps.add(app);
-    }
+    state.refile(app);
   }
 
   private void forget(DemandState d) {
-    d.app.leaf.addPending(d.pending().times(-1));
-    d.app.demands.remove(d.key);
+    state.removeDemand(d);
     dropReservation(d);
     if (d.noReservationBeforeMillis != 0) {
-      durableChanges++; // Its backoff goes with it.
+      state.durableChange(); // Its backoff goes with it.
     }
   }
 
@@ -349,7 +300,7 @@ public final class Engine {
       return;
     }
     capacityJudged = true;
-    for (AppState app : apps.values()) {
+    for (AppState app : state.apps()) {
       for (DemandState d : List.copyOf(app.demands.values())) {
         String why = whyNeverFits(app, d.shape, d.outstanding, d.spec);
         if (why != null) {
@@ -357,10 +308,7 @@ public final class Engine {
           decisions.add(new Decision.Reject(app.id, d.key, why));
         }
       }
-      app.leaf.waitingApps.remove(app);
-      if (app.hasPending()) {
-        app.leaf.waitingApps.add(app);
-      }
+      state.refile(app);
     }
   }
 
@@ -415,10 +363,10 @@ public final class Engine {
     }
     if (cluster.nodeCount() > 0) {
       if (limits == null) {
-        limits = FairShareCalculator.resolveLimits(tree, cluster.capacity());
+        limits = FairShareCalculator.resolveLimits(state.tree(), cluster.capacity());
       }
       ResourceVector max = limits.get(app.leaf.path()).maximum();
-      ResourceVector unit = unitCharge(shape);
+      ResourceVector unit = charges.unitCharge(shape);
       if (!unit.fitsIn(max)) {
         return "one container " + unit + " is larger than the maximum-capacity " + max + " of queue "
             + app.leaf.path();
@@ -431,26 +379,12 @@ public final class Engine {
     return null;
   }
 
-  /** What one container of the shape is counted as while it waits; a MIG instance at its cheapest model. */
-  private ResourceVector unitCharge(Resources shape) {
-    if (!shape.wantsMig()) {
-      return shape.baseVector();
-    }
-    long cheapest = Long.MAX_VALUE;
-    for (GpuModel m : catalog.modelsOffering(shape.migProfile())) {
-      if (shape.gpuModel() == null || m.name().equals(shape.gpuModel())) {
-        cheapest = Math.min(cheapest, m.profile(shape.migProfile()).orElseThrow().gpuUnits());
-      }
-    }
-    return shape.baseVector().plus(new ResourceVector(0, 0, cheapest * shape.migInstances()));
-  }
-
   private void recover(EngineEvent.ContainerRecovered e) {
-    AppState app = apps.get(e.appId());
+    AppState app = state.app(e.appId());
     if (app == null) {
       throw new InvalidInputException("appId", e.appId(), "recovered container of an application never submitted");
     }
-    if (allocations.containsKey(e.allocationId())) {
+    if (state.hasAllocation(e.allocationId())) {
       throw new InvalidInputException("allocationId", e.allocationId(), "container already known");
     }
     Placement placement = cluster.placeOn(e.nodeId(), e.shape());
@@ -458,45 +392,9 @@ public final class Engine {
       throw new InvalidInputException("nodeId", e.nodeId(),
           "recovered container " + e.shape() + " does not fit on the node as registered");
     }
-    charge(app, new Allocation(e.allocationId(), app.id, e.requestKey(), e.shape(), placement, Long.MAX_VALUE));
+    state.charge(app, new Allocation(e.allocationId(), app.id, e.requestKey(), e.shape(), placement,
+        Long.MAX_VALUE));
     preemption.recovered(app.id, e.requestKey(), e.shape(), placement.charge(), e.allocationId(), e.preemptible());
-  }
-
-  /** Commits a container that runs without the engine having placed it (recovered, or held after a failover). */
-  private void charge(AppState app, Allocation a) {
-    cluster.commit(a.shape(), a.placement());
-    ResourceVector charge = a.placement().charge();
-    allocations.put(a.id(), a);
-    allocationsByNode.computeIfAbsent(a.placement().nodeId(), k -> new LinkedHashSet<>()).add(a.id());
-    app.allocations.add(a.id());
-    app.usage = app.usage.plus(charge);
-    app.leaf.addUsage(charge);
-    app.leaf.userUsage.merge(app.user, charge, ResourceVector::plus);
-  }
-
-  private void release(long allocationId) {
-    Allocation a = allocations.remove(allocationId);
-    if (a == null) {
-      return; // Already released (its node left first); releases are idempotent.
-    }
-    gangRuns.released(allocationId);
-    preemption.released(allocationId);
-    if (a.endsAtMillis() != Long.MAX_VALUE) {
-      durableChanges++;
-    }
-    cluster.release(a.shape(), a.placement());
-    Set<Long> onNode = allocationsByNode.get(a.placement().nodeId());
-    if (onNode != null) {
-      onNode.remove(allocationId);
-    }
-    AppState app = apps.get(a.appId());
-    if (app != null) {
-      ResourceVector charge = a.placement().charge();
-      app.allocations.remove(allocationId);
-      app.usage = app.usage.minus(charge);
-      app.leaf.addUsage(charge.times(-1));
-      app.leaf.userUsage.merge(app.user, charge.times(-1), ResourceVector::plus);
-    }
   }
 
   // ---------------------------------------------------------------- scheduling
@@ -506,15 +404,9 @@ public final class Engine {
     if (noWaitingLeaves()) {
       return List.of();
     }
-    Map<String, ResourceVector> leafDemand = new HashMap<>();
-    for (QueueState q : queues.values()) {
-      if (q.isLeaf()) {
-        leafDemand.put(q.path(), q.usage.plus(q.pending));
-      }
-    }
-    Map<String, QueueShare> shares = FairShareCalculator.compute(tree, cluster.capacity(), leafDemand);
+    Map<String, QueueShare> shares = FairShareCalculator.compute(state.tree(), cluster.capacity(), leafDemands());
     Map<QueueState, LeafCursor> cursors = new HashMap<>();
-    for (QueueState q : queues.values()) {
+    for (QueueState q : state.queues()) {
       q.share = shares.get(q.path());
       q.activeLeaves = 0;
     }
@@ -535,7 +427,7 @@ public final class Engine {
         }
       }
     }
-    for (QueueState q : queues.values()) {
+    for (QueueState q : state.queues()) {
       if (q.isLeaf() && !q.waitingApps.isEmpty()) {
         cursors.put(q, new LeafCursor(new ArrayList<>(q.waitingApps)));
         for (QueueState p = q; p != null; p = p.parent) {
@@ -602,7 +494,7 @@ public final class Engine {
   }
 
   private boolean noWaitingLeaves() {
-    for (QueueState q : queues.values()) {
+    for (QueueState q : state.queues()) {
       if (!q.waitingApps.isEmpty()) {
         return false;
       }
@@ -612,10 +504,10 @@ public final class Engine {
 
   /** Walks down from the root, each time to the child furthest below its fair share that can still place work. */
   private QueueState pickLeaf() {
-    if (root.activeLeaves == 0) {
+    if (state.root().activeLeaves == 0) {
       return null;
     }
-    QueueState q = root;
+    QueueState q = state.root();
     ResourceVector capacity = cluster.capacity();
     while (!q.isLeaf()) {
       QueueState best = null;
@@ -711,7 +603,7 @@ public final class Engine {
       return "gang of " + d.outstanding + " does not fit in " + level + " now, and its nodes are held for other gangs";
     }
     d.reservation = r;
-    durableChanges++;
+    state.durableChange();
     r.projectedStartMillis(projectedStart(r));
     decisions.add(new Decision.Reserve(d.app.id, d.key, r.subtree(), r.nodeIds(), r.projectedStartMillis()));
     return "gang of " + d.outstanding + " waits for its reservation on " + r.subtree() + " to drain" + projected(r);
@@ -726,8 +618,8 @@ public final class Engine {
   private long projectedStart(Reservation r) {
     long latest = clock.nowMillis();
     for (String node : r.nodeIds()) {
-      for (long id : allocationsByNode.getOrDefault(node, Set.of())) {
-        latest = Math.max(latest, allocations.get(id).endsAtMillis());
+      for (long id : state.onNode(node)) {
+        latest = Math.max(latest, state.allocation(id).endsAtMillis());
       }
     }
     return latest;
@@ -740,7 +632,7 @@ public final class Engine {
       DemandState d = demandOwning(r);
       if (d == null) {
         cluster.releaseReservation(r);
-        durableChanges++;
+        state.durableChange();
       } else if (now - r.createdMillis() >= settings.reservationTimeoutMillis() && !preemption.reclaimingFor(d)) {
         dropReservation(d);
         d.noReservationBeforeMillis = now + settings.reservationTimeoutMillis();
@@ -755,7 +647,7 @@ public final class Engine {
 
   private DemandState demandOwning(Reservation r) {
     int slash = r.owner().indexOf('/');
-    AppState app = apps.get(r.owner().substring(0, slash));
+    AppState app = state.app(r.owner().substring(0, slash));
     return app == null ? null : app.demands.get(r.owner().substring(slash + 1));
   }
 
@@ -763,7 +655,7 @@ public final class Engine {
     if (d.reservation != null) {
       cluster.releaseReservation(d.reservation);
       d.reservation = null;
-      durableChanges++;
+      state.durableChange();
     }
   }
 
@@ -822,19 +714,18 @@ public final class Engine {
    * the application already asks for that key again (its ask stands, as after a preemption).
    */
   private void restart(GangRuns.Run run, String why, List<Decision> decisions) {
-    List<Long> survivors = run.members.stream().filter(id -> !run.lost.contains(id) && allocations.containsKey(id))
+    List<Long> survivors = run.members.stream().filter(id -> !run.lost.contains(id) && state.hasAllocation(id))
         .toList();
     String reason = "gang of " + run.size + " lost " + run.lost.size() + " member" + (run.lost.size() == 1 ? "" : "s")
         + " (" + why + "); its other members are stopped and it is re-queued whole";
     decisions.add(new Decision.RestartGang(run.appId, run.requestKey, survivors, run.lost, reason));
-    AppState app = apps.get(run.appId);
+    AppState app = state.app(run.appId);
     if (app == null || app.demands.containsKey(run.requestKey)) {
       return;
     }
     DemandState d = new DemandState(app, run.requestKey, run.shape, run.unitCharge, run.size, run.spec,
         run.requiredDepth);
-    app.demands.put(run.requestKey, d);
-    app.leaf.addPending(d.pending());
+    state.addDemand(d);
     app.leaf.waitingApps.add(app);
     d.reportedReason = "re-queued: " + reason;
     decisions.add(new Decision.Wait(app.id, d.key, d.reportedReason));
@@ -844,19 +735,12 @@ public final class Engine {
   private long start(DemandState d, Placement placement, List<Decision> decisions) {
     startsThisCycle++;
     AppState app = d.app;
-    ResourceVector charge = placement.charge();
-    cluster.commit(d.shape, placement);
-    long id = nextAllocationId++;
+    long id = state.newAllocationId();
     long endsAt = d.spec.maxRuntimeMillis() > 0 ? clock.nowMillis() + d.spec.maxRuntimeMillis() : Long.MAX_VALUE;
-    allocations.put(id, new Allocation(id, app.id, d.key, d.shape, placement, endsAt));
+    state.charge(app, new Allocation(id, app.id, d.key, d.shape, placement, endsAt));
     if (endsAt != Long.MAX_VALUE) {
-      durableChanges++;
+      state.durableChange();
     }
-    allocationsByNode.computeIfAbsent(placement.nodeId(), k -> new LinkedHashSet<>()).add(id);
-    app.allocations.add(id);
-    app.usage = app.usage.plus(charge);
-    app.leaf.addUsage(charge);
-    app.leaf.userUsage.merge(app.user, charge, ResourceVector::plus);
     app.leaf.addPending(d.unitCharge.times(-1));
     preemption.started(d, id);
     d.outstanding--;
@@ -864,13 +748,14 @@ public final class Engine {
     if (d.outstanding == 0) {
       app.demands.remove(d.key);
       if (d.noReservationBeforeMillis != 0) {
-        durableChanges++; // Its backoff goes with it.
+        state.durableChange(); // Its backoff goes with it.
       }
       if (!app.hasPending()) {
         app.leaf.waitingApps.remove(app);
       }
     }
-    decisions.add(new Decision.Allocate(id, app.id, d.key, placement.nodeId(), d.shape, placement.gpus(), charge));
+    decisions.add(new Decision.Allocate(id, app.id, d.key, placement.nodeId(), d.shape, placement.gpus(),
+        placement.charge()));
     return id;
   }
 
@@ -955,7 +840,7 @@ public final class Engine {
       }
     }
     List<DurableState.ReservationBackoff> backoffs = new ArrayList<>(restoredBackoffs);
-    for (AppState app : apps.values()) {
+    for (AppState app : state.apps()) {
       for (DemandState d : app.demands.values()) {
         if (d.noReservationBeforeMillis != 0) {
           backoffs.add(new DurableState.ReservationBackoff(app.id, d.key, d.noReservationBeforeMillis));
@@ -963,7 +848,7 @@ public final class Engine {
       }
     }
     List<DurableState.DeclaredEnd> ends = new ArrayList<>();
-    for (Allocation a : allocations.values()) {
+    for (Allocation a : state.allocations()) {
       String name = a.endsAtMillis() == Long.MAX_VALUE ? null : containerName.apply(a.id());
       if (name != null) {
         ends.add(new DurableState.DeclaredEnd(name, a.endsAtMillis()));
@@ -980,7 +865,7 @@ public final class Engine {
    * the state only after cycles that moved it.
    */
   public long durableVersion() {
-    return durableChanges + preemption.durableChanges();
+    return state.durableChanges() + preemption.durableChanges();
   }
 
   /**
@@ -1011,9 +896,9 @@ public final class Engine {
    * @throws InvalidInputException when {@code state} or {@code allocationIdOf} is missing
    * @throws IllegalStateException when this engine has issued checkpoint notices of its own already
    */
-  public RestoreReport restore(DurableState state, Function<String, Long> allocationIdOf) {
-    if (state == null || allocationIdOf == null) {
-      throw new InvalidInputException(state == null ? "state" : "allocationIdOf", null, "missing");
+  public RestoreReport restore(DurableState saved, Function<String, Long> allocationIdOf) {
+    if (saved == null || allocationIdOf == null) {
+      throw new InvalidInputException(saved == null ? "state" : "allocationIdOf", null, "missing");
     }
     if (!restored && preemption.issuedNotices()) {
       throw new IllegalStateException("a restore must come before this engine issues checkpoint notices of its own");
@@ -1022,28 +907,27 @@ public final class Engine {
     Set<String> missing = new LinkedHashSet<>();
     Function<String, Long> recovered = name -> {
       Long id = allocationIdOf.apply(name);
-      return id != null && allocations.containsKey(id) ? id : null;
+      return id != null && state.hasAllocation(id) ? id : null;
     };
-    for (DurableState.DeclaredEnd end : state.declaredEnds()) {
+    for (DurableState.DeclaredEnd end : saved.declaredEnds()) {
       Long id = recovered.apply(end.container());
-      Allocation a = id == null ? null : allocations.get(id);
+      Allocation a = id == null ? null : state.allocation(id);
       if (a == null) {
         missing.add(end.container());
       } else if (a.endsAtMillis() == Long.MAX_VALUE) {
-        allocations.put(id, new Allocation(id, a.appId(), a.requestKey(), a.shape(), a.placement(),
-            end.endsAtMillis()));
+        state.replace(new Allocation(id, a.appId(), a.requestKey(), a.shape(), a.placement(), end.endsAtMillis()));
       }
     }
     if (!missing.isEmpty()) {
       dropped.add("declared run times of containers " + missing + ": not recovered");
     }
-    durableChanges++;
+    state.durableChange();
     if (restored) {
-      return new RestoreReport(preemption.regroupLate(state.units(), recovered, dropped), 0, 0, dropped);
+      return new RestoreReport(preemption.regroupLate(saved.units(), recovered, dropped), 0, 0, dropped);
     }
-    int[] counts = preemption.restore(state, recovered, restoreSupport(), dropped);
-    for (DurableState.ReservationState r : state.reservations()) {
-      String why = !apps.containsKey(r.appId()) ? "application not recovered"
+    int[] counts = preemption.restore(saved, recovered, dropped);
+    for (DurableState.ReservationState r : saved.reservations()) {
+      String why = !state.hasApp(r.appId()) ? "application not recovered"
           : r.nodeIds().stream().filter(n -> !cluster.hasNode(n)).findFirst()
               .map(n -> "node " + n + " has not re-registered").orElse(null);
       if (why == null) {
@@ -1052,8 +936,8 @@ public final class Engine {
         dropped.add("reservation of " + r.appId() + "/" + r.requestKey() + " on " + r.subtree() + ": " + why);
       }
     }
-    for (DurableState.ReservationBackoff b : state.reservationBackoffs()) {
-      if (apps.containsKey(b.appId())) {
+    for (DurableState.ReservationBackoff b : saved.reservationBackoffs()) {
+      if (state.hasApp(b.appId())) {
         restoredBackoffs.add(b);
       } else {
         dropped.add("reservation backoff of " + b.appId() + "/" + b.requestKey() + ": application not recovered");
@@ -1063,56 +947,21 @@ public final class Engine {
     return new RestoreReport(counts[0], counts[1], restoredReservations.size(), dropped);
   }
 
-  private EnginePreemption.RestoreSupport restoreSupport() {
-    return new EnginePreemption.RestoreSupport() {
-      @Override
-      public ResourceVector unitCharge(Resources shape) {
-        if (shape.wantsMig() && catalog.modelsOffering(shape.migProfile()).isEmpty()) {
-          throw new InvalidInputException("migProfile", shape.migProfile(), "no GPU model offers it");
-        }
-        return Engine.this.unitCharge(shape);
-      }
-
-      @Override
-      public int requiredDepth(PlacementSpec spec) {
-        return spec.gang() ? cluster.depthOf(spec.required() ? spec.topologyLevel() : null) : -1;
-      }
-
-      @Override
-      public long holdEnded(String appId, String requestKey, DurableState.NoticeContainer c) {
-        Placement placement = cluster.placeOn(c.nodeId(), c.shape());
-        if (placement == null) {
-          throw new InvalidInputException("nodeId", c.nodeId(), cluster.hasNode(c.nodeId())
-              ? "no room for " + c.shape() + " there" : "not re-registered");
-        }
-        long id = nextAllocationId++;
-        charge(apps.get(appId), new Allocation(id, appId, requestKey, c.shape(), placement, c.endsAtMillis()));
-        return id;
-      }
-
-      @Override
-      public boolean isLeafQueue(String path) {
-        QueueState q = queues.get(path);
-        return q != null && q.isLeaf();
-      }
-    };
-  }
-
   /** Restored reservations and backoffs meet the asks: after the events of the first cycle after a restore. */
   private void settleRestored() {
     if (restoredReservations.isEmpty() && restoredBackoffs.isEmpty()) {
       return;
     }
-    durableChanges++;
+    state.durableChange();
     for (DurableState.ReservationBackoff b : restoredBackoffs) {
-      AppState app = apps.get(b.appId());
+      AppState app = state.app(b.appId());
       DemandState d = app == null ? null : app.demands.get(b.requestKey());
       if (d != null && d.isGang()) {
         d.noReservationBeforeMillis = Math.max(d.noReservationBeforeMillis, b.noReservationBeforeMillis());
       }
     }
     for (DurableState.ReservationState r : restoredReservations) {
-      AppState app = apps.get(r.appId());
+      AppState app = state.app(r.appId());
       DemandState d = app == null ? null : app.demands.get(r.requestKey());
       if (d == null || !d.isGang() || d.outstanding != r.gangSize() || d.reservation != null
           || cluster.reservations().size() >= settings.maxReservations()) {
@@ -1135,7 +984,7 @@ public final class Engine {
    */
   List<Demand> outstandingDemands() {
     List<Demand> out = new ArrayList<>();
-    for (AppState app : apps.values()) {
+    for (AppState app : state.apps()) {
       for (DemandState d : app.demands.values()) {
         out.add(new Demand(app.id, d.key, d.shape, d.outstanding, d.spec));
       }
@@ -1147,9 +996,9 @@ public final class Engine {
 
   /** Each queue as of the last cycle, parents before children. */
   public List<QueueSnapshot> queueSnapshots() {
-    Map<String, QueueShare> shares = FairShareCalculator.compute(tree, cluster.capacity(), leafDemands());
+    Map<String, QueueShare> shares = FairShareCalculator.compute(state.tree(), cluster.capacity(), leafDemands());
     List<QueueSnapshot> out = new ArrayList<>();
-    for (QueueState q : queues.values()) {
+    for (QueueState q : state.queues()) {
       QueueShare s = shares.get(q.path());
       out.add(new QueueSnapshot(q.path(), s.guarantee(), s.maximum(), s.fairShare(), q.usage, q.pending));
     }
@@ -1158,7 +1007,7 @@ public final class Engine {
 
   private Map<String, ResourceVector> leafDemands() {
     Map<String, ResourceVector> out = new HashMap<>();
-    for (QueueState q : queues.values()) {
+    for (QueueState q : state.queues()) {
       if (q.isLeaf()) {
         out.put(q.path(), q.usage.plus(q.pending));
       }
@@ -1168,7 +1017,7 @@ public final class Engine {
 
   /** The reason each waiting request of the application was last given, by request key. */
   public Map<String, String> pendingReasons(String appId) {
-    AppState app = apps.get(appId);
+    AppState app = state.app(appId);
     if (app == null) {
       return Map.of();
     }
@@ -1180,7 +1029,7 @@ public final class Engine {
   }
 
   public Optional<ResourceVector> appUsage(String appId) {
-    return Optional.ofNullable(apps.get(appId)).map(a -> a.usage);
+    return Optional.ofNullable(state.app(appId)).map(a -> a.usage);
   }
 
   public ClusterState cluster() {
@@ -1188,13 +1037,13 @@ public final class Engine {
   }
 
   public QueueTree queueTree() {
-    return tree;
+    return state.tree();
   }
 
   /** Containers asked for and not yet placed, over all applications. */
   public long pendingContainers() {
     long n = 0;
-    for (AppState app : apps.values()) {
+    for (AppState app : state.apps()) {
       for (DemandState d : app.demands.values()) {
         n += d.outstanding;
       }
@@ -1203,7 +1052,7 @@ public final class Engine {
   }
 
   public int runningContainers() {
-    return allocations.size();
+    return state.allocationCount();
   }
 
   /** Figures for metrics as of now (call between cycles, on the thread that runs them). */
@@ -1211,7 +1060,7 @@ public final class Engine {
     long now = clock.nowMillis();
     int gangs = 0;
     long oldestSubmit = Long.MAX_VALUE;
-    for (AppState app : apps.values()) {
+    for (AppState app : state.apps()) {
       for (DemandState d : app.demands.values()) {
         if (d.isGang() && d.outstanding > 0) {
           gangs++;
@@ -1234,8 +1083,8 @@ public final class Engine {
 
   /** What status pages show, as of now (call between cycles, on the thread that runs them). */
   public EngineStatus status() {
-    List<EngineStatus.App> appViews = new ArrayList<>(apps.size());
-    for (AppState app : apps.values()) {
+    List<EngineStatus.App> appViews = new ArrayList<>(state.apps().size());
+    for (AppState app : state.apps()) {
       List<EngineStatus.Request> requests = new ArrayList<>(app.demands.size());
       for (DemandState d : app.demands.values()) {
         Reservation r = d.reservation;
@@ -1247,8 +1096,8 @@ public final class Engine {
       appViews.add(new EngineStatus.App(app.id, app.leaf.path(), app.user, app.priority, app.submitTimeMillis,
           app.usage, app.allocations.size(), requests));
     }
-    List<EngineStatus.Container> containers = new ArrayList<>(allocations.size());
-    for (Allocation a : allocations.values().stream().sorted(Comparator.comparingLong(Allocation::id)).toList()) {
+    List<EngineStatus.Container> containers = new ArrayList<>(state.allocationCount());
+    for (Allocation a : state.allocations().stream().sorted(Comparator.comparingLong(Allocation::id)).toList()) {
       containers.add(new EngineStatus.Container(a.id(), a.appId(), a.requestKey(), a.placement().nodeId(), a.shape(),
           a.placement().gpus()));
     }
