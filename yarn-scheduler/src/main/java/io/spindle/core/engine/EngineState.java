@@ -111,6 +111,17 @@ final class EngineState {
     }
   }
 
+  /** Each leaf's usage plus pending demand: what fair share is computed from. */
+  Map<String, ResourceVector> leafDemands() {
+    Map<String, ResourceVector> out = new HashMap<>();
+    for (QueueState q : queues.values()) {
+      if (q.isLeaf()) {
+        out.put(q.path(), q.usage.plus(q.pending));
+      }
+    }
+    return out;
+  }
+
   // ---------------------------------------------------------------- applications
 
   AppState app(String appId) {
