@@ -171,8 +171,8 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     if (settings.signalOnPreemption()) {
       checkpoints.signalOnNotice(this::signalGracefulShutdown);
     }
-    this.inventory = new NodeInventory(catalog, translate, zooKeeper == null ? null : zooKeeper.migExchange(), settings.migAnswerTimeoutMillis(),
-        System::currentTimeMillis);
+    this.inventory = new NodeInventory(catalog, translate, zooKeeper == null ? null : zooKeeper.migExchange(),
+        settings.migAnswerTimeoutMillis(), System::currentTimeMillis);
     SchedulerCalls calls = new YarnCalls();
     this.nodes = new NodeEvents(migReports, inventory, nodeTracker, settings, calls, locks, inbox::add);
     this.applier = new DecisionApplier(calls, book, locks, checkpoints, inventory, inbox::add);

@@ -123,12 +123,12 @@ final class Admission {
     if (app == null) {
       throw new InvalidInputException("appId", e.appId(), "demand for an application that was never submitted");
     }
-    String why = whyImpossible(app, e);
-    if (why == null && capacityJudged) {
-      why = whyNeverFits(app, e.shape(), e.count(), e.spec());
+    Optional<Refusal> refused = whyImpossible(app, e);
+    if (refused.isEmpty() && capacityJudged) {
+      refused = whyNeverFits(app, e.shape(), e.count(), e.spec());
     }
     DemandState old = app.demands.get(e.requestKey());
-    if (why == null) {
+    if (refused.isEmpty()) {
       // Only what is new counts: drivers re-send a request's whole outstanding count.
       int before = old != null && old.shape.equals(e.shape()) ? old.outstanding : 0;
       migRepartitioning.asked(e.shape(), e.count() - before);
@@ -136,8 +136,8 @@ final class Admission {
     if (old != null) {
       forget(old);
     }
-    if (why != null) {
-      decisions.add(new Decision.Reject(app.id, e.requestKey(), why));
+    if (refused.isPresent()) {
+      decisions.add(new Decision.Reject(app.id, e.requestKey(), refused.get().describe()));
     } else if (e.count() > 0) {
       state.addDemand(new DemandState(app, e.requestKey(), e.shape(), charges.unitCharge(e.shape()), e.count(),
           e.spec(), charges.requiredDepth(e.spec())));
@@ -171,63 +171,65 @@ final class Admission {
     capacityJudged = true;
     for (AppState app : state.apps()) {
       for (DemandState d : List.copyOf(app.demands.values())) {
-        String why = whyNeverFits(app, d.shape, d.outstanding, d.spec);
-        if (why != null) {
+        Optional<Refusal> never = whyNeverFits(app, d.shape, d.outstanding, d.spec);
+        if (never.isPresent()) {
           forget(d);
-          decisions.add(new Decision.Reject(app.id, d.key, why));
+          decisions.add(new Decision.Reject(app.id, d.key, never.get().describe()));
         }
       }
       state.refile(app);
     }
   }
 
-  /** Why a request can never be served as asked whatever the cluster, or {@code null}. */
-  private String whyImpossible(AppState app, Demand e) {
+  /** Why a request can never be served as asked whatever the cluster, if it cannot. */
+  private Optional<Refusal> whyImpossible(AppState app, Demand e) {
     if (e.count() < 0) {
-      return "count must not be negative; was " + e.count();
+      return impossible("count must not be negative; was " + e.count());
     }
     Resources shape = e.shape();
     if (e.count() > 0 && shape.memoryMb() == 0 && shape.vcores() == 0 && shape.gpus() == 0 && !shape.wantsMig()) {
       // Such a container fits on every node without end: placing as many as asked would never finish a cycle. (A
       // count of 0 withdraws the request, and drivers withdraw with an empty shape.)
-      return "a container must ask for some memory, vcores or GPUs; " + shape + " asks for nothing";
+      return impossible("a container must ask for some memory, vcores or GPUs; " + shape
+          + " asks for nothing");
     }
     if (shape.gpuModel() != null && catalog.find(shape.gpuModel()).isEmpty()) {
-      return "unknown GPU model '" + shape.gpuModel() + "'; known models: "
-          + catalog.models().stream().map(GpuModel::name).toList();
+      return impossible("unknown GPU model '" + shape.gpuModel() + "'; known models: "
+          + catalog.models().stream().map(GpuModel::name).toList());
     }
     if (shape.wantsMig()) {
       List<GpuModel> offering = catalog.modelsOffering(shape.migProfile());
       if (offering.isEmpty()) {
-        return "unknown MIG profile '" + shape.migProfile() + "'; no GPU model offers it (e.g. "
+        return impossible("unknown MIG profile '" + shape.migProfile() + "'; no GPU model offers it (e.g. "
             + catalog.models().get(0).profiles().stream().map(MigProfile::name).toList() + " on "
-            + catalog.models().get(0).name() + ")";
+            + catalog.models().get(0).name() + ")");
       }
       if (shape.gpuModel() != null && offering.stream().noneMatch(m -> m.name().equals(shape.gpuModel()))) {
-        return "GPU model " + shape.gpuModel() + " has no MIG profile '" + shape.migProfile() + "'";
+        return impossible("GPU model " + shape.gpuModel() + " has no MIG profile '" + shape.migProfile()
+            + "'");
       }
     }
     if (e.spec().topologyLevel() != null) {
       try {
         cluster.depthOf(e.spec().topologyLevel());
       } catch (InvalidInputException bad) {
-        return bad.getMessage();
+        return impossible(bad.getMessage());
       }
     }
-    return null;
+    return Optional.empty();
   }
 
-  /** Why no cluster of the registered nodes, with the queue's maximum, could ever serve the request, or {@code null}. */
-  String whyNeverFits(AppState app, Resources shape, int count, PlacementSpec spec) {
+  /** Why no cluster of the registered nodes, with the queue's maximum, could ever serve the request, if none can. */
+  Optional<Refusal> whyNeverFits(AppState app, Resources shape, int count, PlacementSpec spec) {
     String never = cluster.whyNever(shape);
     if (never != null) {
-      return never;
+      return impossible(never);
     }
     int requiredDepth = spec.topologyLevel() == null ? -1 : cluster.depthOf(spec.topologyLevel());
     if (spec.gang() && count > 0) {
       String gangNever = gangPlacer.whyNever(shape, count, spec.required() ? requiredDepth : -1);
       if (gangNever != null) {
-        return gangNever;
+        return impossible(gangNever);
       }
     }
     if (cluster.nodeCount() > 0) {
@@ -237,15 +239,15 @@ final class Admission {
       ResourceVector max = limits.get(app.leaf.path()).maximum();
       ResourceVector unit = charges.unitCharge(shape);
       if (!unit.fitsIn(max)) {
-        return "one container " + unit + " is larger than the maximum-capacity " + max + " of queue "
-            + app.leaf.path();
+        return impossible("one container " + unit + " is larger than the maximum-capacity " + max + " of queue "
+            + app.leaf.path());
       }
       if (spec.gang() && !unit.times(count).fitsIn(max)) {
-        return "gang of " + count + " x " + unit + " is larger than the maximum-capacity " + max
-            + " of queue " + app.leaf.path() + "; it could never start whole";
+        return impossible("gang of " + count + " x " + unit + " is larger than the maximum-capacity " + max
+            + " of queue " + app.leaf.path() + "; it could never start whole");
       }
     }
-    return null;
+    return Optional.empty();
   }
 
   void recover(EngineEvent.ContainerRecovered e) {
@@ -264,5 +266,9 @@ final class Admission {
     state.charge(app, new Allocation(e.allocationId(), app.id, e.requestKey(), e.shape(), placement,
         Long.MAX_VALUE));
     preemption.recovered(app.id, e.requestKey(), e.shape(), placement.charge(), e.allocationId(), e.preemptible());
+  }
+
+  private static Optional<Refusal> impossible(String why) {
+    return Optional.of(new Refusal.Impossible(why));
   }
 }

@@ -14,6 +14,7 @@ import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -39,7 +40,7 @@ final class PlacementPass {
   /** Capacity only shrinks within a cycle, so a shape that found no node stays unplaceable until the cycle ends. */
   private final Set<Resources> noRoom = new HashSet<>();
   /** Requests that had to wait in this cycle, and why: each is tried at most once until the cycle ends. */
-  private final Map<DemandState, String> waitReasons = new IdentityHashMap<>();
+  private final Map<DemandState, Refusal> waitReasons = new IdentityHashMap<>();
 
   PlacementPass(EngineState state, GangPlacer gangPlacer, EngineSettings settings, Clock clock,
       MigRepartitioning migRepartitioning, Reservations reservations, EnginePreemption preemption, GangRuns gangRuns,
@@ -72,9 +73,9 @@ final class PlacementPass {
     // Capacity a reclaim freed goes to the request it was reclaimed for before anyone else can take part of it.
     for (DemandState d : reclaimedFor) {
       if (d.outstanding > 0 && !waitReasons.containsKey(d)) {
-        String why = tryPlace(d, decisions);
-        if (why != null) {
-          waitReasons.put(d, why);
+        Optional<Refusal> refused = tryPlace(d, decisions);
+        if (refused.isPresent()) {
+          waitReasons.put(d, refused.get());
           waiting.add(d);
         }
       }
@@ -96,11 +97,11 @@ final class PlacementPass {
       boolean placed = false;
       while (!placed && cursor.advance()) {
         DemandState d = cursor.demand();
-        String why = tryPlace(d, decisions);
-        if (why == null) {
+        Optional<Refusal> refused = tryPlace(d, decisions);
+        if (refused.isEmpty()) {
           placed = true;
         } else {
-          waitReasons.put(d, why);
+          waitReasons.put(d, refused.get());
           waiting.add(d);
           if (settings.strictQueueOrder()) {
             cursor.stop(); // Head-of-line blocking: nothing behind the first request that waits may start.
@@ -116,7 +117,7 @@ final class PlacementPass {
 
     List<MigRepartitionPlanner.Need> migNeeds = new ArrayList<>();
     for (DemandState d : waiting) {
-      if (waitReasons.get(d) == NO_ROOM && d.shape.wantsMig()) {
+      if (waitReasons.get(d) == Refusal.NoRoom.NOW && d.shape.wantsMig()) {
         migNeeds.add(new MigRepartitionPlanner.Need(d.shape, d.outstanding));
       }
     }
@@ -125,15 +126,14 @@ final class PlacementPass {
     // "No room" is explained against the cluster as the cycle leaves it, so the reason is the same from one
     // cycle to the next while the situation is, and a Wait is re-announced only when something really changed.
     for (DemandState d : waiting) {
-      String why = waitReasons.get(d);
-      if (why == NO_ROOM) {
-        why = noRoomReasons.computeIfAbsent(d.shape, cluster::whyNotNow);
-      }
+      Refusal refused = waitReasons.get(d);
+      String why = refused == Refusal.NoRoom.NOW ? noRoomReasons.computeIfAbsent(d.shape, cluster::whyNotNow)
+          : refused.describe();
       if (!admission.capacityJudged()) {
-        String never = admission.whyNeverFits(d.app, d.shape, d.outstanding, d.spec);
-        if (never != null) {
-          why = "not yet placeable on the " + cluster.nodeCount() + " nodes registered so far (" + never
-              + "); nodes are still registering, so it is judged again at "
+        Optional<Refusal> never = admission.whyNeverFits(d.app, d.shape, d.outstanding, d.spec);
+        if (never.isPresent()) {
+          why = "not yet placeable on the " + cluster.nodeCount() + " nodes registered so far ("
+              + never.get().describe() + "); nodes are still registering, so it is judged again at "
               + java.time.Instant.ofEpochMilli(admission.capacityJudgedFromMillis())
               + " and rejected then if it still cannot fit";
         }
@@ -184,11 +184,8 @@ final class PlacementPass {
     return q;
   }
 
-  /** Marks a request that found no node with room; replaced by a reason at the end of the cycle. */
-  private static final String NO_ROOM = new String("no room");
-
-  /** Places one container of {@code d}, or says why it cannot now ({@link #NO_ROOM} when no node has room). */
-  private String tryPlace(DemandState d, List<Decision> decisions) {
+  /** Places one container of {@code d}, or says why it cannot now. */
+  private Optional<Refusal> tryPlace(DemandState d, List<Decision> decisions) {
     if (d.isGang()) {
       return tryPlaceGang(d, decisions);
     }
@@ -202,34 +199,35 @@ final class PlacementPass {
       }
     }
     if (placement == null) {
-      return NO_ROOM;
+      return Optional.of(Refusal.NoRoom.NOW);
     }
-    String over = refusedByLimits(d.app, placement.charge());
-    if (over != null) {
+    Optional<Refusal> over = refusedByLimits(d.app, placement.charge());
+    if (over.isPresent()) {
       return over;
     }
     start(d, placement, decisions);
-    return null;
+    return Optional.empty();
   }
 
   /**
    * All members of a gang in this cycle, or none. A gang that does not fit gets nodes reserved for it (while fewer
    * than the configured number of gangs hold reservations), so later, smaller requests cannot keep it waiting.
    */
-  private String tryPlaceGang(DemandState d, List<Decision> decisions) {
+  private Optional<Refusal> tryPlaceGang(DemandState d, List<Decision> decisions) {
     List<Placement> members = gangPlacer.place(d.shape, d.outstanding, d.requiredDepth, d.reservation);
     if (members == null) {
       if (d.shape.wantsMig() && cluster.migContainersPlaceable(d.shape, d.outstanding) < d.outstanding) {
-        return NO_ROOM; // Instances are missing, not nodes: the MIG planner makes them for the gang.
+        // Instances are missing, not nodes: the MIG planner makes them for the gang.
+        return Optional.of(Refusal.NoRoom.NOW);
       }
-      return reservations.reserveFor(d, decisions);
+      return Optional.of(reservations.reserveFor(d, decisions));
     }
     ResourceVector total = ResourceVector.ZERO;
     for (Placement p : members) {
       total = total.plus(p.charge());
     }
-    String over = overLimits(d.app, total);
-    if (over != null) {
+    Optional<Refusal> over = overLimits(d.app, total);
+    if (over.isPresent()) {
       return over;
     }
     reservations.drop(d);
@@ -238,7 +236,7 @@ final class PlacementPass {
       ids.add(start(d, p, decisions));
     }
     gangRuns.started(d, ids);
-    return null;
+    return Optional.empty();
   }
 
   /** Where a shape would go, and after how many container starts of this cycle it was found. */
@@ -265,28 +263,26 @@ final class PlacementPass {
   private record LimitKey(QueueState leaf, String user, ResourceVector charge) {}
 
   /** Charges a limit refused in this cycle, with the reason: thousands of waiting requests of a shape word it once. */
-  private final Map<LimitKey, String> refusedThisCycle = new HashMap<>();
+  private final Map<LimitKey, Refusal> refusedThisCycle = new HashMap<>();
 
   /** {@link #overLimits}, remembered for the rest of the cycle when it refuses. */
-  private String refusedByLimits(AppState app, ResourceVector charge) {
+  private Optional<Refusal> refusedByLimits(AppState app, ResourceVector charge) {
     LimitKey key = new LimitKey(app.leaf, app.user, charge);
-    String why = refusedThisCycle.get(key);
-    if (why == null) {
-      why = overLimits(app, charge);
-      if (why != null) {
-        refusedThisCycle.put(key, why);
-      }
+    Refusal known = refusedThisCycle.get(key);
+    if (known != null) {
+      return Optional.of(known);
     }
-    return why;
+    Optional<Refusal> refused = overLimits(app, charge);
+    refused.ifPresent(r -> refusedThisCycle.put(key, r));
+    return refused;
   }
 
-  /** Why charging {@code charge} to the application would break a queue maximum or its user limit, or null. */
-  private String overLimits(AppState app, ResourceVector charge) {
+  /** Whether charging {@code charge} to the application would break a queue maximum or its user limit. */
+  private Optional<Refusal> overLimits(AppState app, ResourceVector charge) {
     for (QueueState q = app.leaf; q != null; q = q.parent) {
       ResourceVector after = q.usage.plus(charge);
       if (!after.fitsIn(q.share.maximum())) {
-        return "queue " + q.path() + " is at its maximum-capacity: it uses " + q.usage + " of at most "
-            + q.share.maximum() + ", and this request needs " + charge + " more";
+        return Optional.of(new Refusal.QueueAtMaximum(q.path(), q.usage, q.share.maximum(), charge));
       }
     }
     return userLimitExceeded(app, charge);
@@ -324,21 +320,20 @@ final class PlacementPass {
    * CapacityScheduler's user limit: one user may hold at most user-limit-factor times the queue's guarantee of
    * each resource the queue is guaranteed (resources it has no guarantee of are bounded by its maximum alone).
    */
-  private String userLimitExceeded(AppState app, ResourceVector charge) {
+  private Optional<Refusal> userLimitExceeded(AppState app, ResourceVector charge) {
     double factor = app.leaf.config.userLimitFactor();
     if (factor < 0) {
-      return null;
+      return Optional.empty();
     }
     ResourceVector guarantee = app.leaf.share.guarantee();
     ResourceVector after = app.leaf.userUsage.getOrDefault(app.user, ResourceVector.ZERO).plus(charge);
     for (int i = 0; i < ResourceVector.DIMENSIONS; i++) {
       long g = guarantee.get(i);
       if (g > 0 && after.get(i) > (long) Math.floor(g * factor + 1e-9)) {
-        return "user " + app.user + " is at the user limit of queue " + app.leaf.path() + " (user-limit-factor "
-            + factor + " x guarantee " + guarantee + ") in " + ResourceVector.dimensionName(i);
+        return Optional.of(new Refusal.UserLimit(app.user, app.leaf.path(), factor, guarantee, i));
       }
     }
-    return null;
+    return Optional.empty();
   }
 
   /** Walks a leaf's waiting applications and their requests in order, once per cycle. */

@@ -34,30 +34,25 @@ final class Reservations {
    * Why the gang waits, reserving nodes for it first when it has none and a reservation slot is free (fewer than the
    * configured number of gangs hold reservations, and its backoff after a timed-out one has passed).
    */
-  String reserveFor(DemandState d, List<Decision> decisions) {
+  Refusal reserveFor(DemandState d, List<Decision> decisions) {
     String level = d.spec.required() ? "one " + d.spec.topologyLevel() : "the cluster";
     if (d.reservation != null) {
-      return "gang of " + d.outstanding + " waits for its reservation on " + d.reservation.subtree() + " to drain"
-          + projected(d.reservation);
+      return new Refusal.ReservationDraining(d.outstanding, d.reservation.subtree(),
+          d.reservation.projectedStartMillis());
     }
     long now = clock.nowMillis();
     if (cluster.reservations().size() >= settings.maxReservations() || now < d.noReservationBeforeMillis) {
-      return "gang of " + d.outstanding + " does not fit in " + level + " now; waiting for a reservation slot";
+      return new Refusal.NoReservationSlot(d.outstanding, level);
     }
     Reservation r = placer.reserve(d.owner(), d.shape, d.outstanding, d.requiredDepth, now);
     if (r == null) {
-      return "gang of " + d.outstanding + " does not fit in " + level + " now, and its nodes are held for other gangs";
+      return new Refusal.NodesHeldForOthers(d.outstanding, level);
     }
     d.reservation = r;
     state.durableChange();
     r.projectedStartMillis(projectedStart(r));
     decisions.add(new Decision.Reserve(d.app.id, d.key, r.subtree(), r.nodeIds(), r.projectedStartMillis()));
-    return "gang of " + d.outstanding + " waits for its reservation on " + r.subtree() + " to drain" + projected(r);
-  }
-
-  private static String projected(Reservation r) {
-    return r.projectedStartMillis() == Long.MAX_VALUE ? " (containers there declared no run time)"
-        : " (projected start " + java.time.Instant.ofEpochMilli(r.projectedStartMillis()) + ")";
+    return new Refusal.ReservationDraining(d.outstanding, r.subtree(), r.projectedStartMillis());
   }
 
   /** The last declared end of what runs on the reserved nodes: when the gang is due to fit at the latest. */
