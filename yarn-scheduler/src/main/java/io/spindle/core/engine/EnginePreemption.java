@@ -97,7 +97,7 @@ final class EnginePreemption {
    */
   private long changes;
   /** What the last planning that found nothing saw, or {@code null}. */
-  private List<Object> fruitless;
+  private PlanningInputs fruitless;
   private DemandState openGang;
   private Unit openGangUnit;
   private long nextUnitId = 1;
@@ -351,10 +351,9 @@ final class EnginePreemption {
       fruitless = null;
       return;
     }
-    // Planning walks every running gang; in a cluster that stays oversubscribed the same starved requests would be
-    // planned for in vain every cycle. What planning sees changes only when a container starts or ends, demand or
-    // nodes or reservations change, a reclaim moves, or another request becomes eligible: skip it otherwise.
-    List<Object> seenNow = fingerprint(starved, queues, now);
+    // What planning sees changes only when a container starts or ends, demand or nodes or reservations change, a
+    // reclaim moves, or another request becomes eligible: skip it otherwise (PlanningInputs).
+    PlanningInputs seenNow = planningInputs(starved, queues, now);
     if (seenNow.equals(fruitless)) {
       return;
     }
@@ -382,32 +381,26 @@ final class EnginePreemption {
     fruitless = firstPlan ? seenNow : null;
   }
 
-  private List<Object> fingerprint(List<DemandState> starved, Collection<QueueState> queues, long now) {
-    List<Object> f = new ArrayList<>();
-    f.add(changes);
-    // Work lost grows with time, which can reorder victims: plan again at least once per starvation period.
-    f.add(now / Math.max(1_000, settings.starvationMillis()));
-    f.add(cluster.capacity());
-    QueueState root = queues.iterator().next();
-    f.add(root.pending);
+  private PlanningInputs planningInputs(List<DemandState> starved, Collection<QueueState> queues, long now) {
+    List<PlanningInputs.QueueFigures> figures = new ArrayList<>();
     for (QueueState q : queues) {
-      f.add(q.usage);
-      f.add(q.share);
+      figures.add(new PlanningInputs.QueueFigures(q.usage, q.share));
     }
+    List<PlanningInputs.Held> held = new ArrayList<>();
     for (Reservation r : cluster.reservations()) {
-      f.add(r.owner());
-      f.add(r.nodeIds());
+      held.add(new PlanningInputs.Held(r.owner(), r.nodeIds()));
     }
+    List<PlanningInputs.Reclaim> reclaims = new ArrayList<>();
     for (ReclaimLedger.InFlight p : ledger.plans()) {
-      f.add(p.id());
-      f.add(p.withdrawn());
+      reclaims.add(new PlanningInputs.Reclaim(p.id(), p.withdrawn()));
     }
+    List<PlanningInputs.Starved> waiting = new ArrayList<>();
     for (DemandState d : starved) {
-      f.add(d.owner());
-      f.add(d.outstanding);
-      f.add(starvation.belowMillis(d.app.leaf.path(), now) >= settings.starvationMillis());
+      waiting.add(new PlanningInputs.Starved(d.owner(), d.outstanding,
+          starvation.belowMillis(d.app.leaf.path(), now) >= settings.starvationMillis()));
     }
-    return f;
+    return new PlanningInputs(changes, now / Math.max(1_000, settings.starvationMillis()), cluster.capacity(),
+        queues.iterator().next().pending, figures, held, reclaims, waiting);
   }
 
   /**
