@@ -20,7 +20,7 @@ class ClassSizeTest {
 
   private static final int MAX_LINES = 800;
   /** Until the gang lifecycle replaces its preemption units (issue #19): shrinks only. */
-  private static final Map<String, Integer> BEING_SPLIT = Map.of("EnginePreemption.java", 1_210);
+  private static final Map<String, Integer> BEING_SPLIT = Map.of("EnginePreemption.java", 1_206);
   private static final Path REACTOR = Path.of("..");
 
   @Test

@@ -138,7 +138,7 @@ final class EngineFailover {
     if (restored) {
       return new RestoreReport(preemption.regroupLate(saved.units(), recovered, dropped), 0, 0, dropped);
     }
-    int[] counts = preemption.restore(saved, recovered, dropped);
+    EnginePreemption.Restored taken = preemption.restore(saved, recovered, dropped);
     for (DurableState.ReservationState r : saved.reservations()) {
       String why = !state.hasApp(r.appId()) ? "application not recovered"
           : r.nodeIds().stream().filter(n -> !cluster.hasNode(n)).findFirst()
@@ -157,7 +157,7 @@ final class EngineFailover {
       }
     }
     restored = true;
-    return new RestoreReport(counts[0], counts[1], restoredReservations.size(), dropped);
+    return new RestoreReport(taken.units(), taken.notices(), restoredReservations.size(), dropped);
   }
 
   /** Restored reservations and backoffs meet the asks: after the events of the first cycle after a restore. */

@@ -516,6 +516,9 @@ final class EnginePreemption {
     return new DurableState.StarvationState(requests, queues);
   }
 
+  /** What a restore took over: units regrouped and checkpoint notices in force. */
+  record Restored(int units, int notices) {}
+
   /**
    * Takes over what an earlier leader saved: units regrouped from the recovered containers, the reclaims in flight
    * with their handshakes as they stood, checkpoint reports, resume locations, starvation, the next notice id.
@@ -523,13 +526,13 @@ final class EnginePreemption {
    * @param recovered the allocation id a container has here, {@code null} if it was not recovered
    * @return units and notices restored
    */
-  int[] restore(DurableState saved, Function<String, Long> recovered, List<String> dropped) {
+  Restored restore(DurableState saved, Function<String, Long> recovered, List<String> dropped) {
     if (!enabled()) {
       if (!saved.units().isEmpty() || !saved.reclaims().isEmpty()) {
         dropped.add("preemption is off: " + saved.units().size() + " units and " + saved.reclaims().size()
             + " reclaims in flight not restored");
       }
-      return new int[] {0, 0};
+      return new Restored(0, 0);
     }
     durableChanges++;
     Set<Long> liveVictims = new HashSet<>();
@@ -615,7 +618,7 @@ final class EnginePreemption {
       }
     }
     starvation.resume(waiting, below);
-    return new int[] {restored.size(), notices};
+    return new Restored(restored.size(), notices);
   }
 
   /** One reclaim plan back into the ledger; returns how many of its notices are in force. */
