@@ -64,7 +64,10 @@ public final class SchedulerLeadership implements Closeable {
   private final ExecutorService events = BackgroundWriter.start("spindle-leadership");
   private final ConnectionStateListener connection = this::connectionChanged;
   private volatile Term term;
-  /** The last epoch this instance claimed, announced or not, and the first of its unbroken run; events thread only. */
+  /**
+   * The last epoch this instance claimed, announced or not, and the first of its unbroken run; written on the events
+   * thread, read together by writers ({@link #renewedSince}), under this object's monitor.
+   */
   private long lastClaimed;
   private long heldSince;
 
@@ -151,6 +154,15 @@ public final class SchedulerLeadership implements Closeable {
     };
   }
 
+  /**
+   * Whether a write fenced under {@code t} can have been refused only because this very instance has claimed a later
+   * epoch since, in one unbroken run of claims: nobody else held an epoch from {@code t}'s on. Such a write is
+   * stale, not fenced (a re-election after a ZooKeeper outage, while a write of the old term was being retried).
+   */
+  public synchronized boolean renewedSince(Term t) {
+    return t.epoch() < lastClaimed && t.epoch() >= heldSince;
+  }
+
   /** A write carrying {@link #fence(Term)} failed its check: another instance leads now. */
   public void fenced(String what) {
     String why = "fenced: " + what + " was refused because another scheduler raised the epoch";
@@ -211,8 +223,10 @@ public final class SchedulerLeadership implements Closeable {
       try {
         Stat written = client.setData().withVersion(stat.getVersion())
             .forPath(epochPath, encode(new LeaderEpochRecord(next, id, clock.getAsLong())));
-        heldSince = runStart(previous, lastClaimed, heldSince, id);
-        lastClaimed = next;
+        synchronized (this) {
+          heldSince = runStart(previous, lastClaimed, heldSince, id);
+          lastClaimed = next;
+        }
         return new Term(next, written.getVersion());
       } catch (KeeperException.BadVersionException raced) {
         // Someone raised it between our read and write; read again.

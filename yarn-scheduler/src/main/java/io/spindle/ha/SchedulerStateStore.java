@@ -41,8 +41,9 @@ public final class SchedulerStateStore {
 
   /**
    * Replaces the state, if the epoch is still the one {@code term} holds. Throws {@link FencedException} (and
-   * deposes the leadership) when another instance has raised the epoch since; other ZooKeeper failures propagate
-   * and may be retried.
+   * deposes the leadership) when another instance has raised the epoch since, and {@link StaleTermException} when
+   * this instance itself has (the state still stands, under its newer term); other ZooKeeper failures propagate and
+   * may be retried.
    */
   public void write(SchedulerLeadership.Term term, byte[] state) throws Exception {
     Fence fence = leadership.fenceOf(term);
@@ -61,6 +62,10 @@ public final class SchedulerStateStore {
         fence.commit(client, what, client.transactionOp().setData().forPath(statePath, state));
       }
     } catch (FencedException e) {
+      if (leadership.renewedSince(term)) {
+        throw new StaleTermException(what + " was refused: this scheduler has been elected again since, under a "
+            + "later epoch");
+      }
       leadership.fenced(what);
       throw e;
     }

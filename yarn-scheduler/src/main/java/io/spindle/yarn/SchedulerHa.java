@@ -10,6 +10,7 @@ import io.spindle.ha.SchedulerStateCodec;
 import io.spindle.ha.SchedulerStateStore;
 import io.spindle.ha.SchedulerZk;
 import io.spindle.ha.SchedulerZkIdentity;
+import io.spindle.ha.StaleTermException;
 import io.spindle.journal.DecisionJournal;
 import io.spindle.journal.RecordingLookup;
 import java.io.Closeable;
@@ -61,6 +62,8 @@ final class SchedulerHa implements SchedulerLeadership.Listener, Closeable {
   });
   /** The latest state to write with the term it was decided in; older unwritten ones are superseded. */
   private final AtomicReference<Pending> pending = new AtomicReference<>();
+  /** A state refused as stale while this scheduler held no term: written under the term of its next election. */
+  private final AtomicReference<Pending> unwritten = new AtomicReference<>();
   private SchedulerLeadership leadership;
   private SchedulerStateStore store;
   private volatile long lastEpoch;
@@ -284,12 +287,30 @@ final class SchedulerHa implements SchedulerLeadership.Listener, Closeable {
       store.write(p.term(), bytes);
     } catch (FencedException e) {
       die(e.getMessage()); // Someone else leads: what this scheduler decided meanwhile must not stand.
+    } catch (StaleTermException e) {
+      // Re-elected meanwhile with nobody else leading (FaultMatrixTest's quorum loss, docs/reliability.md): the state
+      // still stands, under the newer term.
+      LOG.info("{}; it is written again under the current term", e.getMessage());
+      unwritten.set(p);
+      writeUnwritten();
     } catch (Exception e) {
       // Retried unless a newer state came meanwhile; if leadership was lost, the retry is refused by the fence.
       LOG.warn("Writing the scheduler state failed (retrying in 1 s): {}", e.getMessage());
       if (pending.compareAndSet(null, p)) {
         writer.schedule(this::writeLatest, 1, TimeUnit.SECONDS);
       }
+    }
+  }
+
+  /** Writes a state refused as stale under the current term, unless a newer one is queued already. */
+  private void writeUnwritten() {
+    SchedulerLeadership.Term now = term();
+    Pending p = unwritten.get();
+    if (now == null || p == null || now.epoch() <= p.term().epoch()) {
+      return; // Kept until this scheduler holds the newer term.
+    }
+    if (unwritten.compareAndSet(p, null) && pending.compareAndSet(null, new Pending(now, p.state()))) {
+      writer.execute(this::writeLatest);
     }
   }
 
@@ -307,6 +328,7 @@ final class SchedulerHa implements SchedulerLeadership.Listener, Closeable {
     } else {
       // Epochs between `before` and `epoch` (a claim whose latch was lost before it was announced) were all ours.
       LOG.info("Scheduler {} leads again (epoch {}); nobody led meanwhile, so it resumes", instanceId, epoch);
+      writeUnwritten();
     }
     wake.run();
   }

@@ -39,7 +39,7 @@ class SchedulerHaTest {
     zk.close();
   }
 
-  private record Rm(SchedulerHa ha, BlockingQueue<String> fatal) {}
+  private record Rm(SchedulerHa ha, BlockingQueue<String> fatal, SchedulerZk session) {}
 
   private Rm rm(String id) throws Exception {
     SchedulerZk session = SchedulerZk.connect(new ZkSettings(zk.getConnectString(), "/spindle/ha-test"),
@@ -51,7 +51,7 @@ class SchedulerHaTest {
         fatal::add);
     ha.start();
     open.add(ha);
-    return new Rm(ha, fatal);
+    return new Rm(ha, fatal, session);
   }
 
   private static void await(java.util.function.BooleanSupplier condition) throws InterruptedException {
@@ -128,5 +128,33 @@ class SchedulerHaTest {
     rm.ha().elected(5, 5);
     assertThat(rm.fatal().poll(5, TimeUnit.SECONDS)).contains("epochs 4 to 4");
     assertThat(rm.ha().term()).isNull();
+  }
+
+  @Test
+  void aWriteOfTheTermBeforeItsOwnReElectionIsWrittenAgainNotFatal() throws Exception {
+    Rm rm = rm("rm1");
+    await(() -> rm.ha().term() != null);
+    SchedulerLeadership.Term before = rm.ha().term();
+    // Its session expires (a ZooKeeper outage, as in FaultMatrixTest's quorum loss); nobody else is there, so it is
+    // elected again, under the next epoch, while a write decided in the old term is still to be made.
+    rm.session().client().getZookeeperClient().getZooKeeper().getTestable().injectSessionExpiration();
+    await(() -> rm.ha().term() != null && rm.ha().term().epoch() == before.epoch() + 1);
+
+    rm.ha().save(before, () -> "decided in epoch 1".getBytes(StandardCharsets.UTF_8));
+    assertThat(rm.fatal().poll(2, TimeUnit.SECONDS)).as("nobody else led: no fence, no stop").isNull();
+    assertThat(rm.ha().term()).as("it goes on leading").isNotNull();
+    try (CuratorFramework admin = CuratorFrameworkFactory.builder().connectString(zk.getConnectString())
+        .retryPolicy(new RetryOneTime(100)).authorization(SchedulerZkIdentity.digest("spindle-rm", "secret").auth())
+        .build()) {
+      admin.start();
+      await(() -> {
+        try {
+          return new String(admin.getData().forPath("/spindle/ha-test/scheduler/state"), StandardCharsets.UTF_8)
+              .equals("decided in epoch 1");
+        } catch (Exception notYet) {
+          return false;
+        }
+      });
+    }
   }
 }
