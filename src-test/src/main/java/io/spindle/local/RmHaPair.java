@@ -49,7 +49,7 @@ public final class RmHaPair {
     c.set(YarnConfiguration.RM_CLUSTER_ID, clusterId);
     for (String id : IDS) {
       for (String key : YarnConfiguration.getServiceAddressConfKeys(c)) {
-        c.set(HAUtil.addSuffix(key, id), "localhost:" + freePort());
+        c.set(HAUtil.addSuffix(key, id), "localhost:" + FixedPorts.next());
       }
       c.set(HAUtil.addSuffix(YarnConfiguration.RM_HOSTNAME, id), "localhost");
     }
@@ -71,11 +71,6 @@ public final class RmHaPair {
   public static void shareConfiguration(Configuration c, URI dir) {
     c.set(YarnConfiguration.RM_CONFIGURATION_PROVIDER_CLASS, FileSystemBasedConfigurationProvider.class.getName());
     c.set(YarnConfiguration.FS_BASED_RM_CONF_STORE, dir.toString());
-  }
-
-  /** A port nothing listens on now, that no ephemeral bind can take before its owner binds it. */
-  public static int freePort() throws IOException {
-    return FixedPorts.next();
   }
 
   /** The index of the active ResourceManager, or -1 when none is (during a failover); never waits. */

@@ -1,52 +1,35 @@
 package io.spindle.local;
 
-import io.spindle.core.model.GpuModel;
+import io.spindle.channel.mig.MigStateStore;
 import io.spindle.core.model.GpuModelCatalog;
-import io.spindle.ha.MigStateStore;
 import io.spindle.ha.ZkSettings;
 import io.spindle.local.LocalClusterSpec.NodeSpec;
-import io.spindle.web.SpindleWeb;
 import io.spindle.yarn.SpindleScheduler;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.io.PrintStream;
 import java.lang.reflect.Method;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
-import java.net.URL;
-import java.net.URLClassLoader;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Properties;
-import java.util.stream.Stream;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.apache.curator.test.InstanceSpec;
 import org.apache.curator.test.TestingServer;
 import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.net.TableMapping;
 import org.apache.hadoop.yarn.api.records.NodeId;
 import org.apache.hadoop.yarn.api.records.NodeState;
-import org.apache.hadoop.yarn.conf.HAUtil;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.apache.hadoop.yarn.server.MiniYARNCluster;
 import org.apache.hadoop.yarn.server.resourcemanager.ResourceManager;
-import org.apache.hadoop.yarn.server.resourcemanager.rmnode.RMNode;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.ResourceScheduler;
 import org.apache.hadoop.yarn.util.RackResolver;
-import org.apache.hadoop.yarn.util.resource.DominantResourceCalculator;
 import org.apache.hadoop.yarn.util.resource.ResourceUtils;
 import org.apache.hadoop.yarn.webapp.util.WebAppUtils;
-import org.apache.log4j.LogManager;
-import org.apache.log4j.PropertyConfigurator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -63,13 +46,7 @@ public final class SpindleLocalCluster implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(SpindleLocalCluster.class);
   public static final String SPINDLE_SCHEDULER = "io.spindle.yarn.SpindleScheduler";
   public static final String CLUSTER_ID = "spindle-local";
-  /** Spindle's scheduler keys this launcher sets (see yarn-scheduler's {@code SpindleScheduler}). */
-  static final String SPINDLE_TOPOLOGY_LEVELS = "yarn.scheduler.spindle.topology.levels";
-  static final String SPINDLE_NODE_GPU_MODEL = "yarn.scheduler.spindle.node.gpu-model";
-  static final String CS_RESOURCE_CALCULATOR = "yarn.scheduler.capacity.resource-calculator";
   private static final long STOP_TIMEOUT_MS = 30_000;
-  /** Spindle's web endpoints serve this machine only: the local cluster has no authentication. */
-  private static final String WEB_HOST = "127.0.0.1";
 
   static final String USAGE = String.join("\n",
       "Usage: scripts/spindle-local [options]",
@@ -175,28 +152,23 @@ public final class SpindleLocalCluster implements AutoCloseable {
 
   private final Options options;
   private final PrintStream out;
-  private final Path workdir;
-  private final Path confDir;
-  private final Path logFile;
+  private final LocalWorkdir workdir;
   private final LocalClusterSpec spec;
   private final String schedulerClass;
+  private LocalHosts hosts;
   private TestingServer zookeeper;
   private CuratorFramework zkClient;
   private FakeMigAgents migAgents;
   private LocalYarnCluster yarn;
   private ClassLoader previousContextLoader;
-  private final List<String> hosts = new ArrayList<>();
   private final List<NodeId> nodeIds = new ArrayList<>();
-  private boolean distinctHosts;
   private boolean loggingConfigured;
   private boolean stopped;
 
   private SpindleLocalCluster(Options options, PrintStream out) throws IOException {
     this.options = options;
     this.out = out;
-    this.workdir = options.workdir().toAbsolutePath().normalize();
-    this.confDir = workdir.resolve("conf");
-    this.logFile = workdir.resolve("logs").resolve("spindle-local.log");
+    this.workdir = new LocalWorkdir(options.workdir());
     if (!Files.isRegularFile(options.conf())) {
       throw new UsageException("node file " + options.conf() + " not found (--conf)");
     }
@@ -263,7 +235,7 @@ public final class SpindleLocalCluster implements AutoCloseable {
     } catch (Exception e) {
       cluster.close();
       out.println("spindle-local: could not start: " + e);
-      out.println("  details: " + cluster.logFile);
+      out.println("  details: " + cluster.workdir.logFile());
       return 1;
     }
     Thread hook = new Thread(() -> {
@@ -279,7 +251,7 @@ public final class SpindleLocalCluster implements AutoCloseable {
     int rc = 0;
     boolean interrupted = false;
     try {
-      cluster.printInfo();
+      StartupSummary.print(cluster, out);
       if (options.demo()) {
         rc = new DemoWorkload(cluster, out).run() ? 0 : 1;
       } else if (options.durationSeconds() >= 0) {
@@ -336,20 +308,21 @@ public final class SpindleLocalCluster implements AutoCloseable {
   }
 
   private void startAll() throws Exception {
-    prepareWorkdir();
-    configureLogging();
-    chooseHosts();
+    workdir.prepare();
+    LocalClusterLog.toFile(workdir.logFile(), options.verbose());
+    loggingConfigured = true;
+    hosts = LocalHosts.choose(spec.nodes().size());
 
     EmbeddedZooKeeper.prepare();
-    zookeeper = new TestingServer(new InstanceSpec(workdir.resolve("zookeeper").toFile(), -1, -1, -1, false, -1),
-        true);
+    zookeeper = new TestingServer(new InstanceSpec(workdir.zookeeperData().toFile(), -1, -1, -1, false, -1), true);
 
-    writeStaticConf();
-    YarnConfiguration conf = clusterConf();
+    LocalClusterConf clusterConf = new LocalClusterConf(options, spec, hosts, workdir);
+    clusterConf.writeStatic();
+    YarnConfiguration conf = clusterConf.daemons(schedulerClass, zookeeper.getConnectString());
 
     // MiniYARNCluster puts its NodeManager directories under ${test.build.data}/<name>.
     String previousDataDir = System.getProperty("test.build.data");
-    System.setProperty("test.build.data", workdir.resolve("yarn").toString());
+    System.setProperty("test.build.data", workdir.yarnData().toString());
     previousContextLoader = Thread.currentThread().getContextClassLoader();
     Thread.currentThread().setContextClassLoader(conf.getClassLoader());
     try {
@@ -357,7 +330,7 @@ public final class SpindleLocalCluster implements AutoCloseable {
       for (NodeSpec n : spec.nodes()) {
         resources.add(spec.advertised(n));
       }
-      yarn = new LocalYarnCluster(options.ha() ? RmHaPair.IDS.size() : 1, spec.nodes(), hosts, resources);
+      yarn = new LocalYarnCluster(options.ha() ? RmHaPair.IDS.size() : 1, spec.nodes(), hosts.hosts(), resources);
       resetRackResolver();
       yarn.init(conf);
       yarn.start();
@@ -375,89 +348,7 @@ public final class SpindleLocalCluster implements AutoCloseable {
       nodeIds.add(yarn.getNodeManager(i).getNMContext().getNodeId());
     }
     startMigAgents();
-    writeYarnSite();
-  }
-
-  private void prepareWorkdir() throws IOException {
-    Files.createDirectories(workdir);
-    for (String sub : List.of("conf", "yarn", "zookeeper", "logs")) {
-      deleteTree(workdir.resolve(sub));
-      Files.createDirectories(workdir.resolve(sub));
-    }
-  }
-
-  private static void deleteTree(Path p) throws IOException {
-    if (!Files.exists(p)) {
-      return;
-    }
-    try (Stream<Path> walk = Files.walk(p)) {
-      for (Path q : walk.sorted(Comparator.reverseOrder()).toList()) {
-        Files.delete(q);
-      }
-    }
-  }
-
-  /** Hadoop's, ZooKeeper's and Spindle's logs go to {@code <workdir>/logs/spindle-local.log}, not the console. */
-  private void configureLogging() {
-    Properties p = new Properties();
-    p.setProperty("log4j.rootLogger", options.verbose() ? "INFO, file, console" : "INFO, file");
-    p.setProperty("log4j.appender.file", "org.apache.log4j.FileAppender");
-    p.setProperty("log4j.appender.file.File", logFile.toString());
-    p.setProperty("log4j.appender.file.Append", "false");
-    p.setProperty("log4j.appender.file.layout", "org.apache.log4j.PatternLayout");
-    p.setProperty("log4j.appender.file.layout.ConversionPattern", "%d{ISO8601} %-5p [%t] %c{2}: %m%n");
-    p.setProperty("log4j.appender.console", "org.apache.log4j.ConsoleAppender");
-    p.setProperty("log4j.appender.console.Target", "System.err");
-    p.setProperty("log4j.appender.console.layout", "org.apache.log4j.PatternLayout");
-    p.setProperty("log4j.appender.console.layout.ConversionPattern", "%d{ISO8601} %-5p %c{1}: %m%n");
-    // Chatty at INFO and of no use here.
-    p.setProperty("log4j.logger.org.apache.zookeeper", "WARN");
-    p.setProperty("log4j.logger.org.apache.curator", "WARN");
-    p.setProperty("log4j.logger.org.apache.hadoop.ipc", "WARN");
-    p.setProperty("log4j.logger.org.apache.hadoop.metrics2", "WARN");
-    LogManager.resetConfiguration();
-    PropertyConfigurator.configure(p);
-    loggingConfigured = true;
-    // Guice and Jersey (the web UIs) log through java.util.logging straight to the console.
-    for (java.util.logging.Logger l : JUL_QUIET) {
-      l.setLevel(options.verbose() ? java.util.logging.Level.INFO : java.util.logging.Level.SEVERE);
-    }
-  }
-
-  /** Held so the level settings are not garbage-collected with the loggers. */
-  private static final List<java.util.logging.Logger> JUL_QUIET = List.of(
-      java.util.logging.Logger.getLogger("com.google.inject"), java.util.logging.Logger.getLogger("org.glassfish"));
-
-  /**
-   * Every node gets its own loopback address (127.0.0.2, .3, ...) so that it registers under its own host and the
-   * rack mapping can place it; where those addresses cannot be bound (e.g. macOS without aliases) all nodes share
-   * {@code localhost} and therefore one rack.
-   */
-  private void chooseHosts() {
-    distinctHosts = true;
-    for (int i = 0; i < spec.nodes().size(); i++) {
-      String host = "127.0.0." + (i + 2);
-      if (i + 2 > 254 || !canBind(host)) {
-        distinctHosts = false;
-        break;
-      }
-      hosts.add(host);
-    }
-    if (!distinctHosts) {
-      hosts.clear();
-      for (int i = 0; i < spec.nodes().size(); i++) {
-        hosts.add("localhost");
-      }
-    }
-  }
-
-  private static boolean canBind(String host) {
-    try (ServerSocket s = new ServerSocket()) {
-      s.bind(new InetSocketAddress(host, 0));
-      return true;
-    } catch (IOException e) {
-      return false;
-    }
+    clusterConf.writeForClients(yarn.getConfig(), webPort());
   }
 
   /**
@@ -476,106 +367,6 @@ public final class SpindleLocalCluster implements AutoCloseable {
     }
   }
 
-  /** The HADOOP_CONF_DIR files that do not depend on ports: queues, resource types, topology, core-site. */
-  private void writeStaticConf() throws IOException {
-    Files.copy(options.queues(), confDir.resolve("capacity-scheduler.xml"), StandardCopyOption.REPLACE_EXISTING);
-
-    Configuration types = new Configuration(false);
-    types.set(YarnConfiguration.RESOURCE_TYPES, String.join(",", spec.resourceTypes()));
-    writeXml(types, confDir.resolve("resource-types.xml"));
-
-    StringBuilder table = new StringBuilder();
-    table.append("# host rack: written by spindle-local; read by Hadoop's TableMapping and by conf/topology.sh\n");
-    for (int i = 0; i < spec.nodes().size(); i++) {
-      if (distinctHosts) {
-        table.append(hosts.get(i)).append(' ').append(spec.nodes().get(i).rack()).append('\n');
-      }
-    }
-    Files.writeString(topologyTable(), table.toString(), StandardCharsets.UTF_8);
-
-    // For the stock CLI, which otherwise finds no log4j configuration in a HADOOP_CONF_DIR and says so.
-    Files.writeString(confDir.resolve("log4j.properties"), String.join("\n",
-        "# written by spindle-local for clients (yarn, spark-submit) using this HADOOP_CONF_DIR",
-        "hadoop.root.logger=WARN,console",
-        "log4j.rootLogger=${hadoop.root.logger}",
-        "log4j.appender.console=org.apache.log4j.ConsoleAppender",
-        "log4j.appender.console.target=System.err",
-        "log4j.appender.console.layout=org.apache.log4j.PatternLayout",
-        "log4j.appender.console.layout.ConversionPattern=%d{yy/MM/dd HH:mm:ss} %p %c{2}: %m%n", ""),
-        StandardCharsets.UTF_8);
-
-    Configuration core = new Configuration(false);
-    core.set("fs.defaultFS", "file:///");
-    core.set("net.topology.node.switch.mapping.impl", TableMapping.class.getName());
-    core.set("net.topology.table.file.name", topologyTable().toString());
-    writeXml(core, confDir.resolve("core-site.xml"));
-  }
-
-  private Path topologyTable() {
-    return confDir.resolve("topology.table");
-  }
-
-  private YarnConfiguration clusterConf() throws IOException {
-    YarnConfiguration conf = new YarnConfiguration();
-    // capacity-scheduler.xml and resource-types.xml come from the HADOOP_CONF_DIR before anything else on the
-    // classpath: hadoop-yarn-server-tests' test-jar carries its own capacity-scheduler.xml (one queue, "default").
-    conf.setClassLoader(new ConfDirFirstClassLoader(confDir, SpindleLocalCluster.class.getClassLoader()));
-    conf.set(YarnConfiguration.RM_SCHEDULER, schedulerClass);
-    conf.set(YarnConfiguration.RM_CLUSTER_ID, CLUSTER_ID);
-    conf.set(YarnConfiguration.RESOURCE_TYPES, String.join(",", spec.resourceTypes()));
-    // GPUs count only with dominant resource fairness. Spindle always uses it; CapacityScheduler reads this key
-    // (a value in capacity-scheduler.xml wins).
-    conf.set(CS_RESOURCE_CALCULATOR, DominantResourceCalculator.class.getName());
-    conf.set("net.topology.node.switch.mapping.impl", TableMapping.class.getName());
-    conf.set("net.topology.table.file.name", topologyTable().toString());
-    if (!distinctHosts) {
-      conf.setBoolean(YarnConfiguration.RM_SCHEDULER_INCLUDE_PORT_IN_NODE_NAME, true);
-    }
-    long maxMemory = 0;
-    int maxVcores = 0;
-    for (NodeSpec n : spec.nodes()) {
-      maxMemory = Math.max(maxMemory, n.memoryMb());
-      maxVcores = Math.max(maxVcores, n.vcores());
-    }
-    conf.setLong(YarnConfiguration.RM_SCHEDULER_MAXIMUM_ALLOCATION_MB, maxMemory);
-    conf.setInt(YarnConfiguration.RM_SCHEDULER_MAXIMUM_ALLOCATION_VCORES, maxVcores);
-    conf.set(ZkSettings.ZK_ADDRESS, zookeeper.getConnectString());
-    int depth = spec.rackDepth();
-    if (depth > 0) {
-      conf.set(SPINDLE_TOPOLOGY_LEVELS, String.join(",", topologyLevels(depth)));
-    }
-    GpuModel model = spec.commonModel();
-    if (model != null) {
-      conf.set(SPINDLE_NODE_GPU_MODEL, model.name());
-    }
-    // Stopping waits for log retention otherwise (~35 s); the fake disks must not be judged full.
-    conf.setLong(YarnConfiguration.NM_LOG_RETAIN_SECONDS, 0);
-    conf.setFloat(YarnConfiguration.NM_MAX_PER_DISK_UTILIZATION_PERCENTAGE, 100.0f);
-    conf.setBoolean(YarnConfiguration.NM_VMEM_CHECK_ENABLED, false);
-    conf.setBoolean(YarnConfiguration.NM_PMEM_CHECK_ENABLED, false);
-    conf.setInt(SpindleWeb.PORT, options.httpPort());
-    conf.set(SpindleWeb.BIND_ADDRESS, WEB_HOST);
-    if (options.ha()) {
-      // YARN's default wait: a new active ResourceManager schedules once NodeManagers and AMs had time to return.
-      RmHaPair.configure(conf, zookeeper.getConnectString(), CLUSTER_ID,
-          YarnConfiguration.DEFAULT_RM_WORK_PRESERVING_RECOVERY_SCHEDULING_WAIT_MS);
-      RmHaPair.shareConfiguration(conf, confDir.toUri());
-      // One ZooKeeper identity for both ResourceManagers, or the new active one could not take over the checkpoint
-      // znodes the other created (admin guide, yarn.scheduler.spindle.zk.auth).
-      conf.set("yarn.scheduler.spindle.zk.auth", "digest:spindle-rm:" + java.util.UUID.randomUUID());
-    }
-    return conf;
-  }
-
-  /** Names for the levels of rack paths of {@code depth} segments: rack; spine, rack; zone, spine, rack; ... */
-  static List<String> topologyLevels(int depth) {
-    List<String> names = new ArrayList<>(List.of("zone", "spine", "rack"));
-    while (names.size() < depth) {
-      names.add(0, "level" + (depth - names.size()));
-    }
-    return names.subList(names.size() - depth, names.size());
-  }
-
   private void waitForNodes() throws InterruptedException {
     long deadline = System.currentTimeMillis() + 60_000;
     int want = spec.nodes().size();
@@ -587,7 +378,7 @@ public final class SpindleLocalCluster implements AutoCloseable {
       }
       if (System.currentTimeMillis() > deadline) {
         throw new IllegalStateException(running + " of " + want + " NodeManagers registered within 60 s; see "
-            + logFile);
+            + workdir.logFile());
       }
       Thread.sleep(100);
     }
@@ -602,130 +393,13 @@ public final class SpindleLocalCluster implements AutoCloseable {
     }
     migAgents = new FakeMigAgents(new MigStateStore(zkClient, zk.root()));
     for (int i = 0; i < spec.nodes().size(); i++) {
-      migAgents.start(zkNodeName(i), spec.nodes().get(i));
+      migAgents.start(hosts.zkNodeName(nodeIds.get(i)), spec.nodes().get(i));
     }
-  }
-
-  /** The node's name in Spindle's ZooKeeper state: the host of its NodeId (host:port when hosts are shared). */
-  private String zkNodeName(int i) {
-    NodeId id = nodeIds.get(i);
-    return distinctHosts ? id.getHost() : id.getHost() + ":" + id.getPort();
-  }
-
-  /** yarn-site.xml with the addresses the ResourceManager really bound, and an env file to source. */
-  private void writeYarnSite() throws IOException {
-    Configuration live = yarn.getConfig();
-    Configuration site = new Configuration(false);
-    for (String key : List.of(YarnConfiguration.RM_ADDRESS, YarnConfiguration.RM_SCHEDULER_ADDRESS,
-        YarnConfiguration.RM_RESOURCE_TRACKER_ADDRESS, YarnConfiguration.RM_ADMIN_ADDRESS,
-        YarnConfiguration.RM_WEBAPP_ADDRESS, YarnConfiguration.RM_SCHEDULER, YarnConfiguration.RM_CLUSTER_ID,
-        YarnConfiguration.RM_SCHEDULER_MAXIMUM_ALLOCATION_MB, YarnConfiguration.RM_SCHEDULER_MAXIMUM_ALLOCATION_VCORES,
-        ZkSettings.ZK_ADDRESS, SPINDLE_TOPOLOGY_LEVELS, SPINDLE_NODE_GPU_MODEL,
-        YarnConfiguration.RM_SCHEDULER_INCLUDE_PORT_IN_NODE_NAME)) {
-      String v = live.get(key);
-      if (v != null) {
-        site.set(key, v);
-      }
-    }
-    site.set(YarnConfiguration.RESOURCE_TYPES, String.join(",", spec.resourceTypes()));
-    if (options.ha()) {
-      for (String key : List.of(YarnConfiguration.RM_HA_ENABLED, YarnConfiguration.RM_HA_IDS,
-          YarnConfiguration.AUTO_FAILOVER_ENABLED, YarnConfiguration.RECOVERY_ENABLED,
-          YarnConfiguration.RM_WORK_PRESERVING_RECOVERY_ENABLED, YarnConfiguration.RM_STORE,
-          YarnConfiguration.RM_ZK_ADDRESS)) {
-        site.set(key, live.get(key));
-      }
-      for (String id : RmHaPair.IDS) {
-        for (String key : YarnConfiguration.getServiceAddressConfKeys(live)) {
-          String v = live.get(HAUtil.addSuffix(key, id));
-          if (v != null) {
-            site.set(HAUtil.addSuffix(key, id), v);
-          }
-        }
-        site.set(HAUtil.addSuffix(YarnConfiguration.RM_HOSTNAME, id), "localhost");
-      }
-    }
-    Optional<String> web = webUrl();
-    webPort().ifPresent(port -> {
-      site.setInt(SpindleWeb.PORT, port);
-      site.set(SpindleWeb.BIND_ADDRESS, WEB_HOST);
-    });
-    writeXml(site, confDir.resolve("yarn-site.xml"));
-    Files.writeString(workdir.resolve("spindle-local.env"),
-        "# source this file to use the Spindle local cluster from this shell\n"
-            + "export HADOOP_CONF_DIR=" + confDir + "\n"
-            + "export YARN_CONF_DIR=" + confDir + "\n"
-            + web.map(url -> "export SPINDLE_URL=" + url + "\n").orElse(""),
-        StandardCharsets.UTF_8);
-  }
-
-  private static void writeXml(Configuration c, Path file) throws IOException {
-    try (OutputStream os = Files.newOutputStream(file)) {
-      c.writeXml(os);
-    }
-  }
-
-  /** Prints where everything is and how to use it. */
-  void printInfo() {
-    Configuration c = yarn.getConfig();
-    out.println();
-    out.println("Spindle local cluster is up.");
-    out.printf("  scheduler        %s%n", schedulerClass);
-    out.printf("  ZooKeeper        %s   (Spindle state under %s)%n", zookeeper.getConnectString(),
-        ZkSettings.from(c).root());
-    if (options.ha()) {
-      for (String id : RmHaPair.IDS) {
-        out.printf("  ResourceManager  %s   (%s%s; scheduler %s, admin %s)%n",
-            c.get(HAUtil.addSuffix(YarnConfiguration.RM_ADDRESS, id)), id,
-            id.equals(RmHaPair.IDS.get(0)) ? ", active" : ", standby",
-            c.get(HAUtil.addSuffix(YarnConfiguration.RM_SCHEDULER_ADDRESS, id)),
-            c.get(HAUtil.addSuffix(YarnConfiguration.RM_ADMIN_ADDRESS, id)));
-      }
-    } else {
-      out.printf("  ResourceManager  %s   (scheduler %s, admin %s)%n", c.get(YarnConfiguration.RM_ADDRESS),
-          c.get(YarnConfiguration.RM_SCHEDULER_ADDRESS), c.get(YarnConfiguration.RM_ADMIN_ADDRESS));
-    }
-    out.printf("  RM web UI        %s%n", rmWebUrl());
-    webUrl().ifPresent(url -> out.printf("  Spindle web      %s   (GPU map; status API %sapi/v1/status; %smetrics)%n",
-        url, url, url));
-    out.printf("  HADOOP_CONF_DIR  %s%n", confDir);
-    out.printf("  logs             %s%n", logFile);
-    out.println("  nodes:");
-    Map<NodeId, RMNode> rmNodes = yarn.getResourceManager().getRMContext().getRMNodes();
-    for (int i = 0; i < spec.nodes().size(); i++) {
-      NodeSpec n = spec.nodes().get(i);
-      RMNode rm = rmNodes.get(nodeIds.get(i));
-      String rack = rm == null ? "?" : rm.getRackName();
-      StringBuilder res = new StringBuilder();
-      if (rm != null) {
-        for (String type : spec.resourceTypes()) {
-          long v = rm.getTotalCapability().getResourceValue(type);
-          if (v > 0) {
-            res.append(res.length() == 0 ? "" : ", ").append(type).append('=').append(v);
-          }
-        }
-      }
-      out.printf("    %-6s %-21s %-14s %s, %d GiB, %d vcores; %s%n", n.name(), nodeIds.get(i), rack,
-          n.model().name(), n.memoryMb() / 1024, n.vcores(), res);
-      for (int j = 0; j < n.migGpus().size(); j++) {
-        out.printf("    %-6s %-21s %-14s   MIG GPU %d: %s%n", "", "", "", n.wholeGpus() + j,
-            n.migGpus().get(j).placements());
-      }
-    }
-    if (!distinctHosts) {
-      out.println("  note: 127.0.0.2.. cannot be bound here, so all nodes share the host localhost and one rack");
-    }
-    out.println();
-    out.println("Use it from another shell:");
-    out.printf("  HADOOP_CONF_DIR=%s yarn node -list -showDetails%n", confDir);
-    out.printf("  source %s   # then yarn, spark-submit --master yarn ...%n", workdir.resolve("spindle-local.env"));
-    out.println();
-    out.flush();
   }
 
   /** Where Spindle's GPU map, status API and Prometheus endpoint are; empty under another scheduler. */
   public Optional<String> webUrl() {
-    return webPort().map(port -> "http://" + WEB_HOST + ":" + port + "/");
+    return webPort().map(LocalClusterConf::webUrl);
   }
 
   private Optional<Integer> webPort() {
@@ -756,7 +430,15 @@ public final class SpindleLocalCluster implements AutoCloseable {
   }
 
   public Path hadoopConfDir() {
-    return confDir;
+    return workdir.confDir();
+  }
+
+  LocalWorkdir workdir() {
+    return workdir;
+  }
+
+  String schedulerClass() {
+    return schedulerClass;
   }
 
   public LocalClusterSpec spec() {
@@ -791,7 +473,7 @@ public final class SpindleLocalCluster implements AutoCloseable {
 
   /** Whether every node has its own host (and so its own rack). */
   public boolean distinctHosts() {
-    return distinctHosts;
+    return hosts.distinct();
   }
 
   public String zookeeperConnectString() {
@@ -823,7 +505,7 @@ public final class SpindleLocalCluster implements AutoCloseable {
       }
       if (stopper.isAlive()) {
         out.println("spindle-local: YARN did not stop within " + STOP_TIMEOUT_MS / 1000 + " s (is a scheduler thread "
-            + "stuck? see " + logFile + "); leaving it");
+            + "stuck? see " + workdir.logFile() + "); leaving it");
       }
       // JVM-wide state holding this cluster's racks and last node's resources; clear it for clusters after this one.
       resetRackResolver();
@@ -843,37 +525,7 @@ public final class SpindleLocalCluster implements AutoCloseable {
       }
     }
     if (loggingConfigured && !inMain) {
-      // Back to the classpath's log4j.properties, for whatever else runs in this JVM (other tests).
-      LogManager.resetConfiguration();
-      URL defaults = SpindleLocalCluster.class.getClassLoader().getResource("log4j.properties");
-      if (defaults != null) {
-        PropertyConfigurator.configure(defaults);
-      }
-    }
-  }
-
-  /**
-   * Finds resources in the HADOOP_CONF_DIR first, then on the classpath, as Hadoop's scripts do by putting the
-   * conf dir first on the classpath. Classes always come from the parent.
-   */
-  static final class ConfDirFirstClassLoader extends URLClassLoader {
-    static {
-      registerAsParallelCapable();
-    }
-
-    ConfDirFirstClassLoader(Path dir, ClassLoader parent) throws IOException {
-      super(new URL[] {dir.toUri().toURL()}, parent);
-    }
-
-    @Override
-    public URL getResource(String name) {
-      URL own = findResource(name);
-      return own != null ? own : super.getResource(name);
-    }
-
-    @Override
-    protected Class<?> findClass(String name) throws ClassNotFoundException {
-      throw new ClassNotFoundException(name);
+      LocalClusterLog.restoreClasspathDefaults();
     }
   }
 }

@@ -87,7 +87,7 @@ class LocalClusterConfTest {
     assertThat(site.get("net.topology.script.file.name")).endsWith("/topology.sh");
     List<String> declared = Arrays.asList(types.getTrimmedStrings("yarn.resource-types"));
     assertThat(declared).contains("nvidia.com/gpu");
-    String model = site.get(SpindleLocalCluster.SPINDLE_NODE_GPU_MODEL);
+    String model = site.get(LocalClusterConf.SPINDLE_NODE_GPU_MODEL);
     for (String profile : site.getTrimmedStrings("yarn.nodemanager.spindle.mig.profiles")) {
       assertThat(declared).contains("nvidia.com/mig-" + profile);
       assertThat(CATALOG.require("model", model).profile(profile)).as(profile).isPresent();

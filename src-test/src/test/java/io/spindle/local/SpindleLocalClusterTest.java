@@ -2,8 +2,8 @@ package io.spindle.local;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.spindle.ha.MigLayoutRecords;
-import io.spindle.ha.MigStateStore;
+import io.spindle.channel.mig.MigLayoutRecords;
+import io.spindle.channel.mig.MigStateStore;
 import io.spindle.ha.avro.MigInstanceRecord;
 import io.spindle.ha.avro.MigLayoutRecord;
 import io.spindle.yarn.SpindleScheduler;

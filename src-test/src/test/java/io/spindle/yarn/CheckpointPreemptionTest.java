@@ -64,7 +64,7 @@ class CheckpointPreemptionTest {
     c.setInt("yarn.minicluster.yarn.nodemanager.resource.memory-mb", 32_768);
     c.setInt(YarnConfiguration.NM_VCORES, 16);
     c.setInt(YarnConfiguration.RM_SCHEDULER_MAXIMUM_ALLOCATION_MB, 32_768);
-    c.set(SpindleScheduler.PREEMPTION_SIGNAL, "true");
+    c.set(SchedulerSettings.PREEMPTION_SIGNAL, "true");
     MiniClusterSupport.halvesAandB(c);
     cluster = MiniClusterSupport.startCluster("preemption", c, 2);
     conf = cluster.getConfig();

@@ -1,8 +1,8 @@
 package io.spindle.yarn;
 
-import static io.spindle.yarn.MiniClusterSupport.freePort;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.spindle.local.FixedPorts;
 import java.io.File;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -31,8 +31,8 @@ class InstallableJarTest {
         .filter(entry -> !entry.contains("spindle") && !entry.contains("src-test") && !entry.contains("yarn-scheduler")
             && !entry.contains("/client/target") && !entry.contains("io/prometheus"))
         .collect(Collectors.joining(File.pathSeparator));
-    int rmPort = freePort();
-    int metricsPort = freePort();
+    int rmPort = FixedPorts.next();
+    int metricsPort = FixedPorts.next();
     Files.writeString(confDir.resolve("yarn-site.xml"), """
         <configuration>
           <property><name>yarn.resourcemanager.scheduler.class</name><value>io.spindle.yarn.SpindleScheduler</value></property>
@@ -45,7 +45,7 @@ class InstallableJarTest {
           <property><name>yarn.scheduler.spindle.http.bind-address</name><value>127.0.0.1</value></property>
           <property><name>yarn.scheduler.spindle.http.port</name><value>%d</value></property>
         </configuration>
-        """.formatted(rmPort, freePort(), freePort(), freePort(), freePort(), metricsPort));
+        """.formatted(rmPort, FixedPorts.next(), FixedPorts.next(), FixedPorts.next(), FixedPorts.next(), metricsPort));
     Files.copy(Path.of("../conf/capacity-scheduler.xml"), confDir.resolve("capacity-scheduler.xml"));
     Path log = confDir.resolve("rm.log");
     List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),

@@ -19,7 +19,7 @@ import org.apache.hadoop.yarn.server.MiniYARNCluster;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.QueueMetrics;
 import org.apache.hadoop.yarn.util.resource.ResourceUtils;
 
-/** What the MiniYARNCluster suites share: GPU asks, free ports, and waiting for a condition. */
+/** What the MiniYARNCluster suites share: GPU asks, settings, clusters and clients, and waiting for a condition. */
 public final class MiniClusterSupport {
 
   public static final String GPU = "yarn.io/gpu";
@@ -71,15 +71,6 @@ public final class MiniClusterSupport {
     });
   }
 
-  /** A port nothing listens on now (for RMs that must come back on the same ports). */
-  public static int freePort() throws IOException {
-    return io.spindle.local.FixedPorts.next();
-  }
-
-  /**
-   * Starts a MiniYARNCluster of one RM and {@code nodeManagers} NodeManagers on {@code c}, after clearing what an
-   * earlier suite in this JVM left behind (queue metrics, resource types).
-   */
   /**
    * A started ZooKeeper ensemble of {@code servers}. Curator picks free ports just before the servers bind them, so
    * on a busy machine another process can take one in between; such a start is retried with fresh ports.
@@ -118,6 +109,10 @@ public final class MiniClusterSupport {
     return out;
   }
 
+  /**
+   * Starts a MiniYARNCluster of one RM and {@code nodeManagers} NodeManagers on {@code c}, after clearing what an
+   * earlier suite in this JVM left behind (queue metrics, resource types).
+   */
   public static MiniYARNCluster startCluster(String name, Configuration c, int nodeManagers) {
     QueueMetrics.clearQueueMetrics();
     ResourceUtils.resetResourceTypes(c);

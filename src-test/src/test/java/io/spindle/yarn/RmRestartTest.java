@@ -1,10 +1,10 @@
 package io.spindle.yarn;
 
 import static io.spindle.yarn.MiniClusterSupport.await;
-import static io.spindle.yarn.MiniClusterSupport.freePort;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.spindle.core.engine.QueueSnapshot;
+import io.spindle.local.FixedPorts;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -41,11 +41,11 @@ class RmRestartTest {
     c.setBoolean(YarnConfiguration.YARN_MINICLUSTER_FIXED_PORTS, true);
     // By default a MiniYARNCluster NodeManager holds the first RM's tracker object and never sees the new RM.
     c.setBoolean(YarnConfiguration.YARN_MINICLUSTER_USE_RPC, true);
-    c.set(YarnConfiguration.RM_ADDRESS, "localhost:" + freePort());
-    c.set(YarnConfiguration.RM_SCHEDULER_ADDRESS, "localhost:" + freePort());
-    c.set(YarnConfiguration.RM_RESOURCE_TRACKER_ADDRESS, "localhost:" + freePort());
-    c.set(YarnConfiguration.RM_ADMIN_ADDRESS, "localhost:" + freePort());
-    c.set(YarnConfiguration.RM_WEBAPP_ADDRESS, "localhost:" + freePort());
+    c.set(YarnConfiguration.RM_ADDRESS, "localhost:" + FixedPorts.next());
+    c.set(YarnConfiguration.RM_SCHEDULER_ADDRESS, "localhost:" + FixedPorts.next());
+    c.set(YarnConfiguration.RM_RESOURCE_TRACKER_ADDRESS, "localhost:" + FixedPorts.next());
+    c.set(YarnConfiguration.RM_ADMIN_ADDRESS, "localhost:" + FixedPorts.next());
+    c.set(YarnConfiguration.RM_WEBAPP_ADDRESS, "localhost:" + FixedPorts.next());
     c.setLong(YarnConfiguration.RESOURCEMANAGER_CONNECT_RETRY_INTERVAL_MS, 200);
     c.set(YarnConfiguration.RESOURCE_TYPES, GPU);
     c.set("yarn.nodemanager.resource-type." + GPU, "4");

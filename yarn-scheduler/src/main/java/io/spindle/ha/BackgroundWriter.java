@@ -7,13 +7,14 @@ import org.slf4j.Logger;
 
 /**
  * The one daemon thread a ZooKeeper store writes (or reads) on, so the ResourceManager's own threads never wait on
- * ZooKeeper; on close, what is queued gets a few seconds to finish.
+ * ZooKeeper; on close, what is queued gets a few seconds to finish. Leadership and the channels
+ * ({@code io.spindle.channel}) use it alike.
  */
-final class BackgroundWriter {
+public final class BackgroundWriter {
 
   private BackgroundWriter() {}
 
-  static ExecutorService start(String threadName) {
+  public static ExecutorService start(String threadName) {
     return Executors.newSingleThreadExecutor(r -> {
       Thread t = new Thread(r, threadName);
       t.setDaemon(true);
@@ -25,7 +26,7 @@ final class BackgroundWriter {
    * Lets queued writes finish for up to five seconds, then drops the rest, saying on {@code log} how many: left
    * running, they would go on against a ZooKeeper client the caller is about to close, failing one by one.
    */
-  static void stop(ExecutorService writer, Logger log, String droppedWhat) {
+  public static void stop(ExecutorService writer, Logger log, String droppedWhat) {
     writer.shutdown();
     try {
       if (!writer.awaitTermination(5, TimeUnit.SECONDS)) {

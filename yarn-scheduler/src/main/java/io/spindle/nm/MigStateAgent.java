@@ -1,9 +1,9 @@
 package io.spindle.nm;
 
+import io.spindle.channel.mig.MigLayoutRecords;
+import io.spindle.channel.mig.MigStateStore;
 import io.spindle.core.model.InvalidInputException;
 import io.spindle.core.model.MigLayout;
-import io.spindle.ha.MigLayoutRecords;
-import io.spindle.ha.MigStateStore;
 import io.spindle.ha.avro.MigLayoutRecord;
 import java.io.Closeable;
 import java.io.IOException;

@@ -5,6 +5,7 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.server.scheduler.SchedulerRequestKey;
@@ -26,6 +27,8 @@ final class AppAsks {
   private boolean attemptAsked;
   private String gangKey;
   private boolean gangStarted;
+  /** Why the adapter holds the application's ask back from the engine (a gang not fully asked for yet), or null. */
+  private volatile String heldBack;
 
   AppAsks(SpindleTags tags, boolean unmanagedAm) {
     this.tags = tags;
@@ -143,6 +146,20 @@ final class AppAsks {
     });
     forwarded.clear();
     return keys;
+  }
+
+  /** The ask is not told to the engine yet, for this reason, which {@code why} shows. */
+  void holdBack(String why) {
+    heldBack = why;
+  }
+
+  /** The ask reached the engine (or a container was handed out): nothing is held back any more. */
+  void noneHeldBack() {
+    heldBack = null;
+  }
+
+  Optional<String> heldBack() {
+    return Optional.ofNullable(heldBack);
   }
 
   synchronized void newAttempt() {

@@ -1,5 +1,7 @@
 package io.spindle.yarn;
 
+import io.spindle.channel.checkpoint.CheckpointListener;
+import io.spindle.channel.checkpoint.CheckpointNoticeStore;
 import io.spindle.client.CheckpointAckView;
 import io.spindle.client.CheckpointNoticeView;
 import io.spindle.client.CheckpointReportView;
@@ -7,8 +9,6 @@ import io.spindle.core.engine.Decision;
 import io.spindle.core.engine.EngineEvent;
 import io.spindle.core.preemption.CheckpointAnswer;
 import io.spindle.core.preemption.CheckpointHandshake;
-import io.spindle.ha.CheckpointListener;
-import io.spindle.ha.CheckpointNoticeStore;
 import io.spindle.metrics.SpindleMetrics;
 import java.util.ArrayList;
 import java.util.List;
@@ -53,6 +53,7 @@ final class CheckpointDelivery implements CheckpointListener {
   private final Set<ApplicationId> opened = ConcurrentHashMap.newKeySet();
   private Consumer<ContainerId> signal = NO_SIGNAL;
   private SpindleMetrics metrics;
+  private boolean swept;
 
   CheckpointDelivery(PreemptionNotices contracts, Containers containers, Consumer<EngineEvent> toEngine,
       LongSupplier clock) {
@@ -84,8 +85,22 @@ final class CheckpointDelivery implements CheckpointListener {
     this.metrics = metrics;
   }
 
-  CheckpointNoticeStore store() {
-    return store;
+  /**
+   * Removes, once, the notice znodes of applications that ended while no scheduler saw it: called by the leader once
+   * YARN's recovery has added every application that still runs ({@code running}).
+   */
+  void sweepOnce(java.util.function.Predicate<ApplicationId> running) {
+    if (swept || store == null) {
+      return;
+    }
+    swept = true;
+    store.sweep(appId -> {
+      try {
+        return running.test(ApplicationId.fromString(appId));
+      } catch (IllegalArgumentException notAnApplication) {
+        return true; // Not for this scheduler to remove.
+      }
+    });
   }
 
   /** Lets the application's client write its answers and reports; called once its AM talks to the RM. */

@@ -1,5 +1,7 @@
 package io.spindle.yarn;
 
+import io.spindle.channel.mig.MigLayoutExchange;
+import io.spindle.channel.mig.MigLayoutRecords;
 import io.spindle.core.engine.Decision;
 import io.spindle.core.engine.EngineEvent;
 import io.spindle.core.model.Gpu;
@@ -8,8 +10,6 @@ import io.spindle.core.model.GpuModelCatalog;
 import io.spindle.core.model.InvalidInputException;
 import io.spindle.core.model.MigLayout;
 import io.spindle.core.model.Node;
-import io.spindle.ha.MigLayoutExchange;
-import io.spindle.ha.MigLayoutRecords;
 import io.spindle.ha.avro.MigLayoutRecord;
 import java.util.ArrayList;
 import java.util.HashMap;

@@ -29,8 +29,18 @@ final class SpindleQueue implements Queue {
 
   /** A view of the engine's figures for a queue, as fractions YARN's QueueInfo wants. */
   interface Figures {
-    /** Guarantee relative to the parent, current use relative to the guarantee, maximum relative to the parent. */
-    float[] of(String path);
+    Fractions of(String path);
+  }
+
+  /**
+   * A queue's figures as {@code yarn queue -status} prints them.
+   *
+   * @param capacity the guarantee relative to the parent's
+   * @param usedCapacity current use relative to the guarantee
+   * @param maximumCapacity the maximum relative to the parent's
+   */
+  record Fractions(float capacity, float usedCapacity, float maximumCapacity) {
+    static final Fractions NONE = new Fractions(0, 0, 0);
   }
 
   private final QueueConfig config;
@@ -82,14 +92,15 @@ final class SpindleQueue implements Queue {
 
   @Override
   public QueueInfo getQueueInfo(boolean includeChildQueues, boolean recursive) {
-    float[] f = figures.of(config.path());
+    Fractions f = figures.of(config.path());
     List<QueueInfo> childInfos = new ArrayList<>();
     if (includeChildQueues) {
       for (SpindleQueue c : children) {
         childInfos.add(c.getQueueInfo(recursive, recursive));
       }
     }
-    return QueueInfo.newInstance(config.name(), config.path(), f[0], f[2], f[1], childInfos,
+    return QueueInfo.newInstance(config.name(), config.path(), f.capacity(), f.maximumCapacity(),
+        f.usedCapacity(), childInfos,
         Collections.emptyList(), QueueState.RUNNING, Set.of(), null, null, false, (float) config.weight(), -1);
   }
 

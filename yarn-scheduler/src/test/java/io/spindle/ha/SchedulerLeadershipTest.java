@@ -3,6 +3,7 @@ package io.spindle.ha;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.spindle.channel.mig.MigStateStore;
 import io.spindle.ha.avro.LeaderEpochRecord;
 import io.spindle.ha.avro.MigLayoutRecord;
 import java.nio.charset.StandardCharsets;

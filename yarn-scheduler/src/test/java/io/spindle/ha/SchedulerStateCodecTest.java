@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.spindle.channel.mig.MigLayoutRecords;
 import io.spindle.core.engine.DurableState;
 import io.spindle.core.engine.DurableState.NoticeContainer;
 import io.spindle.core.engine.PlacementSpec;

@@ -2,8 +2,8 @@ package io.spindle.nm;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.spindle.channel.mig.MigStateStore;
 import io.spindle.core.model.GpuModelCatalog;
-import io.spindle.ha.MigStateStore;
 import io.spindle.ha.avro.MigInstanceRecord;
 import io.spindle.ha.avro.MigLayoutRecord;
 import java.nio.file.Path;

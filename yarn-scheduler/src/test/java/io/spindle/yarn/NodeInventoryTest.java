@@ -2,6 +2,8 @@ package io.spindle.yarn;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.spindle.channel.mig.MigLayoutExchange;
+import io.spindle.channel.mig.MigStateStore;
 import io.spindle.core.engine.Decision;
 import io.spindle.core.engine.EngineEvent;
 import io.spindle.core.model.Gpu;
@@ -10,8 +12,6 @@ import io.spindle.core.model.GpuModelCatalog;
 import io.spindle.core.model.MigLayout;
 import io.spindle.core.model.MigPlacement;
 import io.spindle.core.model.Node;
-import io.spindle.ha.MigLayoutExchange;
-import io.spindle.ha.MigStateStore;
 import io.spindle.ha.ZkSettings;
 import io.spindle.ha.avro.MigInstanceRecord;
 import io.spindle.ha.avro.MigLayoutRecord;

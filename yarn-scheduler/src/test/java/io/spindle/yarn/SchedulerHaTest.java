@@ -46,7 +46,8 @@ class SchedulerHaTest {
         SchedulerZkIdentity.digest("spindle-rm", "secret"), new Configuration(false));
     open.add(session);
     BlockingQueue<String> fatal = new LinkedBlockingQueue<>();
-    SchedulerHa ha = new SchedulerHa(session, SchedulerZkIdentity.digest("spindle-rm", "secret"), id, () -> { },
+    SchedulerHa ha = new SchedulerHa(session, SchedulerZkIdentity.digest("spindle-rm", "secret"), id, 0,
+        System::currentTimeMillis, () -> { },
         fatal::add);
     ha.start();
     open.add(ha);

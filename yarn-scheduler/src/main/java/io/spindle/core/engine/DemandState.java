@@ -22,9 +22,6 @@ final class DemandState {
   int outstanding;
   /** The last reason told to drivers, so a Wait decision is emitted only when the reason changes. */
   String reportedReason;
-  /** The cycle in which this request was last found unplaceable, and why; skipped for the rest of that cycle. */
-  long waitingInCycle = -1;
-  String waitingReason;
 
   DemandState(AppState app, String key, Resources shape, ResourceVector unitCharge, int outstanding,
       PlacementSpec spec, int requiredDepth) {

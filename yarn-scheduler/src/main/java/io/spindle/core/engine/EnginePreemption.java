@@ -32,7 +32,6 @@ import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.function.Function;
-import java.util.function.LongConsumer;
 import java.util.function.LongFunction;
 
 /**
@@ -77,8 +76,8 @@ final class EnginePreemption {
 
   private final PreemptionSettings settings;
   private final Clock clock;
-  private final Map<String, AppState> apps;
-  private final Map<Long, Allocation> allocations;
+  private final EngineState state;
+  private final ShapeCharges charges;
   private final ClusterState cluster;
   private final GangPlacer placer;
   private final ReclaimLedger ledger = new ReclaimLedger();
@@ -98,7 +97,7 @@ final class EnginePreemption {
    */
   private long changes;
   /** What the last planning that found nothing saw, or {@code null}. */
-  private List<Object> fruitless;
+  private PlanningInputs fruitless;
   private DemandState openGang;
   private Unit openGangUnit;
   private long nextUnitId = 1;
@@ -114,13 +113,13 @@ final class EnginePreemption {
   /** Notices restored while their reclaim was under way: its kill may not have been carried out. */
   private final List<Long> reissueReclaims = new ArrayList<>();
 
-  EnginePreemption(PreemptionSettings settings, Clock clock, Map<String, AppState> apps,
-      Map<Long, Allocation> allocations, ClusterState cluster, GangPlacer placer) {
+  EnginePreemption(PreemptionSettings settings, Clock clock, EngineState state, ShapeCharges charges,
+      GangPlacer placer) {
     this.settings = settings;
     this.clock = clock;
-    this.apps = apps;
-    this.allocations = allocations;
-    this.cluster = cluster;
+    this.state = state;
+    this.charges = charges;
+    this.cluster = state.cluster();
     this.placer = placer;
   }
 
@@ -247,7 +246,7 @@ final class EnginePreemption {
     if (!enabled()) {
       return;
     }
-    if (!apps.containsKey(e.appId())) {
+    if (!state.hasApp(e.appId())) {
       throw new InvalidInputException("appId", e.appId(), "checkpoint reported by an application not running");
     }
     checkpoints.put(e.appId(), new Checkpoint(Math.min(e.lastCheckpointMillis(), clock.nowMillis()), e.location()));
@@ -263,19 +262,19 @@ final class EnginePreemption {
    * and their victims re-queued. Returns the requests to place first, before the walk down the queue tree, so that
    * the capacity goes where it was reclaimed for.
    */
-  List<DemandState> beforePlacement(List<Decision> decisions, LongConsumer release) {
+  List<DemandState> beforePlacement(List<Decision> decisions) {
     if (!enabled() || ledger.isEmpty()) {
       reissueNotices.clear();
       reissueReclaims.clear();
       return List.of();
     }
-    withdrawUnneeded(decisions, release);
+    withdrawUnneeded(decisions);
     List<DemandState> first = new ArrayList<>();
     for (ReclaimLedger.InFlight p : ledger.plans()) {
       if (!p.withdrawn() && anyDue(p) && !stillFits(p)) {
         // Free capacity the plan counted on was taken meanwhile: killing its victims now would serve nobody.
         withdraw(p, "no longer enough: " + describe(p.need()) + " would not fit even with its victims gone",
-            decisions, release);
+            decisions);
       }
       if (!p.withdrawn()) {
         for (CheckpointHandshake h : p.handshakes()) {
@@ -292,7 +291,7 @@ final class EnginePreemption {
         if (p.complete()) {
           List<Long> held = new ArrayList<>(p.held());
           finish(p, decisions);
-          held.forEach(release::accept);
+          held.forEach(state::release);
           DemandState d = demand(p.need());
           if (d != null) {
             first.add(d);
@@ -313,13 +312,12 @@ final class EnginePreemption {
    * @param waiting requests that could not be placed in this cycle, in the order they were tried
    * @param queues every queue, parents first, with this cycle's shares
    */
-  void afterPlacement(List<DemandState> waiting, Collection<QueueState> queues, List<Decision> decisions,
-      LongConsumer release) {
+  void afterPlacement(List<DemandState> waiting, Collection<QueueState> queues, List<Decision> decisions) {
     if (!enabled()) {
       return;
     }
     long now = clock.nowMillis();
-    withdrawUnneeded(decisions, release);
+    withdrawUnneeded(decisions);
     List<String> waitingOwners = new ArrayList<>();
     Set<String> belowFair = new LinkedHashSet<>();
     ResourceVector capacity = cluster.capacity();
@@ -353,10 +351,9 @@ final class EnginePreemption {
       fruitless = null;
       return;
     }
-    // Planning walks every running gang; in a cluster that stays oversubscribed the same starved requests would be
-    // planned for in vain every cycle. What planning sees changes only when a container starts or ends, demand or
-    // nodes or reservations change, a reclaim moves, or another request becomes eligible: skip it otherwise.
-    List<Object> seenNow = fingerprint(starved, queues, now);
+    // What planning sees changes only when a container starts or ends, demand or nodes or reservations change, a
+    // reclaim moves, or another request becomes eligible: skip it otherwise (PlanningInputs).
+    PlanningInputs seenNow = planningInputs(starved, queues, now);
     if (seenNow.equals(fruitless)) {
       return;
     }
@@ -384,32 +381,26 @@ final class EnginePreemption {
     fruitless = firstPlan ? seenNow : null;
   }
 
-  private List<Object> fingerprint(List<DemandState> starved, Collection<QueueState> queues, long now) {
-    List<Object> f = new ArrayList<>();
-    f.add(changes);
-    // Work lost grows with time, which can reorder victims: plan again at least once per starvation period.
-    f.add(now / Math.max(1_000, settings.starvationMillis()));
-    f.add(cluster.capacity());
-    QueueState root = queues.iterator().next();
-    f.add(root.pending);
+  private PlanningInputs planningInputs(List<DemandState> starved, Collection<QueueState> queues, long now) {
+    List<PlanningInputs.QueueFigures> figures = new ArrayList<>();
     for (QueueState q : queues) {
-      f.add(q.usage);
-      f.add(q.share);
+      figures.add(new PlanningInputs.QueueFigures(q.usage, q.share));
     }
+    List<PlanningInputs.Held> held = new ArrayList<>();
     for (Reservation r : cluster.reservations()) {
-      f.add(r.owner());
-      f.add(r.nodeIds());
+      held.add(new PlanningInputs.Held(r.owner(), r.nodeIds()));
     }
+    List<PlanningInputs.Reclaim> reclaims = new ArrayList<>();
     for (ReclaimLedger.InFlight p : ledger.plans()) {
-      f.add(p.id());
-      f.add(p.withdrawn());
+      reclaims.add(new PlanningInputs.Reclaim(p.id(), p.withdrawn()));
     }
+    List<PlanningInputs.Starved> waiting = new ArrayList<>();
     for (DemandState d : starved) {
-      f.add(d.owner());
-      f.add(d.outstanding);
-      f.add(starvation.belowMillis(d.app.leaf.path(), now) >= settings.starvationMillis());
+      waiting.add(new PlanningInputs.Starved(d.owner(), d.outstanding,
+          starvation.belowMillis(d.app.leaf.path(), now) >= settings.starvationMillis()));
     }
-    return f;
+    return new PlanningInputs(changes, now / Math.max(1_000, settings.starvationMillis()), cluster.capacity(),
+        queues.iterator().next().pending, figures, held, reclaims, waiting);
   }
 
   /**
@@ -429,23 +420,6 @@ final class EnginePreemption {
   }
 
   // ---------------------------------------------------------------- failover
-
-  /** What the engine does for a restore that preemption cannot do alone; each may refuse with the reason. */
-  interface RestoreSupport {
-    /** A unit's charge per container, as a request of the shape is charged. */
-    ResourceVector unitCharge(Resources shape);
-
-    /** The topology depth a gang of this spec must stay within; -1 for none. */
-    int requiredDepth(PlacementSpec spec);
-
-    /**
-     * Charges, on its node, a stand-in for a victim's container that ended before or during the failover: the old
-     * leader held such a container's capacity until its reclaim completed. Returns its allocation id.
-     */
-    long holdEnded(String appId, String requestKey, DurableState.NoticeContainer container);
-
-    boolean isLeafQueue(String path);
-  }
 
   long durableChanges() {
     return durableChanges;
@@ -495,7 +469,7 @@ final class EnginePreemption {
         Set<Long> running = new HashSet<>(h.runningAllocationIds());
         List<DurableState.NoticeContainer> containers = new ArrayList<>();
         for (long id : h.allocationIds()) {
-          Allocation a = allocations.get(id);
+          Allocation a = state.allocation(id);
           if (a == null) {
             continue; // Ended and released: nothing of it is charged any more.
           }
@@ -542,6 +516,9 @@ final class EnginePreemption {
     return new DurableState.StarvationState(requests, queues);
   }
 
+  /** What a restore took over: units regrouped and checkpoint notices in force. */
+  record Restored(int units, int notices) {}
+
   /**
    * Takes over what an earlier leader saved: units regrouped from the recovered containers, the reclaims in flight
    * with their handshakes as they stood, checkpoint reports, resume locations, starvation, the next notice id.
@@ -549,17 +526,17 @@ final class EnginePreemption {
    * @param recovered the allocation id a container has here, {@code null} if it was not recovered
    * @return units and notices restored
    */
-  int[] restore(DurableState state, Function<String, Long> recovered, RestoreSupport support, List<String> dropped) {
+  Restored restore(DurableState saved, Function<String, Long> recovered, List<String> dropped) {
     if (!enabled()) {
-      if (!state.units().isEmpty() || !state.reclaims().isEmpty()) {
-        dropped.add("preemption is off: " + state.units().size() + " units and " + state.reclaims().size()
+      if (!saved.units().isEmpty() || !saved.reclaims().isEmpty()) {
+        dropped.add("preemption is off: " + saved.units().size() + " units and " + saved.reclaims().size()
             + " reclaims in flight not restored");
       }
-      return new int[] {0, 0};
+      return new Restored(0, 0);
     }
     durableChanges++;
     Set<Long> liveVictims = new HashSet<>();
-    for (DurableState.ReclaimState r : state.reclaims()) {
+    for (DurableState.ReclaimState r : saved.reclaims()) {
       for (DurableState.NoticeState n : r.notices()) {
         if (n.state() != CheckpointHandshake.State.WITHDRAWN) {
           liveVictims.add(n.unitId());
@@ -567,11 +544,11 @@ final class EnginePreemption {
       }
     }
     Map<Long, Unit> restored = new LinkedHashMap<>();
-    for (DurableState.UnitState us : state.units()) {
+    for (DurableState.UnitState us : saved.units()) {
       Unit u;
       try {
         u = new Unit(us.unitId(), us.appId(), us.requestKey(), us.shape(), us.spec(),
-            support.unitCharge(us.shape()), support.requiredDepth(us.spec()), us.startMillis());
+            charges.checkedUnitCharge(us.shape()), charges.requiredDepth(us.spec()), us.startMillis());
       } catch (IllegalArgumentException bad) {
         dropped.add(describe(us) + ": " + bad.getMessage());
         continue;
@@ -599,53 +576,54 @@ final class EnginePreemption {
       }
       restored.put(u.id, u);
     }
-    renumber(restored, state.nextUnitId());
+    renumber(restored, saved.nextUnitId());
     restoredUnitIds.addAll(restored.keySet());
 
     int notices = 0;
-    for (DurableState.ReclaimState r : state.reclaims()) {
-      notices += restore(r, restored, recovered, support, dropped);
+    for (DurableState.ReclaimState r : saved.reclaims()) {
+      notices += restore(r, restored, recovered, dropped);
     }
-    ledger.skipNoticeIdsBelow(state.nextNoticeId());
+    ledger.skipNoticeIdsBelow(saved.nextNoticeId());
 
-    for (DurableState.CheckpointState c : state.checkpoints()) {
+    for (DurableState.CheckpointState c : saved.checkpoints()) {
       Checkpoint mine = checkpoints.get(c.appId());
-      if (!apps.containsKey(c.appId())) {
+      if (!state.hasApp(c.appId())) {
         dropped.add("checkpoint report of " + c.appId() + ": application not recovered");
       } else if (mine == null || mine.atMillis() < c.atMillis()) {
         checkpoints.put(c.appId(), new Checkpoint(c.atMillis(), c.location()));
       }
     }
-    for (DurableState.ResumeState r : state.resumeFrom()) {
-      if (apps.containsKey(r.appId())) {
+    for (DurableState.ResumeState r : saved.resumeFrom()) {
+      if (state.hasApp(r.appId())) {
         resumeFrom.put(r.appId() + "/" + r.requestKey(), r.location());
       } else {
         dropped.add("resume location of " + r.appId() + "/" + r.requestKey() + ": application not recovered");
       }
     }
     Map<String, Long> waiting = new LinkedHashMap<>();
-    for (DurableState.WaitingSince w : state.starvation().requests()) {
-      if (apps.containsKey(w.appId())) {
+    for (DurableState.WaitingSince w : saved.starvation().requests()) {
+      if (state.hasApp(w.appId())) {
         waiting.put(w.appId() + "/" + w.requestKey(), w.sinceMillis());
       } else {
         dropped.add("starvation of " + w.appId() + "/" + w.requestKey() + ": application not recovered");
       }
     }
     Map<String, Long> below = new LinkedHashMap<>();
-    for (DurableState.BelowFairShareSince b : state.starvation().queues()) {
-      if (support.isLeafQueue(b.queue())) {
+    for (DurableState.BelowFairShareSince b : saved.starvation().queues()) {
+      QueueState q = state.queue(b.queue());
+      if (q != null && q.isLeaf()) {
         below.put(b.queue(), b.sinceMillis());
       } else {
         dropped.add("starvation of queue " + b.queue() + ": no longer a leaf queue");
       }
     }
     starvation.resume(waiting, below);
-    return new int[] {restored.size(), notices};
+    return new Restored(restored.size(), notices);
   }
 
   /** One reclaim plan back into the ledger; returns how many of its notices are in force. */
   private int restore(DurableState.ReclaimState r, Map<Long, Unit> restored, Function<String, Long> recovered,
-      RestoreSupport support, List<String> dropped) {
+      List<String> dropped) {
     List<CheckpointHandshake> handshakes = new ArrayList<>();
     List<Candidate> victims = new ArrayList<>();
     List<Long> held = new ArrayList<>();
@@ -660,10 +638,10 @@ final class EnginePreemption {
         if (id != null && (!live || unitOf.get(id) == u)) {
           all.add(id);
           running.add(id);
-        } else if (id == null && live && u != null && !r.withdrawn() && apps.containsKey(n.appId())) {
+        } else if (id == null && live && u != null && !r.withdrawn() && state.hasApp(n.appId())) {
           // Ended (or not back): the old leader held its capacity until the reclaim completes, and so does this one.
           try {
-            long ghost = support.holdEnded(n.appId(), n.requestKey(), c);
+            long ghost = holdEnded(n.appId(), n.requestKey(), c);
             all.add(ghost);
             held.add(ghost);
             u.members.add(ghost);
@@ -697,15 +675,30 @@ final class EnginePreemption {
   }
 
   /**
+   * Charges, on its node, a stand-in for a victim's container that ended before or during the failover: the old
+   * leader held such a container's capacity until its reclaim completed. Returns its allocation id.
+   */
+  private long holdEnded(String appId, String requestKey, DurableState.NoticeContainer c) {
+    Placement placement = cluster.placeOn(c.nodeId(), c.shape());
+    if (placement == null) {
+      throw new InvalidInputException("nodeId", c.nodeId(), cluster.hasNode(c.nodeId())
+          ? "no room for " + c.shape() + " there" : "not re-registered");
+    }
+    long id = state.newAllocationId();
+    state.charge(state.app(appId), new Allocation(id, appId, requestKey, c.shape(), placement, c.endsAtMillis()));
+    return id;
+  }
+
+  /**
    * The plan's record of a victim. Once a plan is open only a victim's containers matter (to tell whether the plan
    * still fits); the rest is filled in as it stands now.
    */
   private Candidate victim(DurableState.NoticeState n, Unit u, List<Long> containers) {
-    AppState app = apps.get(n.appId());
+    AppState app = state.app(n.appId());
     Checkpoint c = checkpoints.get(n.appId());
     ResourceVector charge = ResourceVector.ZERO;
     for (long id : containers) {
-      Allocation a = allocations.get(id);
+      Allocation a = state.allocation(id);
       if (a != null) {
         charge = charge.plus(a.placement().charge());
       }
@@ -755,7 +748,7 @@ final class EnginePreemption {
 
   /** Why a recovered container cannot join a unit of {@code appId}, or {@code null}. */
   private String joinable(long id, String appId, Collection<Unit> restoredSoFar) {
-    Allocation a = allocations.get(id);
+    Allocation a = state.allocation(id);
     Unit current = unitOf.get(id);
     if (!a.appId().equals(appId)) {
       return "is recovered as a container of " + a.appId();
@@ -887,7 +880,7 @@ final class EnginePreemption {
    * left as the application stated it.
    */
   private void requeue(Unit u, String checkpoint, List<Decision> decisions) {
-    AppState app = apps.get(u.appId);
+    AppState app = state.app(u.appId);
     if (app == null) {
       return;
     }
@@ -913,7 +906,7 @@ final class EnginePreemption {
    * Withdraws reclaims whose request no longer waits for them: placed, shrunk, replaced or gone. A request of
    * single containers keeps its oldest reclaims, as many as it still has containers waiting.
    */
-  private void withdrawUnneeded(List<Decision> decisions, LongConsumer release) {
+  private void withdrawUnneeded(List<Decision> decisions) {
     Map<String, Integer> kept = new HashMap<>();
     for (ReclaimLedger.InFlight p : ledger.plans()) {
       if (p.withdrawn() || p.complete()) {
@@ -929,7 +922,7 @@ final class EnginePreemption {
         needed = !d.isGang() && kept.merge(d.owner(), 1, Integer::sum) <= d.outstanding;
       }
       if (!needed) {
-        withdraw(p, "no longer needed: " + describe(p.need()) + " started or was withdrawn", decisions, release);
+        withdraw(p, "no longer needed: " + describe(p.need()) + " started or was withdrawn", decisions);
       }
     }
   }
@@ -938,7 +931,7 @@ final class EnginePreemption {
    * Withdraws a plan: victims not yet reclaimed keep their containers (their notices are cancelled), held
    * containers are released, and a plan with nothing left to wait for leaves the ledger.
    */
-  private void withdraw(ReclaimLedger.InFlight p, String why, List<Decision> decisions, LongConsumer release) {
+  private void withdraw(ReclaimLedger.InFlight p, String why, List<Decision> decisions) {
     durableChanges++;
     for (CheckpointHandshake h : ledger.withdraw(p)) {
       decisions.add(new Decision.CancelCheckpoint(h.noticeId(), h.appId(), h.allocationIds(), why));
@@ -950,7 +943,7 @@ final class EnginePreemption {
         }
       }
     }
-    p.held().forEach(release::accept);
+    p.held().forEach(state::release);
     if (ReclaimLedger.settled(p)) {
       finish(p, decisions); // Victims already reclaimed still re-queue.
     }
@@ -994,7 +987,7 @@ final class EnginePreemption {
   }
 
   private DemandState demand(Need n) {
-    AppState app = apps.get(n.appId());
+    AppState app = state.app(n.appId());
     return app == null ? null : app.demands.get(n.requestKey());
   }
 
@@ -1039,7 +1032,7 @@ final class EnginePreemption {
           continue;
         }
         Unit u = units.get(h.unitId());
-        AppState app = u == null ? null : apps.get(u.appId);
+        AppState app = u == null ? null : state.app(u.appId);
         if (app != null) {
           addAlongPath(projected, app.leaf, charge(u).times(-1));
         }
@@ -1060,7 +1053,7 @@ final class EnginePreemption {
     Set<Long> busy = ledger.victimUnits();
     List<Candidate> candidates = new ArrayList<>();
     for (Unit u : units.values()) {
-      AppState app = apps.get(u.appId);
+      AppState app = state.app(u.appId);
       if (app == null || u.members.isEmpty() || busy.contains(u.id)) {
         continue;
       }
@@ -1081,7 +1074,7 @@ final class EnginePreemption {
   private ResourceVector charge(Unit u) {
     ResourceVector sum = ResourceVector.ZERO;
     for (long id : u.members) {
-      Allocation a = allocations.get(id);
+      Allocation a = state.allocation(id);
       if (a != null) {
         sum = sum.plus(a.placement().charge());
       }
@@ -1116,7 +1109,7 @@ final class EnginePreemption {
       public boolean mayHelp(Candidate victim) {
         Reservation r = d.reservation;
         for (long id : victim.allocationIds()) {
-          Allocation a = allocations.get(id);
+          Allocation a = state.allocation(id);
           if (r == null || (a != null && r.nodeIds().contains(a.placement().nodeId()))) {
             return true;
           }
@@ -1131,7 +1124,7 @@ final class EnginePreemption {
       @Override
       public void free(Candidate victim) {
         for (long id : victim.allocationIds()) {
-          Allocation a = allocations.get(id);
+          Allocation a = state.allocation(id);
           if (a != null) { // Ended and released already: its capacity is free anyway.
             cluster.release(a.shape(), a.placement());
           }
@@ -1141,7 +1134,7 @@ final class EnginePreemption {
       @Override
       public void restore(Candidate victim) {
         for (long id : victim.allocationIds()) {
-          Allocation a = allocations.get(id);
+          Allocation a = state.allocation(id);
           if (a != null) {
             cluster.commit(a.shape(), a.placement());
           }

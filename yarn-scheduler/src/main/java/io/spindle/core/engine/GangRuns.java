@@ -76,4 +76,26 @@ final class GangRuns {
       run.members.remove(allocationId);
     }
   }
+
+  /**
+   * A gang lost members to the cluster: its survivors are stopped, and it waits again, whole, under its key, unless
+   * the application already asks for that key again (its ask stands, as after a preemption).
+   */
+  void restart(Run run, String why, EngineState state, List<Decision> decisions) {
+    List<Long> survivors = run.members.stream().filter(id -> !run.lost.contains(id) && state.hasAllocation(id))
+        .toList();
+    String reason = "gang of " + run.size + " lost " + run.lost.size() + " member" + (run.lost.size() == 1 ? "" : "s")
+        + " (" + why + "); its other members are stopped and it is re-queued whole";
+    decisions.add(new Decision.RestartGang(run.appId, run.requestKey, survivors, run.lost, reason));
+    AppState app = state.app(run.appId);
+    if (app == null || app.demands.containsKey(run.requestKey)) {
+      return;
+    }
+    DemandState d = new DemandState(app, run.requestKey, run.shape, run.unitCharge, run.size, run.spec,
+        run.requiredDepth);
+    state.addDemand(d);
+    app.leaf.waitingApps.add(app);
+    d.reportedReason = "re-queued: " + reason;
+    decisions.add(new Decision.Wait(app.id, d.key, d.reportedReason));
+  }
 }

@@ -14,7 +14,6 @@ final class QueueState {
 
   final QueueConfig config;
   final QueueState parent;
-  final int order;
   final List<QueueState> children = new ArrayList<>();
   ResourceVector usage = ResourceVector.ZERO;
   ResourceVector pending = ResourceVector.ZERO;
@@ -28,10 +27,9 @@ final class QueueState {
   /** This cycle: leaves below (or this leaf) that may still place something. */
   int activeLeaves;
 
-  QueueState(QueueConfig config, QueueState parent, int order) {
+  QueueState(QueueConfig config, QueueState parent) {
     this.config = config;
     this.parent = parent;
-    this.order = order;
   }
 
   boolean isLeaf() {

@@ -1,7 +1,7 @@
 package io.spindle.nm.yarn;
 
+import io.spindle.channel.mig.MigStateStore;
 import io.spindle.core.model.GpuModelCatalog;
-import io.spindle.ha.MigStateStore;
 import io.spindle.ha.ZkSettings;
 import io.spindle.nm.GpuDiscovery;
 import io.spindle.nm.GpuInventory;

@@ -1,4 +1,4 @@
-package io.spindle.ha;
+package io.spindle.channel.checkpoint;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,4 +1,4 @@
-package io.spindle.ha;
+package io.spindle.channel.checkpoint;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -13,6 +13,8 @@ import io.spindle.client.CheckpointPaths;
 import io.spindle.client.CheckpointRecords;
 import io.spindle.client.CheckpointReportView;
 import io.spindle.client.SpindleCheckpointClient;
+import io.spindle.ha.SchedulerZkIdentity;
+import io.spindle.ha.ZkSettings;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -1,4 +1,4 @@
-package io.spindle.ha;
+package io.spindle.channel.checkpoint;
 
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;

@@ -1,4 +1,4 @@
-package io.spindle.ha;
+package io.spindle.channel.mig;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -75,18 +75,6 @@ class MigStateStoreTest {
 
     assertThat(seen).containsExactly(record("node-c", 0, 1, "3g.40gb", 4), record("node-c", 1, 1, "4g.40gb", 0),
         record("node-c", 0, 2, "2g.20gb", 2));
-  }
-
-  @Test
-  void rootComesFromTheClusterIdUnlessSet() {
-    org.apache.hadoop.conf.Configuration conf = new org.apache.hadoop.conf.Configuration(false);
-    assertThat(ZkSettings.from(conf)).isEqualTo(new ZkSettings("", "/spindle/default"));
-    conf.set("hadoop.zk.address", "zk1:2181");
-    conf.set("yarn.resourcemanager.cluster-id", "prod-east");
-    assertThat(ZkSettings.from(conf)).isEqualTo(new ZkSettings("zk1:2181", "/spindle/prod-east"));
-    conf.set(ZkSettings.ZK_ADDRESS, "zk9:2181");
-    conf.set(ZkSettings.ZK_ROOT, "/gpu/state");
-    assertThat(ZkSettings.from(conf)).isEqualTo(new ZkSettings("zk9:2181", "/gpu/state"));
   }
 
   static MigLayoutRecord record(String node, int gpu, long version, String profile, int start) {

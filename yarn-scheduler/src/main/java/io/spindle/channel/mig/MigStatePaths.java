@@ -1,4 +1,4 @@
-package io.spindle.ha;
+package io.spindle.channel.mig;
 
 /**
  * The znodes of MIG state: {@code <root>/nodes/<node>/gpus/<index>/desired} (written by the scheduler) and
@@ -15,11 +15,16 @@ public record MigStatePaths(String root) {
     }
   }
 
+  /** Every node's GPUs below it: what the scheduler mirrors. */
+  public String nodes() {
+    return root + "/nodes";
+  }
+
   public String gpus(String node) {
     if (node == null || node.isBlank() || node.contains("/")) {
       throw new IllegalArgumentException("node name must be non-blank and free of '/', not '" + node + "'");
     }
-    return root + "/nodes/" + node + "/gpus";
+    return nodes() + "/" + node + "/gpus";
   }
 
   public String gpu(String node, int gpuIndex) {

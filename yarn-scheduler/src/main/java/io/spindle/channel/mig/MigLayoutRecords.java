@@ -1,4 +1,4 @@
-package io.spindle.ha;
+package io.spindle.channel.mig;
 
 import io.spindle.core.model.GpuModel;
 import io.spindle.core.model.InvalidInputException;

@@ -1,5 +1,6 @@
-package io.spindle.ha;
+package io.spindle.channel.checkpoint;
 
+import io.spindle.channel.ChannelSession;
 import io.spindle.client.CheckpointAckView;
 import io.spindle.client.CheckpointCredentials;
 import io.spindle.client.CheckpointNoticeView;
@@ -8,6 +9,10 @@ import io.spindle.client.CheckpointRecords;
 import io.spindle.client.CheckpointReportView;
 import io.spindle.client.ZkSchemaStore;
 import io.spindle.client.avro.CheckpointNotice;
+import io.spindle.ha.BackgroundWriter;
+import io.spindle.ha.Fence;
+import io.spindle.ha.SchedulerZkIdentity;
+import io.spindle.ha.ZkSettings;
 import java.io.Closeable;
 import java.io.IOException;
 import java.time.Instant;
@@ -24,11 +29,9 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.function.Predicate;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.cache.ChildData;
 import org.apache.curator.framework.recipes.cache.CuratorCache;
 import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
-import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.data.ACL;
 import org.apache.zookeeper.data.Id;
@@ -40,9 +43,9 @@ import org.slf4j.LoggerFactory;
  * The scheduler's side of checkpoint notices in ZooKeeper ({@link CheckpointPaths}): it writes notices, mirrors the
  * applications' acks and reports, and hands the valid ones to a {@link CheckpointListener}.
  *
- * <p><b>Threads.</b> Like {@link MigLayoutExchange}, the ResourceManager's threads never wait on ZooKeeper: writes run
- * on a writer thread of their own (each returns a future), and the {@link CuratorCache} mirror only queues events for
- * a reader thread, which decodes, validates and calls the listener.
+ * <p><b>Threads.</b> Like {@link io.spindle.channel.mig.MigLayoutExchange}, the ResourceManager's threads never wait
+ * on ZooKeeper: writes run on a writer thread of their own (each returns a future), and the {@link CuratorCache}
+ * mirror only queues events for a reader thread, which decodes, validates and calls the listener.
  *
  * <p><b>Access.</b> The store's session authenticates as the scheduler ({@link SchedulerZkIdentity}) and creates
  * every znode of an application with ACLs ({@link CheckpointAcls}) that let only that application write its ack slots
@@ -58,8 +61,8 @@ public final class CheckpointNoticeStore implements Closeable {
 
   private static final Logger LOG = LoggerFactory.getLogger(CheckpointNoticeStore.class);
 
+  private final ChannelSession session;
   private final CuratorFramework client;
-  private final boolean ownsClient;
   private final Fence fence;
   private final CheckpointPaths paths;
   private final CheckpointAcls acls;
@@ -80,10 +83,10 @@ public final class CheckpointNoticeStore implements Closeable {
   private volatile boolean mirrorLoaded;
   private volatile boolean schemaPublished;
 
-  private CheckpointNoticeStore(CuratorFramework client, boolean ownsClient, String root, Id scheduler, Fence fence,
+  private CheckpointNoticeStore(ChannelSession session, String root, Id scheduler, Fence fence,
       CheckpointListener listener) {
-    this.client = client;
-    this.ownsClient = ownsClient;
+    this.session = session;
+    this.client = session.client();
     this.fence = fence;
     this.paths = new CheckpointPaths(root);
     this.acls = new CheckpointAcls(scheduler);
@@ -104,11 +107,8 @@ public final class CheckpointNoticeStore implements Closeable {
    */
   public static CheckpointNoticeStore start(ZkSettings settings, SchedulerZkIdentity identity,
       CheckpointListener listener) {
-    CuratorFramework client = CuratorFrameworkFactory.builder().connectString(settings.address())
-        .retryPolicy(new ExponentialBackoffRetry(200, 10, 10_000)).authorization(identity.auth()).build();
-    client.start();
-    CheckpointNoticeStore store = new CheckpointNoticeStore(client, true, settings.root(), identity.aclId(),
-        Fence.NONE, listener);
+    CheckpointNoticeStore store = new CheckpointNoticeStore(ChannelSession.connect(settings, identity.auth()),
+        settings.root(), identity.aclId(), Fence.NONE, listener);
     store.begin();
     LOG.info("Spindle writes checkpoint notices to ZooKeeper {} under {} as {}", settings.address(),
         store.paths.apps(), identity);
@@ -122,7 +122,8 @@ public final class CheckpointNoticeStore implements Closeable {
    */
   public static CheckpointNoticeStore start(CuratorFramework client, String root, Id scheduler, Fence fence,
       CheckpointListener listener) {
-    CheckpointNoticeStore store = new CheckpointNoticeStore(client, false, root, scheduler, fence, listener);
+    CheckpointNoticeStore store = new CheckpointNoticeStore(ChannelSession.shared(client), root, scheduler, fence,
+        listener);
     store.begin();
     return store;
   }
@@ -257,9 +258,7 @@ public final class CheckpointNoticeStore implements Closeable {
     BackgroundWriter.stop(writer, LOG, "Checkpoint notices");
     mirror.close();
     reader.shutdownNow();
-    if (ownsClient) {
-      client.close();
-    }
+    session.close();
   }
 
   private void begin() {

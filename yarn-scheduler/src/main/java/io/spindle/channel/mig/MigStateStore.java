@@ -1,5 +1,7 @@
-package io.spindle.ha;
+package io.spindle.channel.mig;
 
+import io.spindle.ha.Fence;
+import io.spindle.ha.FencedException;
 import io.spindle.ha.avro.MigLayoutRecord;
 import java.io.Closeable;
 import java.io.IOException;

@@ -1,4 +1,4 @@
-package io.spindle.ha;
+package io.spindle.channel.checkpoint;
 
 import io.spindle.client.CheckpointCredentials;
 import java.util.ArrayList;

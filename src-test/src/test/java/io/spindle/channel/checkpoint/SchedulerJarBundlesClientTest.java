@@ -1,4 +1,4 @@
-package io.spindle.ha;
+package io.spindle.channel.checkpoint;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -27,7 +27,7 @@ class SchedulerJarBundlesClientTest {
       for (String name : List.of("io/spindle/client/CheckpointCredentials.class",
           "io/spindle/client/CheckpointRecords.class", "io/spindle/client/SpindleZkSettings.class",
           "io/spindle/client/avro/CheckpointNotice.class", "io/spindle/client/avro/CheckpointAck.class",
-          "io/spindle/ha/CheckpointNoticeStore.class")) {
+          "io/spindle/channel/checkpoint/CheckpointNoticeStore.class")) {
         assertThat(jar.getEntry(name)).as(name).isNotNull();
       }
     }
@@ -56,7 +56,7 @@ class SchedulerJarBundlesClientTest {
           .invoke(null, "application_1_0001", "token".getBytes(StandardCharsets.UTF_8));
       assertThat(credentials.getMethod("aclId").invoke(owner).toString()).contains("application_1_0001:");
 
-      Class.forName("io.spindle.ha.CheckpointNoticeStore", true, rm);
+      Class.forName("io.spindle.channel.checkpoint.CheckpointNoticeStore", true, rm);
       Class.forName("io.spindle.client.avro.CheckpointAck", true, rm);
     } finally {
       Thread.currentThread().setContextClassLoader(caller);

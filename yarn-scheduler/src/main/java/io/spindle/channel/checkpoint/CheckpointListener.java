@@ -1,4 +1,4 @@
-package io.spindle.ha;
+package io.spindle.channel.checkpoint;
 
 import io.spindle.client.CheckpointAckView;
 import io.spindle.client.CheckpointNoticeView;

@@ -1,5 +1,9 @@
-package io.spindle.ha;
+package io.spindle.channel.mig;
 
+import io.spindle.channel.ChannelSession;
+import io.spindle.ha.BackgroundWriter;
+import io.spindle.ha.Fence;
+import io.spindle.ha.ZkSettings;
 import io.spindle.ha.avro.MigLayoutRecord;
 import java.io.Closeable;
 import java.io.IOException;
@@ -10,11 +14,9 @@ import java.util.TreeMap;
 import java.util.concurrent.ExecutorService;
 import java.util.function.Consumer;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.cache.ChildData;
 import org.apache.curator.framework.recipes.cache.CuratorCache;
 import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
-import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.apache.zookeeper.ZooDefs;
 import org.apache.zookeeper.data.ACL;
 import org.slf4j.Logger;
@@ -30,18 +32,16 @@ public final class MigLayoutExchange implements Closeable {
 
   private static final Logger LOG = LoggerFactory.getLogger(MigLayoutExchange.class);
 
-  private final CuratorFramework client;
+  private final ChannelSession session;
   private final MigStateStore store;
   private final CuratorCache mirror;
   private final ExecutorService writer;
-  private final boolean ownsClient;
 
-  private MigLayoutExchange(CuratorFramework client, boolean ownsClient, String root, Fence fence, List<ACL> acl,
+  private MigLayoutExchange(ChannelSession session, String root, Fence fence, List<ACL> acl,
       Consumer<MigLayoutRecord> onReported) {
-    this.client = client;
-    this.ownsClient = ownsClient;
-    this.store = new MigStateStore(client, root, fence, acl);
-    this.mirror = CuratorCache.build(client, root + "/nodes");
+    this.session = session;
+    this.store = new MigStateStore(session.client(), root, fence, acl);
+    this.mirror = CuratorCache.build(session.client(), store.paths().nodes());
     this.writer = BackgroundWriter.start("spindle-mig-desired-writer");
     mirror.listenable().addListener(CuratorCacheListener.builder()
         .forCreatesAndChanges((before, now) -> {
@@ -57,11 +57,8 @@ public final class MigLayoutExchange implements Closeable {
    * mirror is empty and nodes are scheduled from what their NodeManagers advertise.
    */
   public static MigLayoutExchange start(ZkSettings settings, Consumer<MigLayoutRecord> onReported) {
-    CuratorFramework client = CuratorFrameworkFactory.newClient(settings.address(),
-        new ExponentialBackoffRetry(200, 10, 10_000));
-    client.start();
-    MigLayoutExchange exchange = new MigLayoutExchange(client, true, settings.root(), Fence.NONE,
-        ZooDefs.Ids.OPEN_ACL_UNSAFE, onReported);
+    MigLayoutExchange exchange = new MigLayoutExchange(ChannelSession.connect(settings, List.of()), settings.root(),
+        Fence.NONE, ZooDefs.Ids.OPEN_ACL_UNSAFE, onReported);
     exchange.mirror.start();
     LOG.info("Spindle reads MIG layouts from ZooKeeper {} under {}", settings.address(), settings.root());
     return exchange;
@@ -74,7 +71,7 @@ public final class MigLayoutExchange implements Closeable {
    */
   public static MigLayoutExchange start(CuratorFramework client, String root, Fence fence, List<ACL> acl,
       Consumer<MigLayoutRecord> onReported) {
-    MigLayoutExchange exchange = new MigLayoutExchange(client, false, root, fence, acl, onReported);
+    MigLayoutExchange exchange = new MigLayoutExchange(ChannelSession.shared(client), root, fence, acl, onReported);
     exchange.mirror.start();
     return exchange;
   }
@@ -119,8 +116,6 @@ public final class MigLayoutExchange implements Closeable {
   public void close() {
     BackgroundWriter.stop(writer, LOG, "Desired MIG layouts");
     mirror.close();
-    if (ownsClient) {
-      client.close();
-    }
+    session.close();
   }
 }

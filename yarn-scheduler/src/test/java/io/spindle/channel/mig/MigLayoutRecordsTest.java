@@ -1,4 +1,4 @@
-package io.spindle.ha;
+package io.spindle.channel.mig;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

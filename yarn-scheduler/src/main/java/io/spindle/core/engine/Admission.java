@@ -1,0 +1,274 @@
+package io.spindle.core.engine;
+
+import io.spindle.core.engine.EngineEvent.AppSubmitted;
+import io.spindle.core.engine.EngineEvent.Demand;
+import io.spindle.core.model.GpuModel;
+import io.spindle.core.model.GpuModelCatalog;
+import io.spindle.core.model.InvalidInputException;
+import io.spindle.core.model.MigProfile;
+import io.spindle.core.model.ResourceVector;
+import io.spindle.core.model.Resources;
+import io.spindle.core.placement.ClusterState;
+import io.spindle.core.placement.GangPlacer;
+import io.spindle.core.placement.Placement;
+import io.spindle.core.queue.FairShareCalculator;
+import io.spindle.core.queue.QueueConfig;
+import io.spindle.core.queue.QueueTree;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * What enters the engine and what leaves it: applications submitted (or rejected for their queue) and finished,
+ * requests asked, changed and withdrawn (or rejected at once when they could never be served), containers recovered
+ * after a restart. A request is judged against the registered nodes only once the registration window has passed.
+ */
+final class Admission {
+
+  private final EngineState state;
+  private final ClusterState cluster;
+  private final GpuModelCatalog catalog;
+  private final ShapeCharges charges;
+  private final GangPlacer gangPlacer;
+  private final Clock clock;
+  private final EngineSettings settings;
+  private final MigRepartitioning migRepartitioning;
+  private final Reservations reservations;
+  private final EnginePreemption preemption;
+  /** Queue limits resolved against the current cluster; dropped when nodes or queues change. */
+  private Map<String, FairShareCalculator.Limits> limits;
+  /**
+   * Until then, requests are judged impossible only for what they are (unknown profile, negative count), not against
+   * the nodes registered so far: after a ResourceManager starts, its nodes register over seconds, and a gang that
+   * needs all of them must not be rejected because the first few arrived. {@code Long.MIN_VALUE}: not started yet.
+   */
+  private long capacityJudgedFromMillis = Long.MIN_VALUE;
+  private boolean capacityJudged;
+
+  Admission(EngineState state, GpuModelCatalog catalog, ShapeCharges charges, GangPlacer gangPlacer, Clock clock,
+      EngineSettings settings, MigRepartitioning migRepartitioning, Reservations reservations,
+      EnginePreemption preemption) {
+    this.state = state;
+    this.cluster = state.cluster();
+    this.catalog = catalog;
+    this.charges = charges;
+    this.gangPlacer = gangPlacer;
+    this.clock = clock;
+    this.settings = settings;
+    this.migRepartitioning = migRepartitioning;
+    this.reservations = reservations;
+    this.preemption = preemption;
+  }
+
+  /** Nodes or queues changed: queue limits are resolved again when next needed. */
+  void limitsChanged() {
+    limits = null;
+  }
+
+  /** Whether requests are judged against the registered nodes yet. */
+  boolean capacityJudged() {
+    return capacityJudged;
+  }
+
+  /** When requests start being judged against the registered nodes. */
+  long capacityJudgedFromMillis() {
+    return capacityJudgedFromMillis;
+  }
+
+  void submit(AppSubmitted e, List<Decision> decisions) {
+    if (state.hasApp(e.appId())) {
+      throw new InvalidInputException("appId", e.appId(), "application already submitted");
+    }
+    QueueTree tree = state.tree();
+    Optional<QueueConfig> leaf = tree.leaf(e.queue());
+    if (leaf.isEmpty()) {
+      state.rejected(e.appId());
+      boolean isParent = tree.get(e.queue()).isPresent();
+      String leaves = tree.leaves().stream().map(QueueConfig::path).toList().toString();
+      decisions.add(new Decision.Reject(e.appId(), null, isParent
+          ? "queue '" + e.queue() + "' is a parent queue; submit to one of the leaf queues " + leaves
+          : "unknown queue '" + e.queue() + "'; leaf queues are " + leaves));
+      return;
+    }
+    String user = e.user() == null || e.user().isBlank() ? "unknown" : e.user();
+    state.addApp(e.appId(), state.queue(leaf.get().path()), user, e.priority(), clock.nowMillis());
+  }
+
+  void finish(String appId) {
+    state.forgetRejection(appId);
+    AppState app = state.app(appId);
+    if (app == null) {
+      return;
+    }
+    for (long id : new ArrayList<>(app.allocations)) {
+      state.release(id);
+    }
+    state.removeApp(appId);
+    state.durableChange();
+    for (DemandState d : app.demands.values()) {
+      app.leaf.addPending(d.pending().times(-1));
+      reservations.drop(d);
+    }
+    app.demands.clear();
+    app.leaf.waitingApps.remove(app);
+    preemption.appFinished(appId);
+  }
+
+  void demand(Demand e, List<Decision> decisions) {
+    if (state.wasRejected(e.appId())) {
+      return; // Already told why; more requests from the same application change nothing.
+    }
+    AppState app = state.app(e.appId());
+    if (app == null) {
+      throw new InvalidInputException("appId", e.appId(), "demand for an application that was never submitted");
+    }
+    Optional<Refusal> refused = whyImpossible(app, e);
+    if (refused.isEmpty() && capacityJudged) {
+      refused = whyNeverFits(app, e.shape(), e.count(), e.spec());
+    }
+    DemandState old = app.demands.get(e.requestKey());
+    if (refused.isEmpty()) {
+      // Only what is new counts: drivers re-send a request's whole outstanding count.
+      int before = old != null && old.shape.equals(e.shape()) ? old.outstanding : 0;
+      migRepartitioning.asked(e.shape(), e.count() - before);
+    }
+    if (old != null) {
+      forget(old);
+    }
+    if (refused.isPresent()) {
+      decisions.add(new Decision.Reject(app.id, e.requestKey(), refused.get().describe()));
+    } else if (e.count() > 0) {
+      state.addDemand(new DemandState(app, e.requestKey(), e.shape(), charges.unitCharge(e.shape()), e.count(),
+          e.spec(), charges.requiredDepth(e.spec())));
+    }
+    state.refile(app);
+  }
+
+  private void forget(DemandState d) {
+    state.removeDemand(d);
+    reservations.drop(d);
+    if (d.noReservationBeforeMillis != 0) {
+      state.durableChange(); // Its backoff goes with it.
+    }
+  }
+
+  /**
+   * Starts judging requests against the registered nodes once the registration window has passed since the first
+   * cycle, and rejects the requests that arrived meanwhile and still could never fit.
+   */
+  void settleRegistration(List<Decision> decisions) {
+    if (capacityJudged) {
+      return;
+    }
+    long now = clock.nowMillis();
+    if (capacityJudgedFromMillis == Long.MIN_VALUE) {
+      capacityJudgedFromMillis = now + settings.registrationSettleMillis();
+    }
+    if (now < capacityJudgedFromMillis) {
+      return;
+    }
+    capacityJudged = true;
+    for (AppState app : state.apps()) {
+      for (DemandState d : List.copyOf(app.demands.values())) {
+        Optional<Refusal> never = whyNeverFits(app, d.shape, d.outstanding, d.spec);
+        if (never.isPresent()) {
+          forget(d);
+          decisions.add(new Decision.Reject(app.id, d.key, never.get().describe()));
+        }
+      }
+      state.refile(app);
+    }
+  }
+
+  /** Why a request can never be served as asked whatever the cluster, if it cannot. */
+  private Optional<Refusal> whyImpossible(AppState app, Demand e) {
+    if (e.count() < 0) {
+      return impossible("count must not be negative; was " + e.count());
+    }
+    Resources shape = e.shape();
+    if (e.count() > 0 && shape.memoryMb() == 0 && shape.vcores() == 0 && shape.gpus() == 0 && !shape.wantsMig()) {
+      // Such a container fits on every node without end: placing as many as asked would never finish a cycle. (A
+      // count of 0 withdraws the request, and drivers withdraw with an empty shape.)
+      return impossible("a container must ask for some memory, vcores or GPUs; " + shape
+          + " asks for nothing");
+    }
+    if (shape.gpuModel() != null && catalog.find(shape.gpuModel()).isEmpty()) {
+      return impossible("unknown GPU model '" + shape.gpuModel() + "'; known models: "
+          + catalog.models().stream().map(GpuModel::name).toList());
+    }
+    if (shape.wantsMig()) {
+      List<GpuModel> offering = catalog.modelsOffering(shape.migProfile());
+      if (offering.isEmpty()) {
+        return impossible("unknown MIG profile '" + shape.migProfile() + "'; no GPU model offers it (e.g. "
+            + catalog.models().get(0).profiles().stream().map(MigProfile::name).toList() + " on "
+            + catalog.models().get(0).name() + ")");
+      }
+      if (shape.gpuModel() != null && offering.stream().noneMatch(m -> m.name().equals(shape.gpuModel()))) {
+        return impossible("GPU model " + shape.gpuModel() + " has no MIG profile '" + shape.migProfile()
+            + "'");
+      }
+    }
+    if (e.spec().topologyLevel() != null) {
+      try {
+        cluster.depthOf(e.spec().topologyLevel());
+      } catch (InvalidInputException bad) {
+        return impossible(bad.getMessage());
+      }
+    }
+    return Optional.empty();
+  }
+
+  /** Why no cluster of the registered nodes, with the queue's maximum, could ever serve the request, if none can. */
+  Optional<Refusal> whyNeverFits(AppState app, Resources shape, int count, PlacementSpec spec) {
+    String never = cluster.whyNever(shape);
+    if (never != null) {
+      return impossible(never);
+    }
+    int requiredDepth = spec.topologyLevel() == null ? -1 : cluster.depthOf(spec.topologyLevel());
+    if (spec.gang() && count > 0) {
+      String gangNever = gangPlacer.whyNever(shape, count, spec.required() ? requiredDepth : -1);
+      if (gangNever != null) {
+        return impossible(gangNever);
+      }
+    }
+    if (cluster.nodeCount() > 0) {
+      if (limits == null) {
+        limits = FairShareCalculator.resolveLimits(state.tree(), cluster.capacity());
+      }
+      ResourceVector max = limits.get(app.leaf.path()).maximum();
+      ResourceVector unit = charges.unitCharge(shape);
+      if (!unit.fitsIn(max)) {
+        return impossible("one container " + unit + " is larger than the maximum-capacity " + max + " of queue "
+            + app.leaf.path());
+      }
+      if (spec.gang() && !unit.times(count).fitsIn(max)) {
+        return impossible("gang of " + count + " x " + unit + " is larger than the maximum-capacity " + max
+            + " of queue " + app.leaf.path() + "; it could never start whole");
+      }
+    }
+    return Optional.empty();
+  }
+
+  void recover(EngineEvent.ContainerRecovered e) {
+    AppState app = state.app(e.appId());
+    if (app == null) {
+      throw new InvalidInputException("appId", e.appId(), "recovered container of an application never submitted");
+    }
+    if (state.hasAllocation(e.allocationId())) {
+      throw new InvalidInputException("allocationId", e.allocationId(), "container already known");
+    }
+    Placement placement = cluster.placeOn(e.nodeId(), e.shape());
+    if (placement == null) {
+      throw new InvalidInputException("nodeId", e.nodeId(),
+          "recovered container " + e.shape() + " does not fit on the node as registered");
+    }
+    state.charge(app, new Allocation(e.allocationId(), app.id, e.requestKey(), e.shape(), placement,
+        Long.MAX_VALUE));
+    preemption.recovered(app.id, e.requestKey(), e.shape(), placement.charge(), e.allocationId(), e.preemptible());
+  }
+
+  private static Optional<Refusal> impossible(String why) {
+    return Optional.of(new Refusal.Impossible(why));
+  }
+}

@@ -1,0 +1,276 @@
+package io.spindle.core.engine;
+
+import io.spindle.core.model.ResourceVector;
+import io.spindle.core.placement.ClusterState;
+import io.spindle.core.queue.QueueConfig;
+import io.spindle.core.queue.QueueConfigException;
+import io.spindle.core.queue.QueueTree;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.function.LongConsumer;
+
+/**
+ * What the engine knows between cycles: the queues, the applications with their requests, the allocations (by id and
+ * by node) and the count of durable changes. Charging and releasing an allocation, and adding and dropping a request,
+ * are written here once, so usage and pending demand are kept the same way whoever changes them. The engine's passes
+ * (admission, placement, preemption, failover, views) take it as a parameter. Mutable; single-threaded, like the
+ * engine.
+ */
+final class EngineState {
+
+  private final ClusterState cluster;
+  private QueueTree tree;
+  private Map<String, QueueState> queues;
+  private QueueState root;
+  private final Map<String, AppState> apps = new LinkedHashMap<>();
+  /** Applications rejected at submission: told why once, their further events change nothing. */
+  private final Set<String> rejectedApps = new LinkedHashSet<>();
+  private final Map<Long, Allocation> allocations = new HashMap<>();
+  private final Map<String, Set<Long>> allocationsByNode = new HashMap<>();
+  /** Told of every release, after the state has forgotten the allocation (gang runs, preemption units). */
+  private final List<LongConsumer> releaseListeners = new ArrayList<>();
+  private long nextAllocationId = 1;
+  private long nextAppSeq;
+  /** Counts changes to what the engine exports for a failover (reservations, backoffs, declared ends). */
+  private long durableChanges;
+
+  EngineState(ClusterState cluster, QueueTree tree) {
+    this.cluster = cluster;
+    install(tree);
+  }
+
+  ClusterState cluster() {
+    return cluster;
+  }
+
+  // ---------------------------------------------------------------- queues
+
+  QueueTree tree() {
+    return tree;
+  }
+
+  /** Every queue, parents before children. */
+  Collection<QueueState> queues() {
+    return queues.values();
+  }
+
+  QueueState queue(String path) {
+    return queues.get(path);
+  }
+
+  QueueState root() {
+    return root;
+  }
+
+  /**
+   * Replaces the queue configuration. Refused, with the previous configuration kept, if an application still
+   * runs or waits in a leaf the new tree lacks.
+   */
+  void reconfigure(QueueTree newTree) {
+    for (AppState app : apps.values()) {
+      Optional<QueueConfig> leaf = newTree.leaf(app.leaf.path());
+      if (leaf.isEmpty()) {
+        throw new QueueConfigException(app.leaf.path(),
+            "queue has applications (" + app.id + ") and is missing or no longer a leaf in the new configuration");
+      }
+    }
+    install(newTree);
+  }
+
+  private void install(QueueTree newTree) {
+    Map<String, QueueState> states = new LinkedHashMap<>();
+    for (QueueConfig q : newTree.all()) {
+      QueueState parent = q.parentPath() == null ? null : states.get(q.parentPath());
+      QueueState state = new QueueState(q, parent);
+      if (parent != null) {
+        parent.children.add(state);
+      }
+      states.put(q.path(), state);
+    }
+    this.tree = newTree;
+    this.queues = states;
+    this.root = states.get(QueueTree.ROOT);
+    for (AppState app : apps.values()) {
+      app.leaf = states.get(app.leaf.path());
+      app.leaf.addUsage(app.usage);
+      app.leaf.userUsage.merge(app.user, app.usage, ResourceVector::plus);
+      for (DemandState d : app.demands.values()) {
+        app.leaf.addPending(d.pending());
+      }
+      if (app.hasPending()) {
+        app.leaf.waitingApps.add(app);
+      }
+    }
+  }
+
+  /** Each leaf's usage plus pending demand: what fair share is computed from. */
+  Map<String, ResourceVector> leafDemands() {
+    Map<String, ResourceVector> out = new HashMap<>();
+    for (QueueState q : queues.values()) {
+      if (q.isLeaf()) {
+        out.put(q.path(), q.usage.plus(q.pending));
+      }
+    }
+    return out;
+  }
+
+  // ---------------------------------------------------------------- applications
+
+  AppState app(String appId) {
+    return apps.get(appId);
+  }
+
+  boolean hasApp(String appId) {
+    return apps.containsKey(appId);
+  }
+
+  /** In submission order. */
+  Collection<AppState> apps() {
+    return Collections.unmodifiableCollection(apps.values());
+  }
+
+  AppState addApp(String appId, QueueState leaf, String user, int priority, long submitMillis) {
+    AppState app = new AppState(appId, leaf, user, priority, submitMillis, nextAppSeq++);
+    apps.put(appId, app);
+    return app;
+  }
+
+  void removeApp(String appId) {
+    apps.remove(appId);
+  }
+
+  void rejected(String appId) {
+    rejectedApps.add(appId);
+  }
+
+  boolean wasRejected(String appId) {
+    return rejectedApps.contains(appId);
+  }
+
+  void forgetRejection(String appId) {
+    rejectedApps.remove(appId);
+  }
+
+  // ---------------------------------------------------------------- requests
+
+  /** Adds a request's outstanding containers to its application and to its leaf's pending demand. */
+  void addDemand(DemandState d) {
+    d.app.demands.put(d.key, d);
+    d.app.leaf.addPending(d.pending());
+  }
+
+  /** Drops a request and its pending demand (its reservation, if any, is the caller's to drop). */
+  void removeDemand(DemandState d) {
+    d.app.leaf.addPending(d.pending().times(-1));
+    d.app.demands.remove(d.key);
+  }
+
+  /** Files the application again among its leaf's waiting applications, if it still waits for anything. */
+  void refile(AppState app) {
+    app.leaf.waitingApps.remove(app);
+    if (app.hasPending()) {
+      app.leaf.waitingApps.add(app);
+    }
+  }
+
+  // ---------------------------------------------------------------- allocations
+
+  long newAllocationId() {
+    return nextAllocationId++;
+  }
+
+  Allocation allocation(long id) {
+    return allocations.get(id);
+  }
+
+  boolean hasAllocation(long id) {
+    return allocations.containsKey(id);
+  }
+
+  Collection<Allocation> allocations() {
+    return Collections.unmodifiableCollection(allocations.values());
+  }
+
+  int allocationCount() {
+    return allocations.size();
+  }
+
+  /** The allocations on a node, in the order they were made there. */
+  Set<Long> onNode(String nodeId) {
+    return allocationsByNode.getOrDefault(nodeId, Set.of());
+  }
+
+  void nodeLeft(String nodeId) {
+    allocationsByNode.remove(nodeId);
+  }
+
+  /** Changes an allocation's declared end (a restore); nothing else of it. */
+  void replace(Allocation a) {
+    allocations.put(a.id(), a);
+  }
+
+  /** Commits {@code a} on its node and charges it to its application, its leaf (and parents) and its user. */
+  void charge(AppState app, Allocation a) {
+    cluster.commit(a.shape(), a.placement());
+    allocations.put(a.id(), a);
+    allocationsByNode.computeIfAbsent(a.placement().nodeId(), k -> new LinkedHashSet<>()).add(a.id());
+    app.allocations.add(a.id());
+    addUsage(app, a.placement().charge());
+  }
+
+  /**
+   * Releases an allocation from its node and its application's charges, then tells the release listeners. Returns
+   * it, or {@code null} if it was released already (its node left first): releases are idempotent.
+   */
+  Allocation release(long allocationId) {
+    Allocation a = allocations.remove(allocationId);
+    if (a == null) {
+      return null;
+    }
+    if (a.endsAtMillis() != Long.MAX_VALUE) {
+      durableChanges++;
+    }
+    cluster.release(a.shape(), a.placement());
+    Set<Long> onNode = allocationsByNode.get(a.placement().nodeId());
+    if (onNode != null) {
+      onNode.remove(allocationId);
+    }
+    AppState app = apps.get(a.appId());
+    if (app != null) {
+      app.allocations.remove(allocationId);
+      addUsage(app, a.placement().charge().times(-1));
+    }
+    for (LongConsumer listener : releaseListeners) {
+      listener.accept(allocationId);
+    }
+    return a;
+  }
+
+  void onRelease(LongConsumer listener) {
+    releaseListeners.add(listener);
+  }
+
+  private static void addUsage(AppState app, ResourceVector delta) {
+    app.usage = app.usage.plus(delta);
+    app.leaf.addUsage(delta);
+    app.leaf.userUsage.merge(app.user, delta, ResourceVector::plus);
+  }
+
+  // ---------------------------------------------------------------- durable changes
+
+  void durableChange() {
+    durableChanges++;
+  }
+
+  long durableChanges() {
+    return durableChanges;
+  }
+}

@@ -1,0 +1,127 @@
+package io.spindle.core.engine;
+
+import io.spindle.core.engine.EngineEvent.Demand;
+import io.spindle.core.placement.ClusterState;
+import io.spindle.core.placement.Reservation;
+import io.spindle.core.queue.FairShareCalculator;
+import io.spindle.core.queue.QueueShare;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/** What the engine shows of itself: queue snapshots, reasons, figures for metrics, the status pages' view. */
+final class EngineViews {
+
+  static final String NOT_YET_CONSIDERED = "not yet considered by a scheduling cycle";
+
+  private final EngineState state;
+  private final ClusterState cluster;
+  private final Clock clock;
+
+  EngineViews(EngineState state, Clock clock) {
+    this.state = state;
+    this.cluster = state.cluster();
+    this.clock = clock;
+  }
+
+  /**
+   * The outstanding requests as the applications would ask for them again after a failover, in the order the
+   * engine keeps them. For tests that rebuild an engine from scratch and compare it with the original.
+   */
+  List<Demand> outstandingDemands() {
+    List<Demand> out = new ArrayList<>();
+    for (AppState app : state.apps()) {
+      for (DemandState d : app.demands.values()) {
+        out.add(new Demand(app.id, d.key, d.shape, d.outstanding, d.spec));
+      }
+    }
+    return out;
+  }
+
+  /** Each queue as of the last cycle, parents before children. */
+  List<QueueSnapshot> queueSnapshots() {
+    Map<String, QueueShare> shares = FairShareCalculator.compute(state.tree(), cluster.capacity(), state.leafDemands());
+    List<QueueSnapshot> out = new ArrayList<>();
+    for (QueueState q : state.queues()) {
+      QueueShare s = shares.get(q.path());
+      out.add(new QueueSnapshot(q.path(), s.guarantee(), s.maximum(), s.fairShare(), q.usage, q.pending));
+    }
+    return out;
+  }
+
+  /** The reason each waiting request of the application was last given, by request key. */
+  Map<String, String> pendingReasons(String appId) {
+    AppState app = state.app(appId);
+    if (app == null) {
+      return Map.of();
+    }
+    Map<String, String> out = new LinkedHashMap<>();
+    for (DemandState d : app.demands.values()) {
+      out.put(d.key, d.reportedReason == null ? NOT_YET_CONSIDERED : d.reportedReason);
+    }
+    return Collections.unmodifiableMap(out);
+  }
+
+  /** Containers asked for and not yet placed, over all applications. */
+  long pendingContainers() {
+    long n = 0;
+    for (AppState app : state.apps()) {
+      for (DemandState d : app.demands.values()) {
+        n += d.outstanding;
+      }
+    }
+    return n;
+  }
+
+  /** Figures for metrics as of now (call between cycles, on the thread that runs them). */
+  EngineStats stats() {
+    long now = clock.nowMillis();
+    int gangs = 0;
+    long oldestSubmit = Long.MAX_VALUE;
+    for (AppState app : state.apps()) {
+      for (DemandState d : app.demands.values()) {
+        if (d.isGang() && d.outstanding > 0) {
+          gangs++;
+          oldestSubmit = Math.min(oldestSubmit, app.submitTimeMillis);
+        }
+      }
+    }
+    int freeWhole = 0;
+    for (int n : cluster.freeWholeGpusByNode().values()) {
+      freeWhole += n;
+    }
+    long oldestReservation = now;
+    for (Reservation r : cluster.reservations()) {
+      oldestReservation = Math.min(oldestReservation, r.createdMillis());
+    }
+    return new EngineStats(gangs, gangs == 0 ? 0 : Math.max(0, now - oldestSubmit), cluster.reservations().size(),
+        cluster.capacity().gpus(), freeWhole, cluster.freeMigInstancesByProfile(), cluster.migSlices(), pendingContainers(),
+        state.allocationCount(), now - oldestReservation);
+  }
+
+  /** What status pages show, as of now (call between cycles, on the thread that runs them). */
+  EngineStatus status(long cycles) {
+    List<EngineStatus.App> appViews = new ArrayList<>(state.apps().size());
+    for (AppState app : state.apps()) {
+      List<EngineStatus.Request> requests = new ArrayList<>(app.demands.size());
+      for (DemandState d : app.demands.values()) {
+        Reservation r = d.reservation;
+        requests.add(new EngineStatus.Request(d.key, d.shape, d.outstanding, d.spec,
+            d.reportedReason == null ? NOT_YET_CONSIDERED : d.reportedReason,
+            r == null ? null : new EngineStatus.Held(r.subtree(), r.nodeIds(), r.createdMillis(),
+                r.projectedStartMillis())));
+      }
+      appViews.add(new EngineStatus.App(app.id, app.leaf.path(), app.user, app.priority, app.submitTimeMillis,
+          app.usage, app.allocations.size(), requests));
+    }
+    List<EngineStatus.Container> containers = new ArrayList<>(state.allocationCount());
+    for (Allocation a : state.allocations().stream().sorted(Comparator.comparingLong(Allocation::id)).toList()) {
+      containers.add(new EngineStatus.Container(a.id(), a.appId(), a.requestKey(), a.placement().nodeId(), a.shape(),
+          a.placement().gpus()));
+    }
+    return new EngineStatus(cycles, clock.nowMillis(), queueSnapshots(), appViews, cluster.nodeViews(), containers);
+  }
+}

@@ -1,0 +1,380 @@
+package io.spindle.core.engine;
+
+import io.spindle.core.model.ResourceVector;
+import io.spindle.core.model.Resources;
+import io.spindle.core.placement.ClusterState;
+import io.spindle.core.placement.GangPlacer;
+import io.spindle.core.placement.MigRepartitionPlanner;
+import io.spindle.core.placement.Placement;
+import io.spindle.core.queue.FairShareCalculator;
+import io.spindle.core.queue.QueueShare;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * One cycle's placement, built afresh each cycle so that what it learns while placing (places found, limits that
+ * refused, shapes that found no room, requests that had to wait and why) is gone when the cycle ends. Places one
+ * container at a time, each time serving the queue furthest below its fair share (walking down the tree: at each
+ * level the child with the lowest usage-to-fair-share ratio), and inside a leaf the application with the highest
+ * priority, then the oldest. A request that cannot be placed is skipped for the rest of the cycle with a reason, so
+ * it never blocks the requests behind it. A gang is placed whole or not at all.
+ */
+final class PlacementPass {
+
+  private final EngineState state;
+  private final ClusterState cluster;
+  private final GangPlacer gangPlacer;
+  private final EngineSettings settings;
+  private final Clock clock;
+  private final MigRepartitioning migRepartitioning;
+  private final Reservations reservations;
+  private final EnginePreemption preemption;
+  private final GangRuns gangRuns;
+  private final Admission admission;
+  /** Capacity only shrinks within a cycle, so a shape that found no node stays unplaceable until the cycle ends. */
+  private final Set<Resources> noRoom = new HashSet<>();
+  /** Requests that had to wait in this cycle, and why: each is tried at most once until the cycle ends. */
+  private final Map<DemandState, Refusal> waitReasons = new IdentityHashMap<>();
+
+  PlacementPass(EngineState state, GangPlacer gangPlacer, EngineSettings settings, Clock clock,
+      MigRepartitioning migRepartitioning, Reservations reservations, EnginePreemption preemption, GangRuns gangRuns,
+      Admission admission) {
+    this.state = state;
+    this.cluster = state.cluster();
+    this.gangPlacer = gangPlacer;
+    this.settings = settings;
+    this.clock = clock;
+    this.migRepartitioning = migRepartitioning;
+    this.reservations = reservations;
+    this.preemption = preemption;
+    this.gangRuns = gangRuns;
+    this.admission = admission;
+  }
+
+  /** Places what it can; returns the requests that had to wait, in the order they were tried. */
+  List<DemandState> run(List<DemandState> reclaimedFor, List<Decision> decisions) {
+    if (noWaitingLeaves()) {
+      return List.of();
+    }
+    Map<String, QueueShare> shares = FairShareCalculator.compute(state.tree(), cluster.capacity(),
+        state.leafDemands());
+    Map<QueueState, LeafCursor> cursors = new HashMap<>();
+    for (QueueState q : state.queues()) {
+      q.share = shares.get(q.path());
+      q.activeLeaves = 0;
+    }
+    List<DemandState> waiting = new ArrayList<>();
+    // Capacity a reclaim freed goes to the request it was reclaimed for before anyone else can take part of it.
+    for (DemandState d : reclaimedFor) {
+      if (d.outstanding > 0 && !waitReasons.containsKey(d)) {
+        Optional<Refusal> refused = tryPlace(d, decisions);
+        if (refused.isPresent()) {
+          waitReasons.put(d, refused.get());
+          waiting.add(d);
+        }
+      }
+    }
+    for (QueueState q : state.queues()) {
+      if (q.isLeaf() && !q.waitingApps.isEmpty()) {
+        cursors.put(q, new LeafCursor(new ArrayList<>(q.waitingApps)));
+        for (QueueState p = q; p != null; p = p.parent) {
+          p.activeLeaves++;
+        }
+      }
+    }
+
+    QueueState leaf;
+    while ((leaf = pickLeaf()) != null) {
+      // Stay in this leaf until one container is placed: a failure changes no usage, so the walk down the tree
+      // would pick the same leaf again.
+      LeafCursor cursor = cursors.get(leaf);
+      boolean placed = false;
+      while (!placed && cursor.advance()) {
+        DemandState d = cursor.demand();
+        Optional<Refusal> refused = tryPlace(d, decisions);
+        if (refused.isEmpty()) {
+          placed = true;
+        } else {
+          waitReasons.put(d, refused.get());
+          waiting.add(d);
+          if (settings.strictQueueOrder()) {
+            cursor.stop(); // Head-of-line blocking: nothing behind the first request that waits may start.
+          }
+        }
+      }
+      if (!placed) {
+        for (QueueState p = leaf; p != null; p = p.parent) {
+          p.activeLeaves--;
+        }
+      }
+    }
+
+    List<MigRepartitionPlanner.Need> migNeeds = new ArrayList<>();
+    for (DemandState d : waiting) {
+      if (waitReasons.get(d) == Refusal.NoRoom.NOW && d.shape.wantsMig()) {
+        migNeeds.add(new MigRepartitionPlanner.Need(d.shape, d.outstanding));
+      }
+    }
+    Map<Resources, String> noRoomReasons = migRepartitioning.plan(migNeeds, decisions);
+
+    // "No room" is explained against the cluster as the cycle leaves it, so the reason is the same from one
+    // cycle to the next while the situation is, and a Wait is re-announced only when something really changed.
+    for (DemandState d : waiting) {
+      Refusal refused = waitReasons.get(d);
+      String why = refused == Refusal.NoRoom.NOW ? noRoomReasons.computeIfAbsent(d.shape, cluster::whyNotNow)
+          : refused.describe();
+      if (!admission.capacityJudged()) {
+        Optional<Refusal> never = admission.whyNeverFits(d.app, d.shape, d.outstanding, d.spec);
+        if (never.isPresent()) {
+          why = "not yet placeable on the " + cluster.nodeCount() + " nodes registered so far ("
+              + never.get().describe() + "); nodes are still registering, so it is judged again at "
+              + java.time.Instant.ofEpochMilli(admission.capacityJudgedFromMillis())
+              + " and rejected then if it still cannot fit";
+        }
+      }
+      if (d.outstanding > 0 && !why.equals(d.reportedReason)) {
+        d.reportedReason = why;
+        decisions.add(new Decision.Wait(d.app.id, d.key, why));
+      }
+    }
+    return waiting;
+  }
+
+  private boolean noWaitingLeaves() {
+    for (QueueState q : state.queues()) {
+      if (!q.waitingApps.isEmpty()) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** Walks down from the root, each time to the child furthest below its fair share that can still place work. */
+  private QueueState pickLeaf() {
+    if (state.root().activeLeaves == 0) {
+      return null;
+    }
+    QueueState q = state.root();
+    ResourceVector capacity = cluster.capacity();
+    while (!q.isLeaf()) {
+      QueueState best = null;
+      double bestRatio = 0;
+      double bestUsage = 0;
+      for (QueueState c : q.children) {
+        if (c.activeLeaves == 0) {
+          continue;
+        }
+        double usage = c.usage.dominantShare(capacity);
+        double fair = c.share.fairShare().dominantShare(capacity);
+        double ratio = fair > 0 ? usage / fair : Double.POSITIVE_INFINITY;
+        if (best == null || ratio < bestRatio || (ratio == bestRatio && usage < bestUsage)) {
+          best = c;
+          bestRatio = ratio;
+          bestUsage = usage;
+        }
+      }
+      q = best;
+    }
+    return q;
+  }
+
+  /** Places one container of {@code d}, or says why it cannot now. */
+  private Optional<Refusal> tryPlace(DemandState d, List<Decision> decisions) {
+    if (d.isGang()) {
+      return tryPlaceGang(d, decisions);
+    }
+    // Under sustained load a queue sits at its maximum and thousands of waiting requests of a few shapes find room
+    // but are refused: the place found for a shape holds until the next container starts.
+    Placement placement = noRoom.contains(d.shape) ? null : findSinceLastStart(d.shape);
+    if (placement == null) {
+      noRoom.add(d.shape);
+      if (d.spec.maxRuntimeMillis() > 0) {
+        placement = cluster.findBackfill(d.shape, clock.nowMillis() + d.spec.maxRuntimeMillis());
+      }
+    }
+    if (placement == null) {
+      return Optional.of(Refusal.NoRoom.NOW);
+    }
+    Optional<Refusal> over = refusedByLimits(d.app, placement.charge());
+    if (over.isPresent()) {
+      return over;
+    }
+    start(d, placement, decisions);
+    return Optional.empty();
+  }
+
+  /**
+   * All members of a gang in this cycle, or none. A gang that does not fit gets nodes reserved for it (while fewer
+   * than the configured number of gangs hold reservations), so later, smaller requests cannot keep it waiting.
+   */
+  private Optional<Refusal> tryPlaceGang(DemandState d, List<Decision> decisions) {
+    List<Placement> members = gangPlacer.place(d.shape, d.outstanding, d.requiredDepth, d.reservation);
+    if (members == null) {
+      if (d.shape.wantsMig() && cluster.migContainersPlaceable(d.shape, d.outstanding) < d.outstanding) {
+        // Instances are missing, not nodes: the MIG planner makes them for the gang.
+        return Optional.of(Refusal.NoRoom.NOW);
+      }
+      return Optional.of(reservations.reserveFor(d, decisions));
+    }
+    ResourceVector total = ResourceVector.ZERO;
+    for (Placement p : members) {
+      total = total.plus(p.charge());
+    }
+    Optional<Refusal> over = overLimits(d.app, total);
+    if (over.isPresent()) {
+      return over;
+    }
+    reservations.drop(d);
+    List<Long> ids = new ArrayList<>(members.size());
+    for (Placement p : members) {
+      ids.add(start(d, p, decisions));
+    }
+    gangRuns.started(d, ids);
+    return Optional.empty();
+  }
+
+  /** Where a shape would go, and after how many container starts of this cycle it was found. */
+  private record Found(Placement placement, long starts) {}
+
+  /** Places found in this cycle; one is valid while no container started since (a stamp, not a clear per start). */
+  private final Map<Resources, Found> foundThisCycle = new HashMap<>();
+
+  private long startsThisCycle;
+
+  private Placement findSinceLastStart(Resources shape) {
+    Found f = foundThisCycle.get(shape);
+    if (f != null && f.starts() == startsThisCycle) {
+      return f.placement();
+    }
+    Placement p = cluster.find(shape);
+    if (p != null) {
+      foundThisCycle.put(shape, new Found(p, startsThisCycle));
+    }
+    return p;
+  }
+
+  /** A charge to one user in one leaf, refused by a limit: usage only grows while a cycle places, so it stays so. */
+  private record LimitKey(QueueState leaf, String user, ResourceVector charge) {}
+
+  /** Charges a limit refused in this cycle, with the reason: thousands of waiting requests of a shape word it once. */
+  private final Map<LimitKey, Refusal> refusedThisCycle = new HashMap<>();
+
+  /** {@link #overLimits}, remembered for the rest of the cycle when it refuses. */
+  private Optional<Refusal> refusedByLimits(AppState app, ResourceVector charge) {
+    LimitKey key = new LimitKey(app.leaf, app.user, charge);
+    Refusal known = refusedThisCycle.get(key);
+    if (known != null) {
+      return Optional.of(known);
+    }
+    Optional<Refusal> refused = overLimits(app, charge);
+    refused.ifPresent(r -> refusedThisCycle.put(key, r));
+    return refused;
+  }
+
+  /** Whether charging {@code charge} to the application would break a queue maximum or its user limit. */
+  private Optional<Refusal> overLimits(AppState app, ResourceVector charge) {
+    for (QueueState q = app.leaf; q != null; q = q.parent) {
+      ResourceVector after = q.usage.plus(charge);
+      if (!after.fitsIn(q.share.maximum())) {
+        return Optional.of(new Refusal.QueueAtMaximum(q.path(), q.usage, q.share.maximum(), charge));
+      }
+    }
+    return userLimitExceeded(app, charge);
+  }
+
+  /** Commits one container of {@code d} at {@code placement}, announces it and returns its allocation id. */
+  private long start(DemandState d, Placement placement, List<Decision> decisions) {
+    startsThisCycle++;
+    AppState app = d.app;
+    long id = state.newAllocationId();
+    long endsAt = d.spec.maxRuntimeMillis() > 0 ? clock.nowMillis() + d.spec.maxRuntimeMillis() : Long.MAX_VALUE;
+    state.charge(app, new Allocation(id, app.id, d.key, d.shape, placement, endsAt));
+    if (endsAt != Long.MAX_VALUE) {
+      state.durableChange();
+    }
+    app.leaf.addPending(d.unitCharge.times(-1));
+    preemption.started(d, id);
+    d.outstanding--;
+    d.reportedReason = null;
+    if (d.outstanding == 0) {
+      app.demands.remove(d.key);
+      if (d.noReservationBeforeMillis != 0) {
+        state.durableChange(); // Its backoff goes with it.
+      }
+      if (!app.hasPending()) {
+        app.leaf.waitingApps.remove(app);
+      }
+    }
+    decisions.add(new Decision.Allocate(id, app.id, d.key, placement.nodeId(), d.shape, placement.gpus(),
+        placement.charge()));
+    return id;
+  }
+
+  /**
+   * CapacityScheduler's user limit: one user may hold at most user-limit-factor times the queue's guarantee of
+   * each resource the queue is guaranteed (resources it has no guarantee of are bounded by its maximum alone).
+   */
+  private Optional<Refusal> userLimitExceeded(AppState app, ResourceVector charge) {
+    double factor = app.leaf.config.userLimitFactor();
+    if (factor < 0) {
+      return Optional.empty();
+    }
+    ResourceVector guarantee = app.leaf.share.guarantee();
+    ResourceVector after = app.leaf.userUsage.getOrDefault(app.user, ResourceVector.ZERO).plus(charge);
+    for (int i = 0; i < ResourceVector.DIMENSIONS; i++) {
+      long g = guarantee.get(i);
+      if (g > 0 && after.get(i) > (long) Math.floor(g * factor + 1e-9)) {
+        return Optional.of(new Refusal.UserLimit(app.user, app.leaf.path(), factor, guarantee, i));
+      }
+    }
+    return Optional.empty();
+  }
+
+  /** Walks a leaf's waiting applications and their requests in order, once per cycle. */
+  private final class LeafCursor {
+    private final List<AppState> apps;
+    private int appIndex;
+    private List<DemandState> demands;
+    private int demandIndex;
+
+    LeafCursor(List<AppState> apps) {
+      this.apps = apps;
+    }
+
+    /** Moves to the next request that still has outstanding containers and has not had to wait this cycle. */
+    boolean advance() {
+      while (appIndex < apps.size()) {
+        if (demands == null) {
+          demands = new ArrayList<>(apps.get(appIndex).demands.values());
+          demandIndex = 0;
+        }
+        while (demandIndex < demands.size()) {
+          DemandState d = demands.get(demandIndex);
+          if (d.outstanding > 0 && !waitReasons.containsKey(d)) {
+            return true;
+          }
+          demandIndex++;
+        }
+        appIndex++;
+        demands = null;
+      }
+      return false;
+    }
+
+    DemandState demand() {
+      return demands.get(demandIndex);
+    }
+
+    /** Ends the walk for this cycle: nothing further in the leaf is tried. */
+    void stop() {
+      appIndex = apps.size();
+      demands = null;
+    }
+  }
+}

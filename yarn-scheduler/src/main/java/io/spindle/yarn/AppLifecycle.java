@@ -1,0 +1,168 @@
+package io.spindle.yarn;
+
+import io.spindle.core.engine.EngineEvent;
+import io.spindle.core.model.Resources;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentMap;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
+import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
+import org.apache.hadoop.yarn.api.records.ApplicationId;
+import org.apache.hadoop.yarn.server.resourcemanager.RMContext;
+import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp;
+import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppEvent;
+import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppEventType;
+import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppState;
+import org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttemptEvent;
+import org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttemptEventType;
+import org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttemptState;
+import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
+import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainerEventType;
+import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainerState;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplication;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerUtils;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * An application's life as YARN tells it to the scheduler: admitted into its leaf queue (or rejected with a reason
+ * the user reads), its attempts added and removed, its end. Each step reaches the engine as an event. Called on the
+ * RM's dispatcher thread.
+ */
+final class AppLifecycle {
+
+  private static final Logger LOG = LoggerFactory.getLogger(AppLifecycle.class);
+
+  private final ConcurrentMap<ApplicationId, SchedulerApplication<SpindleAppAttempt>> applications;
+  private final Map<ApplicationId, AppAsks> asks;
+  private final QueueRegistry queues;
+  private final Supplier<RMContext> rm;
+  private final BooleanSupplier aclsEnabled;
+  private final SchedulerCalls containers;
+  private final SchedulerLocks locks;
+  private final Consumer<ApplicationId> forget;
+  private final CheckpointDelivery checkpoints;
+  private final Consumer<EngineEvent> toEngine;
+
+  /**
+   * @param forget told of every application that ended, for what is kept per application elsewhere (take-over)
+   */
+  AppLifecycle(ConcurrentMap<ApplicationId, SchedulerApplication<SpindleAppAttempt>> applications,
+      Map<ApplicationId, AppAsks> asks, QueueRegistry queues, Supplier<RMContext> rm, BooleanSupplier aclsEnabled,
+      SchedulerCalls containers, SchedulerLocks locks, Consumer<ApplicationId> forget,
+      CheckpointDelivery checkpoints, Consumer<EngineEvent> toEngine) {
+    this.applications = applications;
+    this.asks = asks;
+    this.queues = queues;
+    this.rm = rm;
+    this.aclsEnabled = aclsEnabled;
+    this.containers = containers;
+    this.locks = locks;
+    this.forget = forget;
+    this.checkpoints = checkpoints;
+    this.toEngine = toEngine;
+  }
+
+  void add(ApplicationId appId, String queueName, String user, boolean recovering,
+      boolean unmanagedAm) {
+    RMApp rmApp = rm.get().getRMApps().get(appId);
+    QueueRegistry.Admission admission = queues.leaf(appId, queueName, user);
+    String rejection = admission instanceof QueueRegistry.Admission.Refused r ? r.reason() : null;
+    SpindleTags tags = SpindleTags.NONE;
+    if (rejection == null) {
+      try {
+        tags = SpindleTags.parse(rmApp == null ? Set.of() : rmApp.getApplicationTags());
+      } catch (IllegalArgumentException e) {
+        rejection = "Spindle: " + e.getMessage();
+      }
+    }
+    if (rejection == null && aclsEnabled.getAsBoolean()) {
+      rejection = QueueRegistry.refusesSubmission(((QueueRegistry.Admission.Admitted) admission).queue(), appId,
+          user).orElse(null);
+    }
+    if (rejection != null) {
+      LOG.info("Rejected application {}: {}", appId, rejection);
+      rm.get().getDispatcher().getEventHandler().handle(
+          new RMAppEvent(appId, RMAppEventType.APP_REJECTED, rejection));
+      return;
+    }
+    SpindleQueue queue = ((QueueRegistry.Admission.Admitted) admission).queue();
+    applications.put(appId, new SchedulerApplication<>(queue, user, unmanagedAm));
+    asks.put(appId, new AppAsks(tags, unmanagedAm));
+    queue.getMetrics().submitApp(user, unmanagedAm);
+    int priority = rmApp == null || rmApp.getApplicationPriority() == null ? 0
+        : rmApp.getApplicationPriority().getPriority();
+    toEngine.accept(new EngineEvent.AppSubmitted(appId.toString(), queue.path(), user, priority));
+    LOG.info("Accepted application {} from {} into {} (tags {})", appId, user, queue.path(), tags);
+    if (!recovering) {
+      rm.get().getDispatcher().getEventHandler().handle(new RMAppEvent(appId, RMAppEventType.APP_ACCEPTED));
+    }
+  }
+
+  void addAttempt(ApplicationAttemptId attemptId, boolean transferState, boolean recovering) {
+    SchedulerApplication<SpindleAppAttempt> app = applications.get(attemptId.getApplicationId());
+    if (app == null) {
+      LOG.warn("Attempt {} of an application Spindle does not know", attemptId);
+      return;
+    }
+    SpindleQueue queue = (SpindleQueue) app.getQueue();
+    SpindleAppAttempt attempt = new SpindleAppAttempt(attemptId, app.getUser(), queue,
+        queue.getAbstractUsersManager(), rm.get());
+    if (transferState) {
+      attempt.transferStateFromPreviousAttempt(app.getCurrentAppAttempt());
+    }
+    app.setCurrentAppAttempt(attempt);
+    queue.getMetrics().submitAppAttempt(app.getUser(), app.isUnmanagedAM());
+    AppAsks appAsks = asks.get(attemptId.getApplicationId());
+    if (appAsks != null) {
+      appAsks.newAttempt();
+    }
+    if (!recovering) {
+      rm.get().getDispatcher().getEventHandler().handle(
+          new RMAppAttemptEvent(attemptId, RMAppAttemptEventType.ATTEMPT_ADDED));
+    }
+  }
+
+  void removeAttempt(ApplicationAttemptId attemptId, boolean keepContainers) {
+    SchedulerApplication<SpindleAppAttempt> app = applications.get(attemptId.getApplicationId());
+    SpindleAppAttempt attempt = app == null ? null : app.getCurrentAppAttempt();
+    if (attempt == null) {
+      return;
+    }
+    // One step under the attempt's monitor, which handing out containers takes too: a cycle that ran between the
+    // completions and the stop (the completions freed room for the attempt's remaining asks) handed it a container
+    // nobody ever completed, which held its node for good (SpindleSchedulerMiniClusterTest, docs/reliability.md).
+    synchronized (attempt) {
+      for (RMContainer c : attempt.getLiveContainers()) {
+        if (keepContainers && c.getState().equals(RMContainerState.RUNNING)) {
+          continue;
+        }
+        containers.complete(c, SchedulerUtils.createAbnormalContainerStatus(c.getContainerId(),
+            SchedulerUtils.COMPLETED_APPLICATION), RMContainerEventType.KILL);
+      }
+      AppAsks appAsks = asks.get(attemptId.getApplicationId());
+      if (appAsks != null) {
+        for (String key : appAsks.cancelAll()) {
+          toEngine.accept(new EngineEvent.Demand(attemptId.getApplicationId().toString(), key, Resources.NONE, 0));
+        }
+      }
+      synchronized (locks.queueMetrics) {
+        attempt.stop(RMAppAttemptState.FINISHED);
+      }
+    }
+  }
+
+  void remove(ApplicationId appId, RMAppState finalState) {
+    SchedulerApplication<SpindleAppAttempt> app = applications.remove(appId);
+    if (app == null) {
+      return;
+    }
+    app.stop(finalState);
+    asks.remove(appId);
+    forget.accept(appId);
+    checkpoints.forget(appId);
+    toEngine.accept(new EngineEvent.AppFinished(appId.toString()));
+  }
+}

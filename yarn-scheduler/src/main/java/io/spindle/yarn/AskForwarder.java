@@ -1,0 +1,72 @@
+package io.spindle.yarn;
+
+import io.spindle.core.engine.EngineEvent;
+import io.spindle.core.engine.PlacementSpec;
+import io.spindle.core.model.Resources;
+import java.util.HashSet;
+import java.util.Set;
+import java.util.function.Consumer;
+import org.apache.hadoop.yarn.api.records.ApplicationId;
+import org.apache.hadoop.yarn.api.records.Resource;
+import org.apache.hadoop.yarn.api.records.ResourceRequest;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.PendingAsk;
+import org.apache.hadoop.yarn.server.scheduler.SchedulerRequestKey;
+
+/**
+ * Turns an attempt's outstanding YARN asks into engine demands, only where they changed: the AM container's ask as
+ * such, the gang request held back until the application asks for every member, a shape Spindle cannot place
+ * rejected at once. Called from {@code allocate()} under the attempt's monitor.
+ */
+final class AskForwarder {
+
+  private final YarnResources translate;
+  private final DecisionApplier rejections;
+  private final Consumer<EngineEvent> toEngine;
+
+  AskForwarder(YarnResources translate, DecisionApplier rejections, Consumer<EngineEvent> toEngine) {
+    this.translate = translate;
+    this.rejections = rejections;
+    this.toEngine = toEngine;
+  }
+
+  void forward(ApplicationId appId, SpindleAppAttempt attempt, AppAsks appAsks) {
+    boolean amAsk = appAsks.expectsAmAsk(attempt);
+    Set<String> listed = new HashSet<>();
+    for (SchedulerRequestKey key : attempt.getSchedulerKeys()) {
+      PendingAsk pending = attempt.getPendingAsk(key, ResourceRequest.ANY);
+      Resource capability = pending.getPerAllocationResource();
+      String keyName = AppAsks.keyName(key);
+      listed.add(keyName);
+      if (amAsk) {
+        appAsks.markAm(keyName);
+      }
+      boolean gang = !appAsks.isAm(keyName) && appAsks.takesGang(keyName);
+      int count = pending.getCount();
+      if (!appAsks.changed(keyName, key, capability, count)) {
+        continue;
+      }
+      Resources shape;
+      try {
+        shape = translate.shape(capability);
+      } catch (IllegalArgumentException e) {
+        rejections.reject(appId, keyName, e.getMessage());
+        continue;
+      }
+      int gangSize = appAsks.tags().gangSize();
+      if (gang && count > 0 && count < gangSize) {
+        appAsks.holdBack("gang of " + gangSize + " waits for the application to ask for all members (it asks "
+            + count + ")");
+        continue;
+      }
+      appAsks.noneHeldBack();
+      PlacementSpec spec = appAsks.isAm(keyName) ? PlacementSpec.APPLICATION_MASTER : appAsks.tags().placement(gang);
+      toEngine.accept(new EngineEvent.Demand(appId.toString(), keyName, shape, count, spec));
+    }
+    // An ask withdrawn to 0 leaves YARN's list of keys: the engine would go on placing it. Seen when a preempted gang
+    // was re-admitted on its AM's behalf before the AM's own re-ask arrived, which the AM then withdrew
+    // (CheckpointPreemptionTest, about one run in ten; docs/reliability.md).
+    for (String gone : appAsks.withdrawnUnless(listed)) {
+      toEngine.accept(new EngineEvent.Demand(appId.toString(), gone, Resources.NONE, 0));
+    }
+  }
+}

@@ -1,0 +1,140 @@
+package io.spindle.yarn;
+
+import io.spindle.core.engine.EngineEvent;
+import io.spindle.ha.avro.MigLayoutRecord;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
+import org.apache.hadoop.yarn.api.records.NodeId;
+import org.apache.hadoop.yarn.api.records.Resource;
+import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
+import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainerEventType;
+import org.apache.hadoop.yarn.server.resourcemanager.rmnode.RMNode;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.ClusterNodeTracker;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerUtils;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.fica.FiCaSchedulerNode;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Nodes as YARN and their agents tell them: added and removed (as engine events), resized, and the GPU layouts their
+ * agents reported; a node whose GPUs changed is re-read from those reports or its new resources once nothing runs on
+ * it (a re-read re-adds the node, which would drop running work). YARN's events arrive on the dispatcher, reports on
+ * ZooKeeper's thread; the scheduling thread collects the changes into each cycle.
+ */
+final class NodeEvents {
+
+  private static final Logger LOG = LoggerFactory.getLogger(NodeEvents.class);
+
+  private final NodeInventory inventory;
+  private final ClusterNodeTracker<FiCaSchedulerNode> tracker;
+  private final SchedulerSettings settings;
+  private final SchedulerCalls yarn;
+  private final SchedulerLocks locks;
+  private final Consumer<EngineEvent> toEngine;
+  private final Reports migReports;
+  /** Nodes to rebuild from their reports or new resources once nothing runs on them. */
+  private final Set<NodeId> pendingRebuild = ConcurrentHashMap.newKeySet();
+
+  /**
+   * The latest layout each GPU's agent reported and no cycle has read yet, by node and GPU index. A report is the
+   * GPU's whole state, so a newer one supersedes an unread older one; keeping one per GPU bounds what a standby,
+   * which runs no cycles, holds however long it waits (a queue of every report grew without end). Made before the
+   * channel that fills it starts, which is before the rest of this class can be.
+   */
+  static final class Reports {
+    private final ConcurrentHashMap<String, MigLayoutRecord> latest = new ConcurrentHashMap<>();
+
+    void reported(MigLayoutRecord report) {
+      latest.put(report.getNode() + "#" + report.getGpuIndex(), report);
+    }
+  }
+
+  NodeEvents(Reports migReports, NodeInventory inventory, ClusterNodeTracker<FiCaSchedulerNode> tracker,
+      SchedulerSettings settings, SchedulerCalls yarn, SchedulerLocks locks, Consumer<EngineEvent> toEngine) {
+    this.migReports = migReports;
+    this.inventory = inventory;
+    this.tracker = tracker;
+    this.settings = settings;
+    this.yarn = yarn;
+    this.locks = locks;
+    this.toEngine = toEngine;
+  }
+
+  void added(RMNode rmNode) {
+    tracker.addNode(new FiCaSchedulerNode(rmNode, settings.usePortForNodeName()));
+    try {
+      toEngine.accept(new EngineEvent.NodeAdded(inventory.register(rmNode.getNodeID(),
+          settings.location(rmNode.getRackName()), rmNode.getTotalCapability())));
+    } catch (IllegalArgumentException e) {
+      LOG.error("Node {} cannot be scheduled by Spindle: {}", rmNode.getNodeID(), e.getMessage());
+    }
+    LOG.info("Node {} added on {}: {}", rmNode.getNodeID(), rmNode.getRackName(), rmNode.getTotalCapability());
+  }
+
+  /** The node's containers are lost and the node leaves, in one step for the scheduling thread. */
+  void removed(RMNode rmNode) {
+    FiCaSchedulerNode node = tracker.getNode(rmNode.getNodeID());
+    if (node == null) {
+      return;
+    }
+    synchronized (locks.nodeRemoval) {
+      for (RMContainer c : node.getCopiedListOfRunningContainers()) {
+        yarn.complete(c, SchedulerUtils.createAbnormalContainerStatus(c.getContainerId(),
+            SchedulerUtils.LOST_CONTAINER), RMContainerEventType.KILL);
+      }
+      tracker.removeNode(rmNode.getNodeID());
+      inventory.unregister(rmNode.getNodeID());
+      pendingRebuild.remove(rmNode.getNodeID());
+      toEngine.accept(new EngineEvent.NodeRemoved(SpindleScheduler.engineNodeId(rmNode.getNodeID())));
+    }
+    LOG.info("Node {} removed", rmNode.getNodeID());
+  }
+
+  /** The node's resources changed (YARN's tracker has them already): it is re-read once nothing runs on it. */
+  void resized(NodeId node, Resource resources) {
+    inventory.updateResources(node, resources);
+    pendingRebuild.add(node);
+    LOG.info("Node {} resources updated to {}; Spindle re-reads the node once nothing runs on it", node, resources);
+  }
+
+  /**
+   * Adds to the cycle what the nodes' agents reported and the re-partitions they left unanswered, and rebuilds the
+   * nodes whose GPUs changed once nothing runs on them.
+   */
+  void collect(List<EngineEvent> batch) {
+    for (String gpu : migReports.latest.keySet()) {
+      MigLayoutRecord report = migReports.latest.remove(gpu);
+      if (report == null) {
+        continue;
+      }
+      NodeInventory.Outcome outcome = inventory.onReport(report);
+      if (outcome instanceof NodeInventory.Outcome.Report r) {
+        batch.add(r.event());
+      } else if (outcome instanceof NodeInventory.Outcome.Rebuild r) {
+        pendingRebuild.add(r.node());
+      }
+    }
+    batch.addAll(inventory.overdueAnswers());
+    for (NodeId id : pendingRebuild) {
+      FiCaSchedulerNode node = yarn.node(id);
+      if (node == null) {
+        pendingRebuild.remove(id);
+      } else if (node.getNumContainers() == 0) {
+        pendingRebuild.remove(id);
+        try {
+          Optional<io.spindle.core.model.Node> rebuilt = inventory.rebuild(id);
+          if (rebuilt.isPresent()) {
+            batch.add(new EngineEvent.NodeRemoved(SpindleScheduler.engineNodeId(id)));
+            batch.add(new EngineEvent.NodeAdded(rebuilt.get()));
+            LOG.info("Node {} re-read now that nothing runs on it: {} GPUs", id, rebuilt.get().gpus().size());
+          }
+        } catch (IllegalArgumentException ex) {
+          LOG.error("Node {} cannot be rebuilt from its new GPU inventory: {}", id, ex.getMessage());
+        }
+      }
+    }
+  }
+}
