@@ -46,7 +46,7 @@ public final class Engine {
   private final GangPlacer gangPlacer;
   private final EnginePreemption preemption;
   private final EngineState state;
-  private final GangRuns gangRuns = new GangRuns();
+  private final GangRuns gangRuns;
   private final Reservations reservations;
   private final Admission admission;
   private final EngineFailover failover;
@@ -65,7 +65,8 @@ public final class Engine {
     this.gangPlacer = new GangPlacer(cluster);
     this.state = new EngineState(cluster, tree);
     ShapeCharges charges = new ShapeCharges(catalog, cluster);
-    this.preemption = new EnginePreemption(settings.preemption(), clock, state, charges, gangPlacer);
+    this.gangRuns = new GangRuns(settings.preemption().enabled(), clock);
+    this.preemption = new EnginePreemption(settings.preemption(), clock, state, charges, gangPlacer, gangRuns);
     this.reservations = new Reservations(state, gangPlacer, settings, clock, preemption);
     this.admission = new Admission(state, catalog, charges, gangPlacer, clock, settings, migRepartitioning,
         reservations, preemption);
@@ -141,16 +142,16 @@ public final class Engine {
         }
       }
       admission.limitsChanged();
-      List<GangRuns.Run> torn = new ArrayList<>();
+      List<GangRun> torn = new ArrayList<>();
       for (long id : new ArrayList<>(state.onNode(e.nodeId()))) {
-        GangRuns.Run run = gangRuns.lost(id);
+        GangRun run = gangRuns.lost(id);
         if (run != null) {
           torn.add(run);
         }
         state.release(id);
       }
       state.nodeLeft(e.nodeId());
-      for (GangRuns.Run run : torn) {
+      for (GangRun run : torn) {
         gangRuns.restart(run, "node " + e.nodeId() + " left", state, decisions);
       }
     } else if (event instanceof AppSubmitted e) {
@@ -164,7 +165,7 @@ public final class Engine {
         state.release(e.allocationId());
       }
     } else if (event instanceof EngineEvent.ContainerLost e) {
-      GangRuns.Run run = state.hasAllocation(e.allocationId()) ? gangRuns.lost(e.allocationId()) : null;
+      GangRun run = state.hasAllocation(e.allocationId()) ? gangRuns.lost(e.allocationId()) : null;
       if (!preemption.holdsFinished(e.allocationId())) {
         state.release(e.allocationId());
       }

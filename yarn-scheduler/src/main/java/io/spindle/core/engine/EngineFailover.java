@@ -138,7 +138,7 @@ final class EngineFailover {
     if (restored) {
       return new RestoreReport(preemption.regroupLate(saved.units(), recovered, dropped), 0, 0, dropped);
     }
-    EnginePreemption.Restored taken = preemption.restore(saved, recovered, dropped);
+    PreemptionFailover.Restored taken = preemption.restore(saved, recovered, dropped);
     for (DurableState.ReservationState r : saved.reservations()) {
       String why = !state.hasApp(r.appId()) ? "application not recovered"
           : r.nodeIds().stream().filter(n -> !cluster.hasNode(n)).findFirst()
