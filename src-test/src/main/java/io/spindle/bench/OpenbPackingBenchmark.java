@@ -421,9 +421,10 @@ public final class OpenbPackingBenchmark {
     boolean mig = variant.mode() == Mode.MIG;
     GpuModelCatalog catalog = catalog(types, mig);
     ManualClock clock = new ManualClock(0);
-    EngineSettings settings = EngineSettings.defaults().withMigSlotPolicy(variant.policy().get())
+    EngineSettings settings = EngineSettings.defaults()
         .withMigReconfigureMillis(0).withRegistrationSettleMillis(0); // Nodes known up front.
-    Engine engine = new Engine(catalog, MigPackingBenchmark.queues(), Topology.singleRack(), clock, settings);
+    Engine engine = new Engine(catalog, MigPackingBenchmark.queues(), Topology.singleRack(), clock, settings,
+        variant.policy().get());
 
     List<EngineEvent> setup = new ArrayList<>();
     Map<String, NodeMirror> mirrors = new LinkedHashMap<>();

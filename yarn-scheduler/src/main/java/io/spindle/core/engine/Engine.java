@@ -12,7 +12,9 @@ import io.spindle.core.model.InvalidInputException;
 import io.spindle.core.model.ResourceVector;
 import io.spindle.core.model.Topology;
 import io.spindle.core.placement.ClusterState;
+import io.spindle.core.placement.FragmentationAwareSlots;
 import io.spindle.core.placement.GangPlacer;
+import io.spindle.core.placement.MigSlotPolicy;
 import io.spindle.core.placement.Reservation;
 import io.spindle.core.queue.QueueTree;
 import java.util.ArrayList;
@@ -58,10 +60,20 @@ public final class Engine {
   }
 
   public Engine(GpuModelCatalog catalog, QueueTree tree, Topology topology, Clock clock, EngineSettings settings) {
+    this(catalog, tree, topology, clock, settings, new FragmentationAwareSlots());
+  }
+
+  /**
+   * An engine whose re-partitioned GPUs get their new MIG instances where {@code migSlots} puts them. The
+   * ResourceManager always uses {@link FragmentationAwareSlots}; the packing benchmarks compare it with others on
+   * this same engine.
+   */
+  public Engine(GpuModelCatalog catalog, QueueTree tree, Topology topology, Clock clock, EngineSettings settings,
+      MigSlotPolicy migSlots) {
     this.settings = settings;
     this.clock = clock;
     this.cluster = new ClusterState(topology);
-    this.migRepartitioning = new MigRepartitioning(cluster, settings, clock);
+    this.migRepartitioning = new MigRepartitioning(cluster, settings, clock, migSlots);
     this.gangPlacer = new GangPlacer(cluster);
     this.state = new EngineState(cluster, tree);
     ShapeCharges charges = new ShapeCharges(catalog, cluster);
