@@ -1,5 +1,6 @@
 package io.spindle.core.engine;
 
+import io.spindle.core.model.RequestRef;
 import io.spindle.core.engine.EngineEvent.CheckpointAnswered;
 import io.spindle.core.engine.EngineEvent.CheckpointReported;
 import io.spindle.core.model.InvalidInputException;
@@ -108,7 +109,7 @@ final class EnginePreemption {
   void appFinished(String appId) {
     preemption.durableChange();
     preemption.checkpoints.remove(appId);
-    preemption.resumeFrom.keySet().removeIf(owner -> owner.startsWith(appId + "/"));
+    preemption.resumeFrom.keySet().removeIf(owner -> owner.appId().equals(appId));
     runs.appFinished(appId);
   }
 
@@ -214,12 +215,12 @@ final class EnginePreemption {
     }
     long now = clock.nowMillis();
     withdrawUnneeded(decisions);
-    List<String> waitingOwners = new ArrayList<>();
+    List<RequestRef> waitingOwners = new ArrayList<>();
     Set<String> belowFair = new LinkedHashSet<>();
     ResourceVector capacity = cluster.capacity();
     for (DemandState d : waiting) {
       if (d.outstanding > 0 && d.app.demands.get(d.key) == d) {
-        waitingOwners.add(d.owner());
+        waitingOwners.add(d.ref);
         QueueState leaf = d.app.leaf;
         if (leaf.share != null
             && leaf.usage.dominantShare(capacity) < leaf.share.fairShare().dominantShare(capacity)) {
@@ -235,7 +236,7 @@ final class EnginePreemption {
     Set<DemandState> seen = new LinkedHashSet<>();
     for (DemandState d : waiting) {
       if (!seen.add(d) || d.outstanding <= 0 || d.app.demands.get(d.key) != d
-          || preemption.starvation.waitedMillis(d.owner(), now) < settings.starvationMillis()) {
+          || preemption.starvation.waitedMillis(d.ref, now) < settings.starvationMillis()) {
         continue;
       }
       if (d.shape.wantsMig() && cluster.migInstancesInFlight(d.shape.migProfile()) > 0) {
@@ -348,7 +349,7 @@ final class EnginePreemption {
   }
 
   Optional<String> resumeFrom(String appId, String requestKey) {
-    return Optional.ofNullable(preemption.resumeFrom.get(appId + "/" + requestKey));
+    return Optional.ofNullable(preemption.resumeFrom.get(new RequestRef(appId, requestKey)));
   }
 
   // ---------------------------------------------------------------- carrying plans out
@@ -359,7 +360,7 @@ final class EnginePreemption {
             ? "request " + d.key + " of application " + d.app.id + " (priority " + d.app.priority
                 + ") outranks this application (priority " + v.priority() + ") in queue " + v.queue()
             : "queue " + d.app.leaf.path() + " is below its fair share and its request " + d.key + " of application "
-                + d.app.id + " has waited " + preemption.starvation.waitedMillis(d.owner(), clock.nowMillis()) / 1000
+                + d.app.id + " has waited " + preemption.starvation.waitedMillis(d.ref, clock.nowMillis()) / 1000
                 + " s; queue " + v.queue() + " is above its own");
     preemption.durableChange();
     for (Candidate v : p.victims()) {
@@ -411,7 +412,7 @@ final class EnginePreemption {
     }
     app.leaf.waitingApps.add(app);
     if (checkpoint != null) {
-      preemption.resumeFrom.put(d.owner(), checkpoint);
+      preemption.resumeFrom.put(d.ref, checkpoint);
     }
     d.reportedReason = "re-queued after preemption" + (checkpoint == null ? "" : "; resumes from " + checkpoint);
     decisions.add(new Decision.Wait(app.id, d.key, d.reportedReason));
@@ -422,7 +423,7 @@ final class EnginePreemption {
    * single containers keeps its oldest reclaims, as many as it still has containers waiting.
    */
   private void withdrawUnneeded(List<Decision> decisions) {
-    Map<String, Integer> kept = new HashMap<>();
+    Map<RequestRef, Integer> kept = new HashMap<>();
     for (ReclaimLedger.InFlight p : ledger.plans()) {
       if (p.withdrawn() || p.complete()) {
         continue;
@@ -434,7 +435,7 @@ final class EnginePreemption {
       } else if (p.need().gang()) {
         needed = d.isGang() && d.outstanding == p.need().containers();
       } else {
-        needed = !d.isGang() && kept.merge(d.owner(), 1, Integer::sum) <= d.outstanding;
+        needed = !d.isGang() && kept.merge(d.ref, 1, Integer::sum) <= d.outstanding;
       }
       if (!needed) {
         withdraw(p, "no longer needed: " + PreemptionState.describe(p.need()) + " started or was withdrawn",

@@ -1,5 +1,6 @@
 package io.spindle.core.engine;
 
+import io.spindle.core.model.RequestRef;
 import io.spindle.core.model.ResourceVector;
 import io.spindle.core.model.Resources;
 import java.util.ArrayList;
@@ -25,7 +26,7 @@ final class GangRuns {
   private final Map<Long, GangRun> byId = new LinkedHashMap<>();
   private final Map<Long, GangRun> ofMember = new HashMap<>();
   /** Recovered containers of one request form one run: after a restart nothing says which were one gang. */
-  private final Map<String, GangRun> recoveredByOwner = new HashMap<>();
+  private final Map<RequestRef, GangRun> recoveredByOwner = new HashMap<>();
   private long nextId = 1;
 
   GangRuns(boolean preemptionEnabled, Clock clock) {
@@ -60,7 +61,7 @@ final class GangRuns {
     if (!preemptionEnabled || !preemptible) {
       return false;
     }
-    String owner = appId + "/" + requestKey;
+    RequestRef owner = new RequestRef(appId, requestKey);
     GangRun run = recoveredByOwner.get(owner);
     if (run == null || byId.get(run.id) != run) {
       run = new GangRun(nextId++, appId, requestKey, shape, PlacementSpec.SINGLE, charge, -1, clock.nowMillis(),
@@ -123,7 +124,7 @@ final class GangRuns {
   }
 
   void appFinished(String appId) {
-    recoveredByOwner.keySet().removeIf(owner -> owner.startsWith(appId + "/"));
+    recoveredByOwner.keySet().removeIf(owner -> owner.appId().equals(appId));
   }
 
   GangRun get(long id) {

@@ -1,5 +1,6 @@
 package io.spindle.core.engine;
 
+import io.spindle.core.model.RequestRef;
 import io.spindle.core.model.InvalidInputException;
 import io.spindle.core.model.ResourceVector;
 import io.spindle.core.placement.ClusterState;
@@ -116,19 +117,15 @@ final class PreemptionFailover {
 
   List<DurableState.ResumeState> resumeStates() {
     List<DurableState.ResumeState> out = new ArrayList<>();
-    preemption.resumeFrom.forEach((owner, location) -> {
-      int slash = owner.indexOf('/');
-      out.add(new DurableState.ResumeState(owner.substring(0, slash), owner.substring(slash + 1), location));
-    });
+    preemption.resumeFrom.forEach((owner, location) ->
+        out.add(new DurableState.ResumeState(owner.appId(), owner.requestKey(), location)));
     return out;
   }
 
   DurableState.StarvationState starvationState() {
     List<DurableState.WaitingSince> requests = new ArrayList<>();
-    preemption.starvation.waitingSince().forEach((owner, since) -> {
-      int slash = owner.indexOf('/');
-      requests.add(new DurableState.WaitingSince(owner.substring(0, slash), owner.substring(slash + 1), since));
-    });
+    preemption.starvation.waitingSince().forEach((owner, since) ->
+        requests.add(new DurableState.WaitingSince(owner.appId(), owner.requestKey(), since)));
     List<DurableState.BelowFairShareSince> queues = new ArrayList<>();
     preemption.starvation.belowSince().forEach((queue, since) ->
         queues.add(new DurableState.BelowFairShareSince(queue, since)));
@@ -205,7 +202,7 @@ final class PreemptionFailover {
     }
     for (DurableState.ResumeState r : saved.resumeFrom()) {
       if (state.hasApp(r.appId())) {
-        preemption.resumeFrom.put(r.appId() + "/" + r.requestKey(), r.location());
+        preemption.resumeFrom.put(new RequestRef(r.appId(), r.requestKey()), r.location());
       } else {
         dropped.add("resume location of " + r.appId() + "/" + r.requestKey() + ": application not recovered");
       }
@@ -215,10 +212,10 @@ final class PreemptionFailover {
   }
 
   private void restoreStarvation(DurableState.StarvationState saved, List<String> dropped) {
-    Map<String, Long> waiting = new LinkedHashMap<>();
+    Map<RequestRef, Long> waiting = new LinkedHashMap<>();
     for (DurableState.WaitingSince w : saved.requests()) {
       if (state.hasApp(w.appId())) {
-        waiting.put(w.appId() + "/" + w.requestKey(), w.sinceMillis());
+        waiting.put(new RequestRef(w.appId(), w.requestKey()), w.sinceMillis());
       } else {
         dropped.add("starvation of " + w.appId() + "/" + w.requestKey() + ": application not recovered");
       }

@@ -60,7 +60,7 @@ final class PreemptionSnapshot {
     }
     List<PlanningInputs.Starved> waiting = new ArrayList<>();
     for (DemandState d : starved) {
-      waiting.add(new PlanningInputs.Starved(d.owner(), d.outstanding, starvedQueue(d, now)));
+      waiting.add(new PlanningInputs.Starved(d.ref, d.outstanding, starvedQueue(d, now)));
     }
     return new PlanningInputs(changes, now / Math.max(1_000, settings.starvationMillis()), cluster.capacity(),
         queues.iterator().next().pending, figures, held, reclaims, waiting);

@@ -1,5 +1,6 @@
 package io.spindle.core.engine;
 
+import io.spindle.core.model.RequestRef;
 import io.spindle.core.preemption.CheckpointHandshake;
 import io.spindle.core.preemption.Need;
 import io.spindle.core.preemption.ReclaimLedger;
@@ -23,8 +24,8 @@ final class PreemptionState {
   final StarvationClock starvation = new StarvationClock();
   /** By application id. */
   final Map<String, Checkpoint> checkpoints = new LinkedHashMap<>();
-  /** Where a re-queued request should resume from, by owner key. */
-  final Map<String, String> resumeFrom = new LinkedHashMap<>();
+  /** Where a re-queued request should resume from. */
+  final Map<RequestRef, String> resumeFrom = new LinkedHashMap<>();
   /**
    * Counts changes to what a failover exports (runs, the ledger, checkpoint reports, resume locations, starvation),
    * so that a driver saves the durable state only when it changed.

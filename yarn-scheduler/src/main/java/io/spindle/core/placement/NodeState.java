@@ -291,7 +291,7 @@ final class NodeState {
   }
 
   NodeView view() {
-    return new NodeView(node, reservation == null ? null : reservation.owner(), migLayouts(), reconfiguringTo());
+    return new NodeView(node, reservation == null ? null : reservation.owner().toString(), migLayouts(), reconfiguringTo());
   }
 
   private int position(int gpuIndex) {
