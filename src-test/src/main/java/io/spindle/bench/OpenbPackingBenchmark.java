@@ -1,6 +1,5 @@
 package io.spindle.bench;
 
-import io.spindle.sim.CsvTable;
 import io.spindle.core.engine.CycleResult;
 import io.spindle.core.engine.Decision;
 import io.spindle.core.engine.Engine;
@@ -22,6 +21,7 @@ import io.spindle.core.placement.FragmentationAwareSlots;
 import io.spindle.core.placement.GpuSlot;
 import io.spindle.core.placement.MigSlotPolicy;
 import io.spindle.core.placement.RandomSlots;
+import io.spindle.sim.CsvTable;
 import java.io.IOException;
 import java.io.StringReader;
 import java.io.UncheckedIOException;

@@ -1,10 +1,11 @@
 package io.spindle.core.engine;
 
-import io.spindle.core.model.RequestRef;
 import io.spindle.core.engine.EngineEvent.CheckpointAnswered;
 import io.spindle.core.engine.EngineEvent.CheckpointReported;
 import io.spindle.core.model.InvalidInputException;
+import io.spindle.core.model.RequestRef;
 import io.spindle.core.model.ResourceVector;
+import io.spindle.core.model.Resources;
 import io.spindle.core.placement.ClusterState;
 import io.spindle.core.placement.GangPlacer;
 import io.spindle.core.preemption.Candidate;
@@ -77,7 +78,7 @@ final class EnginePreemption {
     }
   }
 
-  void recovered(String appId, String requestKey, io.spindle.core.model.Resources shape, ResourceVector charge,
+  void recovered(String appId, String requestKey, Resources shape, ResourceVector charge,
       long allocationId, boolean preemptible) {
     if (runs.recovered(appId, requestKey, shape, charge, allocationId, preemptible)) {
       preemption.durableChange();

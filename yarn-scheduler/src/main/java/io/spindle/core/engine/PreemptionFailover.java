@@ -1,7 +1,7 @@
 package io.spindle.core.engine;
 
-import io.spindle.core.model.RequestRef;
 import io.spindle.core.model.InvalidInputException;
+import io.spindle.core.model.RequestRef;
 import io.spindle.core.model.ResourceVector;
 import io.spindle.core.placement.ClusterState;
 import io.spindle.core.placement.Placement;

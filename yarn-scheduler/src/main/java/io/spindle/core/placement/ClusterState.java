@@ -1,12 +1,12 @@
 package io.spindle.core.placement;
 
-import io.spindle.core.model.RequestRef;
 import io.spindle.core.model.GpuModel;
 import io.spindle.core.model.InvalidInputException;
 import io.spindle.core.model.MigLayout;
 import io.spindle.core.model.MigPlacement;
 import io.spindle.core.model.MigProfile;
 import io.spindle.core.model.Node;
+import io.spindle.core.model.RequestRef;
 import io.spindle.core.model.ResourceVector;
 import io.spindle.core.model.Resources;
 import io.spindle.core.model.Topology;
