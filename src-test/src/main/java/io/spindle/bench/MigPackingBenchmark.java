@@ -306,9 +306,9 @@ public final class MigPackingBenchmark {
     GpuModelCatalog catalog = GpuModelCatalog.builtIn();
     GpuModel model = catalog.require("model", MODEL);
     ManualClock clock = new ManualClock(0);
-    EngineSettings settings = EngineSettings.defaults().withMigSlotPolicy(policy)
+    EngineSettings settings = EngineSettings.defaults()
         .withMigReconfigureMillis(c.reconfigureMillis()).withRegistrationSettleMillis(0); // Nodes known up front.
-    Engine engine = new Engine(catalog, queues(), Topology.singleRack(), clock, settings);
+    Engine engine = new Engine(catalog, queues(), Topology.singleRack(), clock, settings, policy);
 
     int gpuCount = c.nodes() * c.gpusPerNode();
     GpuMirror[] gpus = new GpuMirror[gpuCount];

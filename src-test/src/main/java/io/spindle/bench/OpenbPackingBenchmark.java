@@ -1,6 +1,5 @@
 package io.spindle.bench;
 
-import io.spindle.sim.CsvTable;
 import io.spindle.core.engine.CycleResult;
 import io.spindle.core.engine.Decision;
 import io.spindle.core.engine.Engine;
@@ -22,6 +21,7 @@ import io.spindle.core.placement.FragmentationAwareSlots;
 import io.spindle.core.placement.GpuSlot;
 import io.spindle.core.placement.MigSlotPolicy;
 import io.spindle.core.placement.RandomSlots;
+import io.spindle.sim.CsvTable;
 import java.io.IOException;
 import java.io.StringReader;
 import java.io.UncheckedIOException;
@@ -421,9 +421,10 @@ public final class OpenbPackingBenchmark {
     boolean mig = variant.mode() == Mode.MIG;
     GpuModelCatalog catalog = catalog(types, mig);
     ManualClock clock = new ManualClock(0);
-    EngineSettings settings = EngineSettings.defaults().withMigSlotPolicy(variant.policy().get())
+    EngineSettings settings = EngineSettings.defaults()
         .withMigReconfigureMillis(0).withRegistrationSettleMillis(0); // Nodes known up front.
-    Engine engine = new Engine(catalog, MigPackingBenchmark.queues(), Topology.singleRack(), clock, settings);
+    Engine engine = new Engine(catalog, MigPackingBenchmark.queues(), Topology.singleRack(), clock, settings,
+        variant.policy().get());
 
     List<EngineEvent> setup = new ArrayList<>();
     Map<String, NodeMirror> mirrors = new LinkedHashMap<>();

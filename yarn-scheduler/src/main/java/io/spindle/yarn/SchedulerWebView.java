@@ -17,9 +17,19 @@ import org.apache.hadoop.yarn.api.records.QueueACL;
 final class SchedulerWebView implements SchedulerView {
 
   private final SpindleScheduler scheduler;
+  private final SchedulerSettings settings;
+  /** {@code null} without ZooKeeper: the scheduler always leads, in no term. */
+  private final SchedulerHa ha;
+  private final EngineRunner engine;
+  private final ContainerBook book;
 
-  SchedulerWebView(SpindleScheduler scheduler) {
+  SchedulerWebView(SpindleScheduler scheduler, SchedulerSettings settings, SchedulerHa ha, EngineRunner engine,
+      ContainerBook book) {
     this.scheduler = scheduler;
+    this.settings = settings;
+    this.ha = ha;
+    this.engine = engine;
+    this.book = book;
   }
 
   @Override
@@ -29,9 +39,9 @@ final class SchedulerWebView implements SchedulerView {
 
   @Override
   public SchedulerInfo info() {
-    Optional<SchedulerLeadership.Term> term = scheduler.term();
-    return new SchedulerInfo(scheduler.settings().rmId(), scheduler.leads(),
-        term.map(SchedulerLeadership.Term::epoch).orElse(-1L), scheduler.settings().cycleIntervalMs());
+    SchedulerLeadership.Term term = ha == null ? null : ha.term();
+    return new SchedulerInfo(settings.rmId(), ha == null || term != null, term == null ? -1L : term.epoch(),
+        settings.cycleIntervalMs());
   }
 
   @Override
@@ -41,12 +51,12 @@ final class SchedulerWebView implements SchedulerView {
 
   @Override
   public List<AppHistory.Outcome> history(String appId) {
-    return scheduler.history(appId);
+    return engine.history(appId);
   }
 
   @Override
   public Optional<String> containerName(long allocationId) {
-    return scheduler.container(allocationId).map(ContainerId::toString);
+    return book.container(allocationId).map(ContainerId::toString);
   }
 
   @Override

@@ -1,7 +1,6 @@
 package io.spindle.yarn;
 
 import io.spindle.core.engine.CycleClock;
-import io.spindle.core.engine.Decision;
 import io.spindle.core.engine.Engine;
 import io.spindle.core.engine.EngineEvent;
 import io.spindle.core.engine.EngineSettings;
@@ -14,10 +13,8 @@ import io.spindle.core.model.Resources;
 import io.spindle.core.model.Topology;
 import io.spindle.core.queue.QueueConfigParser;
 import io.spindle.core.queue.QueueTree;
-import io.spindle.core.status.AppHistory;
 import io.spindle.core.status.Explanation;
 import io.spindle.core.status.WhyExplainer;
-import io.spindle.ha.SchedulerLeadership;
 import io.spindle.ha.ZkSettings;
 import io.spindle.journal.DecisionJournal;
 import io.spindle.journal.JournalSettings;
@@ -26,7 +23,6 @@ import io.spindle.metrics.SpindleMetrics;
 import io.spindle.web.SpindleWeb;
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
@@ -60,8 +56,6 @@ import org.apache.hadoop.yarn.server.resourcemanager.RMFatalEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.RMFatalEventType;
 import org.apache.hadoop.yarn.server.resourcemanager.recovery.RMStateStore.RMState;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp;
-import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppEvent;
-import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppEventType;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainerEventType;
 import org.apache.hadoop.yarn.server.resourcemanager.rmnode.RMNode;
@@ -92,7 +86,7 @@ import org.slf4j.LoggerFactory;
 /**
  * Spindle as a YARN ResourceManager scheduler ({@code yarn.resourcemanager.scheduler.class}): YARN's scheduler facade,
  * the translation of its events and asks into core {@link EngineEvent}s, and the scheduling loop. What it delegates:
- * the configuration ({@link SchedulerSettings}), the queues and ACLs ({@link QueueRegistry}), carrying out decisions
+ * the configuration ({@link SchedulerSettings}), one cycle ({@link SchedulingCycle}), the queues and ACLs ({@link QueueRegistry}), carrying out decisions
  * ({@link DecisionApplier}), leadership and take-over ({@link SchedulerHa}), the status API ({@link SchedulerWebView}).
  *
  * <p>Threads: the RM's dispatcher calls {@link #handle}, IPC handlers call {@link #allocate}; both only record events
@@ -135,6 +129,7 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
   private SchedulerZooKeeper zooKeeper;
   /** Leadership among the schedulers sharing the ZooKeeper root; {@code null} without ZooKeeper (always leads). */
   private SchedulerHa ha;
+  private SchedulingCycle cycle;
   private Thread loop;
   private volatile boolean running;
 
@@ -173,7 +168,7 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     }
     this.inventory = new NodeInventory(catalog, translate, zooKeeper == null ? null : zooKeeper.migExchange(),
         settings.migAnswerTimeoutMillis(), System::currentTimeMillis);
-    SchedulerCalls calls = new YarnCalls();
+    SchedulerCalls calls = new YarnSchedulerCalls(this, asks, () -> rmContext);
     this.nodes = new NodeEvents(migReports, inventory, nodeTracker, settings, calls, locks, inbox::add);
     this.applier = new DecisionApplier(calls, book, locks, checkpoints, inventory, inbox::add);
     this.apps = new AppLifecycle(applications, asks, queues, () -> rmContext,
@@ -191,6 +186,9 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
         EngineSettings.fromConfiguration(entries)), DecisionJournal.open(JournalSettings.from(entries),
         DecisionJournal.header(settings.instanceId(), clock.nowMillis(), levels, entries)), clock, metrics,
         System::currentTimeMillis);
+    this.cycle = new SchedulingCycle(() -> rmContext == null || !rmContext.isWorkPreservingRecoveryEnabled()
+        || rmContext.isSchedulerReadyForAllocatingContainers(), ha, applications::containsKey, checkpoints, locks,
+        inbox, nodes, engine, applier, book, preemptions, metrics, this::queueOf);
     queues.install(initial, schedulerConf);
     super.serviceInit(conf);
     LOG.info("Spindle scheduler initialised: {} queues, topology levels {}, cycle every {} ms", initial.size(),
@@ -202,7 +200,7 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     running = true;
     Configuration c = settings.merged();
     metricsExposure = MetricsExposure.start(metrics, c.getBoolean(MetricsExposure.JMX_ENABLED, true));
-    web = SpindleWeb.start(c, MetricsExposure.PATH, metricsExposure.prometheus(), new SchedulerWebView(this));
+    web = SpindleWeb.start(c, MetricsExposure.PATH, metricsExposure.prometheus(), new SchedulerWebView(this, settings, ha, engine, book));
     if (ha != null) {
       ha.start();
     }
@@ -331,7 +329,7 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
    * look empty again, and a resized node is re-read only once empty (docs/reliability.md). Only the look-up takes the
    * read lock, so it nests under any of this class's own locks.
    */
-  private FiCaSchedulerNode trackedNode(NodeId id) {
+  FiCaSchedulerNode trackedNode(NodeId id) {
     readLock.lock();
     try {
       return (FiCaSchedulerNode) getNode(id);
@@ -440,41 +438,9 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     }
   }
 
-  /** Drains the inbox into one engine cycle and applies its decisions. Visible for tests that drive cycles. */
+  /** Runs one scheduling cycle now (SchedulingCycle). Visible for tests that drive cycles. */
   public void runCycle() {
-    if (rmContext != null && rmContext.isWorkPreservingRecoveryEnabled()
-        && !rmContext.isSchedulerReadyForAllocatingContainers()) {
-      return;
-    }
-    SchedulerLeadership.Term term = ha == null ? null : ha.term();
-    if (ha != null && term == null) {
-      return; // Not the leader: what arrives waits in the inbox for a term that may never come.
-    }
-    checkpoints.sweepOnce(applications::containsKey);
-    if (ha != null && ha.takeOverWaits(applications::containsKey)) {
-      return;
-    }
-    List<EngineEvent> batch = new ArrayList<>();
-    synchronized (locks.nodeRemoval) {
-      EngineEvent e;
-      while ((e = inbox.poll()) != null) {
-        batch.add(e);
-      }
-    }
-    nodes.collect(batch);
-    List<Long> lostInBatch = batch.stream().filter(EngineEvent.ContainerLost.class::isInstance)
-        .map(event -> ((EngineEvent.ContainerLost) event).allocationId()).toList();
-    com.codahale.metrics.Timer.Context timing = metrics.timeCycle();
-    List<Decision> decisions = engine.cycle(batch, ha == null ? Optional.empty() : ha.claimTakeOver(),
-        (state, e, journal, now) -> ha.restore(state, e, journal, now, book, preemptions));
-    applier.apply(decisions);
-    lostInBatch.forEach(book::takeLost); // Their gangs did not restart (or restarting used them): not needed.
-    timing.stop();
-    metrics.decided(decisions, this::queueOf);
-    engine.publish(!batch.isEmpty() || !decisions.isEmpty());
-    if (term != null) {
-      engine.save(e -> ha.saveIfChanged(term, e, book));
-    }
+    cycle.run();
   }
 
   /** Asks the container's NodeManager to send it SIGTERM; it goes out with the node's next heartbeat answer. */
@@ -501,45 +467,6 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     return Optional.of(rmApp.getCurrentAppAttempt().getAMRMToken().getPassword());
   }
 
-  /** What the adapter's parts need of this scheduler: this scheduler's attempts, containers, nodes and dispatcher. */
-  private final class YarnCalls implements SchedulerCalls {
-    @Override
-    public SpindleAppAttempt attempt(ApplicationId app) {
-      SchedulerApplication<SpindleAppAttempt> a = applications.get(app);
-      return a == null ? null : a.getCurrentAppAttempt();
-    }
-
-    @Override
-    public SpindleAppAttempt attemptOf(ContainerId container) {
-      return getCurrentAttemptForContainer(container);
-    }
-
-    @Override
-    public AppAsks asks(ApplicationId app) {
-      return asks.get(app);
-    }
-
-    @Override
-    public RMContainer container(ContainerId id) {
-      return getRMContainer(id);
-    }
-
-    @Override
-    public FiCaSchedulerNode node(NodeId id) {
-      return trackedNode(id);
-    }
-
-    @Override
-    public void complete(RMContainer container, ContainerStatus status, RMContainerEventType event) {
-      completedContainer(container, status, event);
-    }
-
-    @Override
-    public void kill(ApplicationId app, String diagnostics) {
-      rmContext.getDispatcher().getEventHandler().handle(new RMAppEvent(app, RMAppEventType.KILL, diagnostics));
-    }
-  }
-
   // ---------------------------------------------------------------- queries
 
   /** What this scheduler took over from the previous leader's saved state; empty until it has (or if none). */
@@ -555,27 +482,10 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     return ha == null || ha.term() != null;
   }
 
-  /** The leader's term now, if this scheduler leads under ZooKeeper (the status API shows its epoch). */
-  Optional<SchedulerLeadership.Term> term() {
-    return ha == null ? Optional.empty() : Optional.ofNullable(ha.term());
-  }
-
-  SchedulerSettings settings() {
-    return settings;
-  }
-
   /** Reloads capacity-scheduler.xml as {@code yarn rmadmin -refreshQueues} does; says what it loaded. */
   String refreshQueues() throws IOException {
     reinitialize(getConfig(), rmContext);
     return "queue configuration reloaded: " + queues.size() + " queues";
-  }
-
-  List<AppHistory.Outcome> history(String appId) {
-    return engine.history(appId);
-  }
-
-  Optional<ContainerId> container(long allocationId) {
-    return book.container(allocationId);
   }
 
   /** Spindle's metrics, as JMX and the Prometheus endpoint show them. */
@@ -601,7 +511,7 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     String id = appId.toString();
     List<String> notes = Optional.ofNullable(asks.get(appId)).flatMap(AppAsks::heldBack).map(List::of)
         .orElse(List.of());
-    return WhyExplainer.explain(id, status(), history(id), notes);
+    return WhyExplainer.explain(id, status(), engine.history(id), notes);
   }
 
   /** The live engine's figures (harnesses and tests; the status API reads {@link #status()}). */

@@ -1,5 +1,6 @@
 package io.spindle.core.engine;
 
+import io.spindle.core.model.RequestRef;
 import io.spindle.core.model.ResourceVector;
 import io.spindle.core.model.Resources;
 import io.spindle.core.placement.Reservation;
@@ -9,6 +10,8 @@ final class DemandState {
 
   final AppState app;
   final String key;
+  /** The request this is, for what is keyed by request: reservations, starvation, reclaims. */
+  final RequestRef ref;
   final Resources shape;
   /** Charge of one container as counted in pending demand (a MIG instance at its cheapest model's charge). */
   final ResourceVector unitCharge;
@@ -29,6 +32,7 @@ final class DemandState {
     this.spec = spec;
     this.requiredDepth = requiredDepth;
     this.key = key;
+    this.ref = new RequestRef(app.id, key);
     this.shape = shape;
     this.unitCharge = unitCharge;
     this.outstanding = outstanding;
@@ -36,11 +40,6 @@ final class DemandState {
 
   boolean isGang() {
     return spec.gang();
-  }
-
-  /** The reservation's owner key: unique per application request. */
-  String owner() {
-    return app.id + "/" + key;
   }
 
   ResourceVector pending() {

@@ -12,7 +12,9 @@ import io.spindle.core.model.InvalidInputException;
 import io.spindle.core.model.ResourceVector;
 import io.spindle.core.model.Topology;
 import io.spindle.core.placement.ClusterState;
+import io.spindle.core.placement.FragmentationAwareSlots;
 import io.spindle.core.placement.GangPlacer;
+import io.spindle.core.placement.MigSlotPolicy;
 import io.spindle.core.placement.Reservation;
 import io.spindle.core.queue.QueueTree;
 import java.util.ArrayList;
@@ -46,7 +48,7 @@ public final class Engine {
   private final GangPlacer gangPlacer;
   private final EnginePreemption preemption;
   private final EngineState state;
-  private final GangRuns gangRuns = new GangRuns();
+  private final GangRuns gangRuns;
   private final Reservations reservations;
   private final Admission admission;
   private final EngineFailover failover;
@@ -58,14 +60,25 @@ public final class Engine {
   }
 
   public Engine(GpuModelCatalog catalog, QueueTree tree, Topology topology, Clock clock, EngineSettings settings) {
+    this(catalog, tree, topology, clock, settings, new FragmentationAwareSlots());
+  }
+
+  /**
+   * An engine whose re-partitioned GPUs get their new MIG instances where {@code migSlots} puts them. The
+   * ResourceManager always uses {@link FragmentationAwareSlots}; the packing benchmarks compare it with others on
+   * this same engine.
+   */
+  public Engine(GpuModelCatalog catalog, QueueTree tree, Topology topology, Clock clock, EngineSettings settings,
+      MigSlotPolicy migSlots) {
     this.settings = settings;
     this.clock = clock;
     this.cluster = new ClusterState(topology);
-    this.migRepartitioning = new MigRepartitioning(cluster, settings, clock);
+    this.migRepartitioning = new MigRepartitioning(cluster, settings, clock, migSlots);
     this.gangPlacer = new GangPlacer(cluster);
     this.state = new EngineState(cluster, tree);
     ShapeCharges charges = new ShapeCharges(catalog, cluster);
-    this.preemption = new EnginePreemption(settings.preemption(), clock, state, charges, gangPlacer);
+    this.gangRuns = new GangRuns(settings.preemption().enabled(), clock);
+    this.preemption = new EnginePreemption(settings.preemption(), clock, state, charges, gangPlacer, gangRuns);
     this.reservations = new Reservations(state, gangPlacer, settings, clock, preemption);
     this.admission = new Admission(state, catalog, charges, gangPlacer, clock, settings, migRepartitioning,
         reservations, preemption);
@@ -141,16 +154,16 @@ public final class Engine {
         }
       }
       admission.limitsChanged();
-      List<GangRuns.Run> torn = new ArrayList<>();
+      List<GangRun> torn = new ArrayList<>();
       for (long id : new ArrayList<>(state.onNode(e.nodeId()))) {
-        GangRuns.Run run = gangRuns.lost(id);
+        GangRun run = gangRuns.lost(id);
         if (run != null) {
           torn.add(run);
         }
         state.release(id);
       }
       state.nodeLeft(e.nodeId());
-      for (GangRuns.Run run : torn) {
+      for (GangRun run : torn) {
         gangRuns.restart(run, "node " + e.nodeId() + " left", state, decisions);
       }
     } else if (event instanceof AppSubmitted e) {
@@ -164,7 +177,7 @@ public final class Engine {
         state.release(e.allocationId());
       }
     } else if (event instanceof EngineEvent.ContainerLost e) {
-      GangRuns.Run run = state.hasAllocation(e.allocationId()) ? gangRuns.lost(e.allocationId()) : null;
+      GangRun run = state.hasAllocation(e.allocationId()) ? gangRuns.lost(e.allocationId()) : null;
       if (!preemption.holdsFinished(e.allocationId())) {
         state.release(e.allocationId());
       }

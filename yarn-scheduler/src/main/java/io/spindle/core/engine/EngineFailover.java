@@ -138,7 +138,7 @@ final class EngineFailover {
     if (restored) {
       return new RestoreReport(preemption.regroupLate(saved.units(), recovered, dropped), 0, 0, dropped);
     }
-    EnginePreemption.Restored taken = preemption.restore(saved, recovered, dropped);
+    PreemptionFailover.Restored taken = preemption.restore(saved, recovered, dropped);
     for (DurableState.ReservationState r : saved.reservations()) {
       String why = !state.hasApp(r.appId()) ? "application not recovered"
           : r.nodeIds().stream().filter(n -> !cluster.hasNode(n)).findFirst()
@@ -181,7 +181,7 @@ final class EngineFailover {
         continue; // Not asked again as it was (or it holds nodes of this leader's choosing already).
       }
       try {
-        d.reservation = cluster.reserveAgain(d.owner(), r.subtree(), r.nodeIds(), r.createdMillis());
+        d.reservation = cluster.reserveAgain(d.ref, r.subtree(), r.nodeIds(), r.createdMillis());
         d.reservation.projectedStartMillis(reservations.projectedStart(d.reservation));
       } catch (InvalidInputException gone) {
         // A node left in this cycle's events, or another gang holds it by now: the gang reserves afresh.

@@ -1,7 +1,5 @@
 package io.spindle.core.engine;
 
-import io.spindle.core.placement.FragmentationAwareSlots;
-import io.spindle.core.placement.MigSlotPolicy;
 import io.spindle.core.preemption.PreemptionSettings;
 import io.spindle.core.queue.QueueConfigParser;
 import java.util.Map;
@@ -14,8 +12,6 @@ import java.util.Map;
  *     ({@code yarn.scheduler.spindle.mig.reconfigure-seconds})
  * @param maxMigReconfigurationsPerCycle at most this many GPUs are re-partitioned in one cycle
  *     ({@code yarn.scheduler.spindle.mig.max-reconfigurations-per-cycle})
- * @param migSlotPolicy where new MIG instances go when GPUs are re-partitioned (not configurable; baselines are
- *     for benchmarks)
  * @param reservationTimeoutMillis how long nodes stay held for a waiting gang before the reservation is dropped and
  *     the gang re-queued ({@code yarn.scheduler.spindle.gang.reservation-timeout-seconds})
  * @param maxReservations how many gangs may hold reservations at once ({@code yarn.scheduler.spindle.gang.max-reservations})
@@ -30,7 +26,7 @@ import java.util.Map;
  *     larger than the nodes registered so far (it waits): nodes register over seconds after a ResourceManager starts
  *     or fails over ({@code yarn.scheduler.spindle.registration-settle-seconds})
  */
-public record EngineSettings(long migReconfigureMillis, int maxMigReconfigurationsPerCycle, MigSlotPolicy migSlotPolicy,
+public record EngineSettings(long migReconfigureMillis, int maxMigReconfigurationsPerCycle,
     long reservationTimeoutMillis, int maxReservations, boolean strictQueueOrder, PreemptionSettings preemption,
     long registrationSettleMillis) {
 
@@ -75,22 +71,22 @@ public record EngineSettings(long migReconfigureMillis, int maxMigReconfiguratio
   }
 
   /** Settings with preemption as by default (off). */
-  public EngineSettings(long migReconfigureMillis, int maxMigReconfigurationsPerCycle, MigSlotPolicy migSlotPolicy,
+  public EngineSettings(long migReconfigureMillis, int maxMigReconfigurationsPerCycle,
       long reservationTimeoutMillis, int maxReservations, boolean strictQueueOrder) {
-    this(migReconfigureMillis, maxMigReconfigurationsPerCycle, migSlotPolicy, reservationTimeoutMillis,
+    this(migReconfigureMillis, maxMigReconfigurationsPerCycle, reservationTimeoutMillis,
         maxReservations, strictQueueOrder, PreemptionSettings.defaults(), DEFAULT_REGISTRATION_SETTLE_MILLIS);
   }
 
   /** Settings with the default queue order (requests that cannot be placed are skipped, not waited behind). */
-  public EngineSettings(long migReconfigureMillis, int maxMigReconfigurationsPerCycle, MigSlotPolicy migSlotPolicy,
+  public EngineSettings(long migReconfigureMillis, int maxMigReconfigurationsPerCycle,
       long reservationTimeoutMillis, int maxReservations) {
-    this(migReconfigureMillis, maxMigReconfigurationsPerCycle, migSlotPolicy, reservationTimeoutMillis,
+    this(migReconfigureMillis, maxMigReconfigurationsPerCycle, reservationTimeoutMillis,
         maxReservations, false);
   }
 
   public static EngineSettings defaults() {
     return new EngineSettings(DEFAULT_MIG_RECONFIGURE_MILLIS, DEFAULT_MAX_MIG_RECONFIGURATIONS_PER_CYCLE,
-        new FragmentationAwareSlots(), DEFAULT_RESERVATION_TIMEOUT_MILLIS, DEFAULT_MAX_RESERVATIONS);
+        DEFAULT_RESERVATION_TIMEOUT_MILLIS, DEFAULT_MAX_RESERVATIONS);
   }
 
   /**
@@ -114,7 +110,7 @@ public record EngineSettings(long migReconfigureMillis, int maxMigReconfiguratio
             QueueConfigParser.MAX_EXTENSION_SECONDS_LIMIT) * 1000,
         (int) readLong(conf, PREEMPTION_MAX_VICTIMS_PER_CYCLE, p.maxVictimsPerCycle(), 1, 100_000));
     long settle = readLong(conf, REGISTRATION_SETTLE_SECONDS, d.registrationSettleMillis() / 1000, 0, 3_600);
-    return new EngineSettings(seconds * 1000, (int) perCycle, d.migSlotPolicy(), timeout * 1000, (int) reservations,
+    return new EngineSettings(seconds * 1000, (int) perCycle, timeout * 1000, (int) reservations,
         strict, preemption, settle * 1000);
   }
 
@@ -147,33 +143,28 @@ public record EngineSettings(long migReconfigureMillis, int maxMigReconfiguratio
     return v;
   }
 
-  public EngineSettings withMigSlotPolicy(MigSlotPolicy policy) {
-    return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle, policy, reservationTimeoutMillis,
-        maxReservations, strictQueueOrder, preemption, registrationSettleMillis);
-  }
-
   public EngineSettings withMigReconfigureMillis(long millis) {
-    return new EngineSettings(millis, maxMigReconfigurationsPerCycle, migSlotPolicy, reservationTimeoutMillis,
+    return new EngineSettings(millis, maxMigReconfigurationsPerCycle, reservationTimeoutMillis,
         maxReservations, strictQueueOrder, preemption, registrationSettleMillis);
   }
 
   public EngineSettings withReservations(long timeoutMillis, int max) {
-    return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle, migSlotPolicy, timeoutMillis, max,
+    return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle, timeoutMillis, max,
         strictQueueOrder, preemption, registrationSettleMillis);
   }
 
   public EngineSettings withStrictQueueOrder(boolean strict) {
-    return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle, migSlotPolicy,
+    return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle,
         reservationTimeoutMillis, maxReservations, strict, preemption, registrationSettleMillis);
   }
 
   public EngineSettings withPreemption(PreemptionSettings settings) {
-    return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle, migSlotPolicy,
+    return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle,
         reservationTimeoutMillis, maxReservations, strictQueueOrder, settings, registrationSettleMillis);
   }
 
   public EngineSettings withRegistrationSettleMillis(long millis) {
-    return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle, migSlotPolicy,
+    return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle,
         reservationTimeoutMillis, maxReservations, strictQueueOrder, preemption, millis);
   }
 }

@@ -1,87 +1,102 @@
 package io.spindle.core.engine;
 
+import io.spindle.core.model.RequestRef;
 import io.spindle.core.model.ResourceVector;
 import io.spindle.core.model.Resources;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
-import java.util.LinkedHashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 
 /**
- * Which containers started together as one gang, so that losing one member can stop the rest: a tightly coupled job
- * (MPI, NCCL) cannot go on without it, and left running, its survivors would hold GPUs doing nothing. Owned by
- * {@link Engine}, which tells it every gang start and every release.
+ * Every {@link GangRun}: what runs as one piece, by id and by member. The engine tells it every start and release;
+ * preemption picks victims among its runs and marks them, a lost member restarts its run, and a failover regroups
+ * recovered containers into the runs an earlier leader saved.
+ *
+ * <p>A start is tracked when something needs its grouping: a reclaim may pick it (preemption on, request
+ * preemptible), or losing a member must stop the rest (a gang that restarts on member loss). The first kind are
+ * numbered in start order and listed by {@link #all} in that order, so the same history gives the same answers.
  */
 final class GangRuns {
 
-  /** One start of a gang: its members still charged, and whether it is already being restarted. */
-  static final class Run {
-    final String appId;
-    final String requestKey;
-    final Resources shape;
-    final ResourceVector unitCharge;
-    final PlacementSpec spec;
-    final int requiredDepth;
-    final int size;
-    final Set<Long> members = new LinkedHashSet<>();
-    final List<Long> lost = new ArrayList<>();
-    boolean restarting;
+  private final boolean preemptionEnabled;
+  private final Clock clock;
+  private final Map<Long, GangRun> byId = new LinkedHashMap<>();
+  private final Map<Long, GangRun> ofMember = new HashMap<>();
+  /** Recovered containers of one request form one run: after a restart nothing says which were one gang. */
+  private final Map<RequestRef, GangRun> recoveredByOwner = new HashMap<>();
+  private long nextId = 1;
 
-    Run(DemandState d, List<Long> members) {
-      this.appId = d.app.id;
-      this.requestKey = d.key;
-      this.shape = d.shape;
-      this.unitCharge = d.unitCharge;
-      this.spec = d.spec;
-      this.requiredDepth = d.requiredDepth;
-      this.size = members.size();
-      this.members.addAll(members);
-    }
+  GangRuns(boolean preemptionEnabled, Clock clock) {
+    this.preemptionEnabled = preemptionEnabled;
+    this.clock = clock;
   }
 
-  private final Map<Long, Run> runOf = new HashMap<>();
-
-  void started(DemandState d, List<Long> members) {
-    if (!d.spec.gang() || !d.spec.restartOnMemberLoss()) {
-      return;
+  /** The members of {@code d} just started together; returns their run, or {@code null} when none is needed. */
+  GangRun started(DemandState d, List<Long> members) {
+    boolean preemptible = preemptionEnabled && d.spec.preemptible();
+    boolean restarts = d.spec.gang() && d.spec.restartOnMemberLoss();
+    if (!preemptible && !restarts) {
+      return null;
     }
-    Run run = new Run(d, members);
+    // Only runs a reclaim may pick are numbered: the numbers are what a failover saves, and a run that only
+    // restarts on loss is not saved (the next leader regroups nothing for it).
+    GangRun run = new GangRun(preemptible ? nextId++ : 0, d.app.id, d.key, d.shape, d.spec, d.unitCharge,
+        d.requiredDepth, clock.nowMillis(), preemptible, restarts);
+    if (preemptible) {
+      byId.put(run.id, run);
+    }
     for (long id : members) {
-      runOf.put(id, run);
+      join(id, run);
     }
+    run.size = members.size();
+    return run;
+  }
+
+  /** A container recovered after a restart; the preemptible ones of a request form one run. */
+  boolean recovered(String appId, String requestKey, Resources shape, ResourceVector charge, long allocationId,
+      boolean preemptible) {
+    if (!preemptionEnabled || !preemptible) {
+      return false;
+    }
+    RequestRef owner = new RequestRef(appId, requestKey);
+    GangRun run = recoveredByOwner.get(owner);
+    if (run == null || byId.get(run.id) != run) {
+      run = new GangRun(nextId++, appId, requestKey, shape, PlacementSpec.SINGLE, charge, -1, clock.nowMillis(),
+          true, false);
+      byId.put(run.id, run);
+      recoveredByOwner.put(owner, run);
+    }
+    join(allocationId, run);
+    run.size++;
+    return true;
+  }
+
+  /** A run rebuilt from saved state; its members join with {@link #move}. */
+  GangRun restored(long id, String appId, String requestKey, Resources shape, PlacementSpec spec,
+      ResourceVector unitCharge, int requiredDepth, long startMillis, int size) {
+    GangRun run = new GangRun(id, appId, requestKey, shape, spec, unitCharge, requiredDepth, startMillis, true,
+        false);
+    run.size = size;
+    return run;
   }
 
   /**
    * The container is lost to the cluster. Returns its run when this loss must restart it (its first lost member),
    * else {@code null}.
    */
-  Run lost(long allocationId) {
-    Run run = runOf.get(allocationId);
-    if (run == null) {
-      return null;
-    }
-    run.lost.add(allocationId);
-    if (run.restarting) {
-      return null;
-    }
-    run.restarting = true;
-    return run;
-  }
-
-  void released(long allocationId) {
-    Run run = runOf.remove(allocationId);
-    if (run != null) {
-      run.members.remove(allocationId);
-    }
+  GangRun lost(long allocationId) {
+    GangRun run = ofMember.get(allocationId);
+    return run != null && run.memberLost(allocationId) ? run : null;
   }
 
   /**
-   * A gang lost members to the cluster: its survivors are stopped, and it waits again, whole, under its key, unless
+   * A run lost members to the cluster: its survivors are stopped, and it waits again, whole, under its key, unless
    * the application already asks for that key again (its ask stands, as after a preemption).
    */
-  void restart(Run run, String why, EngineState state, List<Decision> decisions) {
+  void restart(GangRun run, String why, EngineState state, List<Decision> decisions) {
     List<Long> survivors = run.members.stream().filter(id -> !run.lost.contains(id) && state.hasAllocation(id))
         .toList();
     String reason = "gang of " + run.size + " lost " + run.lost.size() + " member" + (run.lost.size() == 1 ? "" : "s")
@@ -97,5 +112,92 @@ final class GangRuns {
     app.leaf.waitingApps.add(app);
     d.reportedReason = "re-queued: " + reason;
     decisions.add(new Decision.Wait(app.id, d.key, d.reportedReason));
+  }
+
+  /** The engine released a container, for whatever reason. */
+  void released(long allocationId) {
+    GangRun run = ofMember.remove(allocationId);
+    if (run != null) {
+      run.members.remove(allocationId);
+      dropIfDone(run);
+    }
+  }
+
+  void appFinished(String appId) {
+    recoveredByOwner.keySet().removeIf(owner -> owner.appId().equals(appId));
+  }
+
+  GangRun get(long id) {
+    return byId.get(id);
+  }
+
+  GangRun of(long allocationId) {
+    return ofMember.get(allocationId);
+  }
+
+  /** Every run a reclaim may pick, in id order. */
+  Collection<GangRun> all() {
+    return byId.values();
+  }
+
+  /** Whether the run holding this container is one recovery made, still waiting for its saved run to claim it. */
+  boolean heldByRecovery(GangRun run) {
+    return recoveredByOwner.containsValue(run);
+  }
+
+  /** A reclaim is done with the run: it runs on, or leaves if nothing of it runs. */
+  void letGo(GangRun run) {
+    run.letGo();
+    dropIfDone(run);
+  }
+
+  /** Adds a member that belonged to no run (its size, what it started with, is the caller's to set). */
+  void join(long allocationId, GangRun run) {
+    run.members.add(allocationId);
+    ofMember.put(allocationId, run);
+  }
+
+  /** Moves a recovered container out of the run recovery put it in, into {@code to}. */
+  void move(long allocationId, GangRun to) {
+    GangRun from = ofMember.get(allocationId);
+    if (from != null) {
+      from.members.remove(allocationId);
+      dropIfDone(from);
+    }
+    to.members.add(allocationId);
+    ofMember.put(allocationId, to);
+  }
+
+  /**
+   * Runs in id order, restored ones with their saved ids; runs this engine made before the restore (containers
+   * recovered that the state does not name) are renumbered after them, being the youngest.
+   */
+  void renumber(Map<Long, GangRun> restored, long savedNextId) {
+    long next = savedNextId;
+    for (long id : restored.keySet()) {
+      next = Math.max(next, id + 1);
+    }
+    List<GangRun> mine = new ArrayList<>(byId.values());
+    byId.clear();
+    for (GangRun run : restored.values()) {
+      byId.put(run.id, run);
+    }
+    for (GangRun run : mine) {
+      if (!restored.containsValue(run)) {
+        run.id = next++;
+        byId.put(run.id, run);
+      }
+    }
+    nextId = next;
+  }
+
+  long nextId() {
+    return nextId;
+  }
+
+  private void dropIfDone(GangRun run) {
+    if (run.done() && byId.get(run.id) == run) {
+      byId.remove(run.id);
+    }
   }
 }

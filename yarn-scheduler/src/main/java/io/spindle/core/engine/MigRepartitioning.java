@@ -6,6 +6,7 @@ import io.spindle.core.placement.MigDemandMix;
 import io.spindle.core.placement.MigRepartitionPlanner;
 import io.spindle.core.placement.MigRepartitionPlanner.Need;
 import io.spindle.core.placement.MigRepartitionPlanner.Status;
+import io.spindle.core.placement.MigSlotPolicy;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -22,11 +23,11 @@ final class MigRepartitioning {
   private final MigRepartitionPlanner planner;
   private final MigDemandMix recent = new MigDemandMix(MigDemandMix.DEFAULT_WINDOW);
 
-  MigRepartitioning(ClusterState cluster, EngineSettings settings, Clock clock) {
+  MigRepartitioning(ClusterState cluster, EngineSettings settings, Clock clock, MigSlotPolicy slots) {
     this.cluster = cluster;
     this.settings = settings;
     this.clock = clock;
-    this.planner = new MigRepartitionPlanner(settings.migSlotPolicy());
+    this.planner = new MigRepartitionPlanner(slots);
   }
 
   /** {@code containers} new containers of a shape were asked for: the mix that fills re-partitioned GPUs follows. */

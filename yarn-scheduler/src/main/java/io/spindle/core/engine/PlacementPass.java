@@ -205,7 +205,8 @@ final class PlacementPass {
     if (over.isPresent()) {
       return over;
     }
-    start(d, placement, decisions);
+    long id = start(d, placement, decisions);
+    preemption.started(gangRuns.started(d, List.of(id)));
     return Optional.empty();
   }
 
@@ -235,7 +236,7 @@ final class PlacementPass {
     for (Placement p : members) {
       ids.add(start(d, p, decisions));
     }
-    gangRuns.started(d, ids);
+    preemption.started(gangRuns.started(d, ids));
     return Optional.empty();
   }
 
@@ -299,7 +300,6 @@ final class PlacementPass {
       state.durableChange();
     }
     app.leaf.addPending(d.unitCharge.times(-1));
-    preemption.started(d, id);
     d.outstanding--;
     d.reportedReason = null;
     if (d.outstanding == 0) {

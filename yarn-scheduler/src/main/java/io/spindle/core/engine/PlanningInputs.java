@@ -1,5 +1,6 @@
 package io.spindle.core.engine;
 
+import io.spindle.core.model.RequestRef;
 import io.spindle.core.model.ResourceVector;
 import io.spindle.core.queue.QueueShare;
 import java.util.List;
@@ -26,7 +27,7 @@ record PlanningInputs(long changes, long period, ResourceVector capacity, Resour
 
   record QueueFigures(ResourceVector usage, QueueShare share) {}
 
-  record Held(String owner, List<String> nodeIds) {
+  record Held(RequestRef owner, List<String> nodeIds) {
     Held {
       nodeIds = List.copyOf(nodeIds);
     }
@@ -35,5 +36,5 @@ record PlanningInputs(long changes, long period, ResourceVector capacity, Resour
   record Reclaim(long planId, boolean withdrawn) {}
 
   /** A starved request, and whether its queue has starved long enough to take from other queues. */
-  record Starved(String owner, int outstanding, boolean crossQueue) {}
+  record Starved(RequestRef owner, int outstanding, boolean crossQueue) {}
 }

@@ -44,7 +44,7 @@ final class Reservations {
     if (cluster.reservations().size() >= settings.maxReservations() || now < d.noReservationBeforeMillis) {
       return new Refusal.NoReservationSlot(d.outstanding, level);
     }
-    Reservation r = placer.reserve(d.owner(), d.shape, d.outstanding, d.requiredDepth, now);
+    Reservation r = placer.reserve(d.ref, d.shape, d.outstanding, d.requiredDepth, now);
     if (r == null) {
       return new Refusal.NodesHeldForOthers(d.outstanding, level);
     }
@@ -88,9 +88,8 @@ final class Reservations {
 
   /** The request holding the reservation, or {@code null} when its application or request is gone. */
   DemandState owning(Reservation r) {
-    int slash = r.owner().indexOf('/');
-    AppState app = state.app(r.owner().substring(0, slash));
-    return app == null ? null : app.demands.get(r.owner().substring(slash + 1));
+    AppState app = state.app(r.owner().appId());
+    return app == null ? null : app.demands.get(r.owner().requestKey());
   }
 
   /** Gives up the request's reservation, if it holds one. */

@@ -6,6 +6,7 @@ import io.spindle.core.model.MigLayout;
 import io.spindle.core.model.MigPlacement;
 import io.spindle.core.model.MigProfile;
 import io.spindle.core.model.Node;
+import io.spindle.core.model.RequestRef;
 import io.spindle.core.model.ResourceVector;
 import io.spindle.core.model.Resources;
 import io.spindle.core.model.Topology;
@@ -63,7 +64,7 @@ public final class ClusterState {
   private final Map<String, NodeState> nodes = new LinkedHashMap<>();
   /** Subtrees by path, each level's in first-seen order. */
   private final Map<String, Subtree> subtrees = new LinkedHashMap<>();
-  private final Map<String, Reservation> reservations = new LinkedHashMap<>();
+  private final Map<RequestRef, Reservation> reservations = new LinkedHashMap<>();
   private final TreeSet<NodeState> all = new TreeSet<>(BY_FREE_CAPACITY);
   private final Map<String, TreeSet<NodeState>> byModel = new HashMap<>();
   private final Map<String, TreeSet<NodeState>> byMigProfile = new HashMap<>();
@@ -572,7 +573,7 @@ public final class ClusterState {
    * that its timeout runs on rather than restarts. Refused, with nothing held, when a node is unknown or held
    * already, or the owner holds a reservation.
    */
-  public Reservation reserveAgain(String owner, String subtree, List<String> nodeIds, long createdMillis) {
+  public Reservation reserveAgain(RequestRef owner, String subtree, List<String> nodeIds, long createdMillis) {
     if (reservations.containsKey(owner)) {
       throw new InvalidInputException("reservation", owner, "already holds nodes");
     }
@@ -606,7 +607,7 @@ public final class ClusterState {
     }
   }
 
-  public Reservation reservation(String owner) {
+  public Reservation reservation(RequestRef owner) {
     return reservations.get(owner);
   }
 

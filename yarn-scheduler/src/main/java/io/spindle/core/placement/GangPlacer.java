@@ -1,5 +1,6 @@
 package io.spindle.core.placement;
 
+import io.spindle.core.model.RequestRef;
 import io.spindle.core.model.ResourceVector;
 import io.spindle.core.model.Resources;
 import java.util.ArrayList;
@@ -101,7 +102,7 @@ public final class GangPlacer {
    * hold the gang, the subtree (and within it the nodes) with the most room already free, so the wait is short.
    * {@code null} when no unreserved set of nodes could ever hold it.
    */
-  public Reservation reserve(String owner, Resources shape, int members, int requiredDepth, long nowMillis) {
+  public Reservation reserve(RequestRef owner, Resources shape, int members, int requiredDepth, long nowMillis) {
     int nodeDepth = cluster.topology().levels().size();
     List<Reservation> candidates = new ArrayList<>();
     NodeState bestNode = null;

@@ -1,9 +1,9 @@
 package io.spindle.core.placement;
 
 import io.spindle.core.model.Gpu;
+import io.spindle.core.model.InvalidInputException;
 import io.spindle.core.model.MigLayout;
 import io.spindle.core.model.MigPlacement;
-import io.spindle.core.model.InvalidInputException;
 import io.spindle.core.model.Node;
 import io.spindle.core.model.Resources;
 import java.util.ArrayList;
@@ -291,7 +291,7 @@ final class NodeState {
   }
 
   NodeView view() {
-    return new NodeView(node, reservation == null ? null : reservation.owner(), migLayouts(), reconfiguringTo());
+    return new NodeView(node, reservation == null ? null : reservation.owner().toString(), migLayouts(), reconfiguringTo());
   }
 
   private int position(int gpuIndex) {

@@ -1,5 +1,6 @@
 package io.spindle.core.placement;
 
+import io.spindle.core.model.RequestRef;
 import java.util.List;
 
 /**
@@ -8,20 +9,20 @@ import java.util.List;
  */
 public final class Reservation {
 
-  private final String owner;
+  private final RequestRef owner;
   private final String subtree;
   private final List<NodeState> nodes;
   private final long createdMillis;
   private long projectedStartMillis = Long.MAX_VALUE;
 
-  Reservation(String owner, String subtree, List<NodeState> nodes, long createdMillis) {
+  Reservation(RequestRef owner, String subtree, List<NodeState> nodes, long createdMillis) {
     this.owner = owner;
     this.subtree = subtree;
     this.nodes = List.copyOf(nodes);
     this.createdMillis = createdMillis;
   }
 
-  public String owner() {
+  public RequestRef owner() {
     return owner;
   }
 

@@ -1,5 +1,6 @@
 package io.spindle.core.preemption;
 
+import io.spindle.core.model.RequestRef;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -12,29 +13,29 @@ import java.util.Map;
  */
 public final class StarvationClock {
 
-  private final Map<String, Long> waitingSince = new LinkedHashMap<>();
+  private final Map<RequestRef, Long> waitingSince = new LinkedHashMap<>();
   private final Map<String, Long> belowSince = new LinkedHashMap<>();
 
   /**
-   * @param waitingRequests requests (by owner key) that waited for room this cycle
+   * @param waitingRequests requests that waited for room this cycle
    * @param belowFairShare leaf queues strictly below their fair share with such a request
    * @return whether a request or queue started or stopped starving
    */
-  public boolean observe(long nowMillis, Collection<String> waitingRequests, Collection<String> belowFairShare) {
+  public boolean observe(long nowMillis, Collection<RequestRef> waitingRequests, Collection<String> belowFairShare) {
     boolean changed = refresh(waitingSince, waitingRequests, nowMillis);
     return refresh(belowSince, belowFairShare, nowMillis) || changed;
   }
 
-  private static boolean refresh(Map<String, Long> since, Collection<String> present, long nowMillis) {
+  private static <K> boolean refresh(Map<K, Long> since, Collection<K> present, long nowMillis) {
     boolean changed = since.keySet().retainAll(new java.util.HashSet<>(present));
-    for (String key : present) {
+    for (K key : present) {
       changed |= since.putIfAbsent(key, nowMillis) == null;
     }
     return changed;
   }
 
-  /** Since when each request (by owner key) has waited without a break, oldest first. */
-  public Map<String, Long> waitingSince() {
+  /** Since when each request has waited without a break, oldest first. */
+  public Map<RequestRef, Long> waitingSince() {
     return Collections.unmodifiableMap(waitingSince);
   }
 
@@ -47,13 +48,13 @@ public final class StarvationClock {
    * Carries on what an earlier leader observed, so that a failover does not restart the starvation delay. An entry
    * whose request or queue is not starving at the next {@link #observe} is dropped then, as any other would be.
    */
-  public void resume(Map<String, Long> waitingSinceByRequest, Map<String, Long> belowSinceByQueue) {
+  public void resume(Map<RequestRef, Long> waitingSinceByRequest, Map<String, Long> belowSinceByQueue) {
     waitingSince.putAll(waitingSinceByRequest);
     belowSince.putAll(belowSinceByQueue);
   }
 
   /** How long the request has waited without a break; 0 if it did not wait this cycle. */
-  public long waitedMillis(String request, long nowMillis) {
+  public long waitedMillis(RequestRef request, long nowMillis) {
     Long since = waitingSince.get(request);
     return since == null ? 0 : nowMillis - since;
   }

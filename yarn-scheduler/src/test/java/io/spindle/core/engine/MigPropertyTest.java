@@ -68,7 +68,7 @@ class MigPropertyTest {
     QueueTree tree = queues("root.queues", "a,b", "root.a.capacity", "50", "root.b.capacity", "50",
         "root.a.user-limit-factor", "-1", "root.b.user-limit-factor", "-1");
     Engine e = new Engine(CATALOG, tree, TOPO, clock,
-        EngineSettings.defaults().withMigSlotPolicy(policy).withMigReconfigureMillis(rnd.nextInt(3) * 1000L));
+        EngineSettings.defaults().withMigReconfigureMillis(rnd.nextInt(3) * 1000L), policy);
     e.cycle(List.of(
         new EngineEvent.NodeAdded(node("h", "/r1", 1 << 20, 256, H100, 2, 2, true)),
         new EngineEvent.NodeAdded(node("a", "/r1", 1 << 20, 256, A30, 2, 2, true)),

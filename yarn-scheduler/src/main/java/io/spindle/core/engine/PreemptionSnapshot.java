@@ -1,0 +1,259 @@
+package io.spindle.core.engine;
+
+import io.spindle.core.model.ResourceVector;
+import io.spindle.core.placement.ClusterState;
+import io.spindle.core.placement.GangPlacer;
+import io.spindle.core.placement.Placement;
+import io.spindle.core.placement.Reservation;
+import io.spindle.core.preemption.Candidate;
+import io.spindle.core.preemption.CapacityProbe;
+import io.spindle.core.preemption.CheckpointHandshake;
+import io.spindle.core.preemption.Need;
+import io.spindle.core.preemption.PreemptionPlanner;
+import io.spindle.core.preemption.PreemptionSettings;
+import io.spindle.core.preemption.QueueView;
+import io.spindle.core.preemption.ReclaimLedger;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Turns the engine's state into what {@code io.spindle.core.preemption} decides on: the planner with its queues
+ * and candidates, the needs of starved requests, capacity probes over the real cluster state, and the
+ * {@link PlanningInputs} that tell whether planning could come out differently from the last time.
+ */
+final class PreemptionSnapshot {
+
+  private final PreemptionSettings settings;
+  private final EngineState state;
+  private final ClusterState cluster;
+  private final GangPlacer placer;
+  private final GangRuns runs;
+  private final PreemptionState preemption;
+
+  PreemptionSnapshot(PreemptionSettings settings, EngineState state, GangPlacer placer, GangRuns runs,
+      PreemptionState preemption) {
+    this.settings = settings;
+    this.state = state;
+    this.cluster = state.cluster();
+    this.placer = placer;
+    this.runs = runs;
+    this.preemption = preemption;
+  }
+
+  /** What planning for {@code starved} would see now; {@code changes} counts starts, releases and reports. */
+  PlanningInputs inputs(long changes, List<DemandState> starved, Collection<QueueState> queues, long now) {
+    List<PlanningInputs.QueueFigures> figures = new ArrayList<>();
+    for (QueueState q : queues) {
+      figures.add(new PlanningInputs.QueueFigures(q.usage, q.share));
+    }
+    List<PlanningInputs.Held> held = new ArrayList<>();
+    for (Reservation r : cluster.reservations()) {
+      held.add(new PlanningInputs.Held(r.owner(), r.nodeIds()));
+    }
+    List<PlanningInputs.Reclaim> reclaims = new ArrayList<>();
+    for (ReclaimLedger.InFlight p : preemption.ledger.plans()) {
+      reclaims.add(new PlanningInputs.Reclaim(p.id(), p.withdrawn()));
+    }
+    List<PlanningInputs.Starved> waiting = new ArrayList<>();
+    for (DemandState d : starved) {
+      waiting.add(new PlanningInputs.Starved(d.ref, d.outstanding, starvedQueue(d, now)));
+    }
+    return new PlanningInputs(changes, now / Math.max(1_000, settings.starvationMillis()), cluster.capacity(),
+        queues.iterator().next().pending, figures, held, reclaims, waiting);
+  }
+
+  /** Whether the request's queue has been below its fair share long enough for reclaims across queues. */
+  boolean starvedQueue(DemandState d, long now) {
+    return preemption.starvation.belowMillis(d.app.leaf.path(), now) >= settings.starvationMillis();
+  }
+
+  /**
+   * The planner's snapshot. A queue's usage is projected past the reclaims in flight: their victims count as gone
+   * and their beneficiaries as placed, so a second plan neither takes the same capacity twice nor pushes a queue
+   * past its fair share counting on capacity another reclaim already promised.
+   */
+  PreemptionPlanner planner(Collection<QueueState> queues, long now) {
+    Map<String, ResourceVector> projected = new LinkedHashMap<>();
+    for (QueueState q : queues) {
+      projected.put(q.path(), q.usage);
+    }
+    for (ReclaimLedger.InFlight p : preemption.ledger.plans()) {
+      for (CheckpointHandshake h : p.handshakes()) {
+        if (h.state() == CheckpointHandshake.State.WITHDRAWN) {
+          continue;
+        }
+        GangRun run = runs.get(h.unitId());
+        AppState app = run == null ? null : state.app(run.appId);
+        if (app != null) {
+          addAlongPath(projected, app.leaf, run.charge(state).times(-1));
+        }
+      }
+      if (!p.withdrawn()) {
+        QueueState leaf = state.queue(p.need().queue());
+        if (leaf != null) {
+          addAlongPath(projected, leaf, p.need().charge());
+        }
+      }
+    }
+    List<QueueView> views = new ArrayList<>();
+    for (QueueState q : queues) {
+      views.add(new QueueView(q.path(), q.parent == null ? null : q.parent.path(),
+          q.parent != null && q.parent.children.size() > 1, q.share.fairShare(), q.share.maximum(),
+          projected.get(q.path())));
+    }
+    Set<Long> busy = preemption.ledger.victimUnits();
+    List<Candidate> candidates = new ArrayList<>();
+    for (GangRun run : runs.all()) {
+      AppState app = state.app(run.appId);
+      if (!run.preemptible || app == null || run.members.isEmpty() || busy.contains(run.id)) {
+        continue;
+      }
+      candidates.add(new Candidate(run.id, run.appId, run.requestKey, app.leaf.path(), app.user, app.priority,
+          run.charge(state), run.startMillis, preemption.lastCheckpointMillis(run.appId),
+          new ArrayList<>(run.members)));
+    }
+    ResourceVector used = queues.iterator().next().usage; // Root comes first and holds everything.
+    return new PreemptionPlanner(cluster.capacity(), views, cluster.capacity().minus(used), candidates, now);
+  }
+
+  private static void addAlongPath(Map<String, ResourceVector> usage, QueueState leaf, ResourceVector delta) {
+    for (QueueState q = leaf; q != null; q = q.parent) {
+      usage.merge(q.path(), delta, ResourceVector::plus);
+    }
+  }
+
+  /** What {@code d} needs of one plan: a gang whole, else one container. */
+  Need need(DemandState d, boolean crossQueue) {
+    int containers = d.isGang() ? d.outstanding : 1;
+    AppState app = d.app;
+    return new Need(app.id, d.key, app.leaf.path(), app.user, app.priority, d.unitCharge.times(containers),
+        containers, d.isGang(), crossQueue, app.leaf.userUsage.getOrDefault(app.user, ResourceVector.ZERO),
+        userLimit(app.leaf));
+  }
+
+  /** CapacityScheduler's user limit as a vector (see Engine#userLimitExceeded); {@code null} when there is none. */
+  private static ResourceVector userLimit(QueueState leaf) {
+    double factor = leaf.config.userLimitFactor();
+    if (factor < 0) {
+      return null;
+    }
+    long[] limit = new long[ResourceVector.DIMENSIONS];
+    for (int i = 0; i < limit.length; i++) {
+      long g = leaf.share.guarantee().get(i);
+      limit[i] = g > 0 ? (long) Math.floor(g * factor + 1e-9) : Long.MAX_VALUE;
+    }
+    return new ResourceVector(limit[0], limit[1], limit[2]);
+  }
+
+  /** The request of a plan's need, if it still waits. */
+  DemandState demand(Need n) {
+    AppState app = state.app(n.appId());
+    return app == null ? null : app.demands.get(n.requestKey());
+  }
+
+  /** Whether the plan's request would still be placed with every one of its victims gone. */
+  boolean stillFits(ReclaimLedger.InFlight p) {
+    if (demand(p.need()) == null) {
+      return false;
+    }
+    CapacityProbe probe = probe();
+    for (Candidate v : p.victims()) {
+      probe.free(v);
+    }
+    try {
+      return probe.fits(p.need());
+    } finally {
+      for (Candidate v : p.victims()) {
+        probe.restore(v);
+      }
+    }
+  }
+
+  /** As {@link #probe()}, for {@code d}: when it holds a reservation, only victims on its reserved nodes may help. */
+  CapacityProbe probe(DemandState d) {
+    CapacityProbe all = probe();
+    if (d.reservation == null) {
+      return all;
+    }
+    return new CapacityProbe() {
+      @Override
+      public void free(Candidate victim) {
+        all.free(victim);
+      }
+
+      @Override
+      public void restore(Candidate victim) {
+        all.restore(victim);
+      }
+
+      @Override
+      public boolean fits(Need need) {
+        return all.fits(need);
+      }
+
+      @Override
+      public boolean mayHelp(Candidate victim) {
+        Reservation r = d.reservation;
+        for (long id : victim.allocationIds()) {
+          Allocation a = state.allocation(id);
+          if (r == null || (a != null && r.nodeIds().contains(a.placement().nodeId()))) {
+            return true;
+          }
+        }
+        return false;
+      }
+    };
+  }
+
+  /** Frees and restores victims on the real cluster state, and asks the same placement code the engine uses. */
+  private CapacityProbe probe() {
+    return new CapacityProbe() {
+      @Override
+      public void free(Candidate victim) {
+        for (long id : victim.allocationIds()) {
+          Allocation a = state.allocation(id);
+          if (a != null) { // Ended and released already: its capacity is free anyway.
+            cluster.release(a.shape(), a.placement());
+          }
+        }
+      }
+
+      @Override
+      public void restore(Candidate victim) {
+        for (long id : victim.allocationIds()) {
+          Allocation a = state.allocation(id);
+          if (a != null) {
+            cluster.commit(a.shape(), a.placement());
+          }
+        }
+      }
+
+      @Override
+      public boolean fits(Need need) {
+        DemandState d = demand(need);
+        if (d == null) {
+          return false;
+        }
+        if (!d.isGang()) {
+          return cluster.find(d.shape) != null;
+        }
+        List<Placement> members = placer.place(d.shape, d.outstanding, d.requiredDepth, d.reservation);
+        if (members == null || d.reservation == null) {
+          return members != null;
+        }
+        // A gang holding nodes is served there: its nodes only drain, so what a plan counts on cannot be taken by
+        // anyone else (free capacity elsewhere can — by normal placement, or by another gang's reservation).
+        for (Placement m : members) {
+          if (!d.reservation.nodeIds().contains(m.nodeId())) {
+            return false;
+          }
+        }
+        return true;
+      }
+    };
+  }
+}
