@@ -191,6 +191,18 @@ final class EngineState {
     return allocations.get(id);
   }
 
+  /** What these allocations are charged now; ids already released count nothing. */
+  ResourceVector chargeOf(Collection<Long> allocationIds) {
+    ResourceVector sum = ResourceVector.ZERO;
+    for (long id : allocationIds) {
+      Allocation a = allocations.get(id);
+      if (a != null) {
+        sum = sum.plus(a.placement().charge());
+      }
+    }
+    return sum;
+  }
+
   boolean hasAllocation(long id) {
     return allocations.containsKey(id);
   }

@@ -78,10 +78,6 @@ final class GangRun {
     return phase;
   }
 
-  boolean isVictim() {
-    return phase == Phase.VICTIM;
-  }
-
   /** A reclaim picked it. */
   void pickedAsVictim() {
     phase = Phase.VICTIM;
@@ -115,13 +111,6 @@ final class GangRun {
 
   /** What its members are charged now. */
   ResourceVector charge(EngineState state) {
-    ResourceVector sum = ResourceVector.ZERO;
-    for (long id : members) {
-      Allocation a = state.allocation(id);
-      if (a != null) {
-        sum = sum.plus(a.placement().charge());
-      }
-    }
-    return sum;
+    return state.chargeOf(members);
   }
 }

@@ -2,7 +2,6 @@ package io.spindle.core.engine;
 
 import io.spindle.core.model.InvalidInputException;
 import io.spindle.core.model.RequestRef;
-import io.spindle.core.model.ResourceVector;
 import io.spindle.core.placement.ClusterState;
 import io.spindle.core.placement.Placement;
 import io.spindle.core.preemption.Candidate;
@@ -305,15 +304,8 @@ final class PreemptionFailover {
    */
   private Candidate victim(DurableState.NoticeState n, GangRun run, List<Long> containers) {
     AppState app = state.app(n.appId());
-    ResourceVector charge = ResourceVector.ZERO;
-    for (long id : containers) {
-      Allocation a = state.allocation(id);
-      if (a != null) {
-        charge = charge.plus(a.placement().charge());
-      }
-    }
     return new Candidate(n.unitId(), n.appId(), n.requestKey(), app == null ? "" : app.leaf.path(),
-        app == null ? "" : app.user, app == null ? 0 : app.priority, charge,
+        app == null ? "" : app.user, app == null ? 0 : app.priority, state.chargeOf(containers),
         run == null ? n.noticedAtMillis() : run.startMillis, preemption.lastCheckpointMillis(n.appId()), containers);
   }
 
