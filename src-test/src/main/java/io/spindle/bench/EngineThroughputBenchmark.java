@@ -5,10 +5,12 @@ import io.spindle.core.engine.Decision;
 import io.spindle.core.engine.Engine;
 import io.spindle.core.engine.EngineEvent;
 import io.spindle.core.engine.ManualClock;
+import io.spindle.core.model.AppId;
 import io.spindle.core.model.Gpu;
 import io.spindle.core.model.GpuModel;
 import io.spindle.core.model.GpuModelCatalog;
 import io.spindle.core.model.Node;
+import io.spindle.core.model.NodeId;
 import io.spindle.core.model.Resources;
 import io.spindle.core.model.Topology;
 import io.spindle.core.queue.QueueConfigParser;
@@ -84,7 +86,7 @@ public final class EngineThroughputBenchmark {
       for (int g = 0; g < 8; g++) {
         gpus.add(new Gpu(g, h100, 0, false));
       }
-      setup.add(new EngineEvent.NodeAdded(new Node("node" + i, "/rack" + (i % 50), 1 << 20, 128, gpus)));
+      setup.add(new EngineEvent.NodeAdded(new Node(NodeId.of("node" + i), "/rack" + (i % 50), 1 << 20, 128, gpus)));
     }
     engine.cycle(setup);
 
@@ -92,13 +94,13 @@ public final class EngineThroughputBenchmark {
     List<EngineEvent> work = new ArrayList<>(demands + APPS);
     for (int a = 0; a < APPS; a++) {
       int leaf = a % 20;
-      work.add(new EngineEvent.AppSubmitted("app" + a, "team" + leaf, "user" + leaf + "-" + (a / 20) % 10,
+      work.add(new EngineEvent.AppSubmitted(AppId.of("app" + a), "team" + leaf, "user" + leaf + "-" + (a / 20) % 10,
           rnd.nextInt(3)));
     }
     int perApp = demands / APPS;
     for (int a = 0; a < APPS; a++) {
       for (int k = 0; k < perApp; k++) {
-        work.add(new EngineEvent.Demand("app" + a, "r" + k, shape(rnd), 1));
+        work.add(new EngineEvent.Demand(AppId.of("app" + a), "r" + k, shape(rnd), 1));
       }
     }
     clock.advance(1_000);
@@ -121,7 +123,7 @@ public final class EngineThroughputBenchmark {
       List<EngineEvent> batch = new ArrayList<>();
       for (int k = 0; k < CHURN_PER_CYCLE && !running.isEmpty(); k++) {
         batch.add(new EngineEvent.ContainerFinished(running.remove(rnd.nextInt(running.size()))));
-        batch.add(new EngineEvent.Demand("app" + rnd.nextInt(APPS), "churn" + next++, shape(rnd), 1));
+        batch.add(new EngineEvent.Demand(AppId.of("app" + rnd.nextInt(APPS)), "churn" + next++, shape(rnd), 1));
       }
       clock.advance(1_000);
       long t = System.nanoTime();

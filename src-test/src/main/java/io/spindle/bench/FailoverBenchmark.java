@@ -9,10 +9,12 @@ import io.spindle.core.engine.EngineSettings;
 import io.spindle.core.engine.ManualClock;
 import io.spindle.core.engine.PlacementSpec;
 import io.spindle.core.engine.RestoreReport;
+import io.spindle.core.model.AppId;
 import io.spindle.core.model.Gpu;
 import io.spindle.core.model.GpuModel;
 import io.spindle.core.model.GpuModelCatalog;
 import io.spindle.core.model.Node;
+import io.spindle.core.model.NodeId;
 import io.spindle.core.model.Resources;
 import io.spindle.core.model.Topology;
 import io.spindle.core.preemption.PreemptionSettings;
@@ -202,7 +204,7 @@ public final class FailoverBenchmark {
       List<EngineEvent> setup = new ArrayList<>(s.nodeEvents());
       setup.addAll(s.appEvents());
       for (int g = 0; g < nodes; g++) {
-        setup.add(new EngineEvent.Demand("gang" + g, "workers", WORKER, 2, PlacementSpec.gang(null, false)));
+        setup.add(new EngineEvent.Demand(AppId.of("gang" + g), "workers", WORKER, 2, PlacementSpec.gang(null, false)));
       }
       CycleResult filled = s.engine.cycle(setup);
       for (Decision.Allocate a : filled.allocations()) {
@@ -241,7 +243,7 @@ public final class FailoverBenchmark {
     }
 
     List<EngineEvent> asks() {
-      return List.of(new EngineEvent.Demand("urgent", "workers", WORKER, 2, PlacementSpec.gang(null, false)));
+      return List.of(new EngineEvent.Demand(AppId.of("urgent"), "workers", WORKER, 2, PlacementSpec.gang(null, false)));
     }
 
     private List<EngineEvent> nodeEvents() {
@@ -252,7 +254,7 @@ public final class FailoverBenchmark {
         for (int g = 0; g < 8; g++) {
           gpus.add(new Gpu(g, h100, 0, false));
         }
-        out.add(new EngineEvent.NodeAdded(new Node("node" + i, "/rack" + (i % 50), 1 << 20, 128, gpus)));
+        out.add(new EngineEvent.NodeAdded(new Node(NodeId.of("node" + i), "/rack" + (i % 50), 1 << 20, 128, gpus)));
       }
       return out;
     }
@@ -260,9 +262,9 @@ public final class FailoverBenchmark {
     private List<EngineEvent> appEvents() {
       List<EngineEvent> out = new ArrayList<>();
       for (int g = 0; g < nodes; g++) {
-        out.add(new EngineEvent.AppSubmitted("gang" + g, "a", "trainer", 0));
+        out.add(new EngineEvent.AppSubmitted(AppId.of("gang" + g), "a", "trainer", 0));
       }
-      out.add(new EngineEvent.AppSubmitted("urgent", "b", "oncall", 0));
+      out.add(new EngineEvent.AppSubmitted(AppId.of("urgent"), "b", "oncall", 0));
       return out;
     }
 

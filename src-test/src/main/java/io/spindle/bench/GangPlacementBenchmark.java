@@ -6,10 +6,12 @@ import io.spindle.core.engine.Engine;
 import io.spindle.core.engine.EngineEvent;
 import io.spindle.core.engine.ManualClock;
 import io.spindle.core.engine.PlacementSpec;
+import io.spindle.core.model.AppId;
 import io.spindle.core.model.Gpu;
 import io.spindle.core.model.GpuModel;
 import io.spindle.core.model.GpuModelCatalog;
 import io.spindle.core.model.Node;
+import io.spindle.core.model.NodeId;
 import io.spindle.core.model.Resources;
 import io.spindle.core.model.Topology;
 import io.spindle.core.queue.QueueConfigParser;
@@ -66,15 +68,15 @@ public final class GangPlacementBenchmark {
     String outcome = "";
     for (int i = 0; i < ROUNDS; i++) {
       String app = "gang-" + c.name().hashCode() + "-" + i + (print ? "" : "-warm");
-      List<EngineEvent> submit = List.of(new EngineEvent.AppSubmitted(app, "q", "u", 0),
-          new EngineEvent.Demand(app, "workers", Resources.of(4096, 4).withGpus(c.gpusEach()), c.members(),
+      List<EngineEvent> submit = List.of(new EngineEvent.AppSubmitted(AppId.of(app), "q", "u", 0),
+          new EngineEvent.Demand(AppId.of(app), "workers", Resources.of(4096, 4).withGpus(c.gpusEach()), c.members(),
               new PlacementSpec(true, c.level(), c.required(), 0)));
       clock.advance(1_000);
       long t0 = System.nanoTime();
       CycleResult r = engine.cycle(submit);
       millis[i] = (System.nanoTime() - t0) / 1e6;
       outcome = outcome(r);
-      engine.cycle(List.of(new EngineEvent.AppFinished(app)));
+      engine.cycle(List.of(new EngineEvent.AppFinished(AppId.of(app))));
     }
     if (print) {
       Arrays.sort(millis);
@@ -121,10 +123,11 @@ public final class GangPlacementBenchmark {
       }
       int k = rnd.nextInt(9);
       List<EngineEvent> events = new ArrayList<>();
-      events.add(new EngineEvent.NodeAdded(new Node("node" + i, rackPath(i / NODES_PER_RACK), 1 << 20, 128, gpus)));
+      events.add(new EngineEvent.NodeAdded(new Node(NodeId.of("node" + i), rackPath(i / NODES_PER_RACK), 1 << 20,
+          128, gpus)));
       // Every node gets its occupier (k may be 0): only the newest node has 65 vcores free, so it lands there.
-      events.add(new EngineEvent.AppSubmitted("occupier" + i, "q", "u", 0));
-      events.add(new EngineEvent.Demand("occupier" + i, "r", Resources.of(1024, 65).withGpus(k), 1));
+      events.add(new EngineEvent.AppSubmitted(AppId.of("occupier" + i), "q", "u", 0));
+      events.add(new EngineEvent.Demand(AppId.of("occupier" + i), "r", Resources.of(1024, 65).withGpus(k), 1));
       used += k;
       engine.cycle(events);
     }

@@ -6,6 +6,7 @@ import io.spindle.core.engine.Engine;
 import io.spindle.core.engine.EngineEvent;
 import io.spindle.core.engine.EngineSettings;
 import io.spindle.core.engine.ManualClock;
+import io.spindle.core.model.AppId;
 import io.spindle.core.model.Gpu;
 import io.spindle.core.model.GpuModel;
 import io.spindle.core.model.GpuModelCatalog;
@@ -13,6 +14,7 @@ import io.spindle.core.model.MigLayout;
 import io.spindle.core.model.MigPlacement;
 import io.spindle.core.model.MigProfile;
 import io.spindle.core.model.Node;
+import io.spindle.core.model.NodeId;
 import io.spindle.core.model.ResourceVector;
 import io.spindle.core.model.Resources;
 import io.spindle.core.model.Topology;
@@ -246,7 +248,8 @@ public final class MigPackingBenchmark {
   }
 
   /** What one policy's run measured in the window. */
-  record Result(String policy, double load, long seed, MigSliceLedger.Window window, long arrivedInWindow, long placedInWindow,
+  record Result(String policy, double load, long seed, MigSliceLedger.Window window, long arrivedInWindow,
+      long placedInWindow,
       long completedInWindow, long unplacedAtEnd, long[] waitsMillis, long repartitionsInWindow,
       long repartitionsTotal, Map<String, double[]> waitByProfile, long cycles, Map<String, Integer> plannedLayouts) {
 
@@ -312,7 +315,7 @@ public final class MigPackingBenchmark {
 
     int gpuCount = c.nodes() * c.gpusPerNode();
     GpuMirror[] gpus = new GpuMirror[gpuCount];
-    Map<String, Integer> firstGpuOfNode = new HashMap<>();
+    Map<NodeId, Integer> firstGpuOfNode = new HashMap<>();
     List<EngineEvent> setup = new ArrayList<>();
     for (int n = 0; n < c.nodes(); n++) {
       String id = String.format(Locale.ROOT, "mig%04d", n);
@@ -321,9 +324,9 @@ public final class MigPackingBenchmark {
         list.add(new Gpu(g, model, 0, true));
         gpus[n * c.gpusPerNode() + g] = new GpuMirror(n * c.gpusPerNode() + g, id, g, MigLayout.empty(model));
       }
-      firstGpuOfNode.put(id, n * c.gpusPerNode());
+      firstGpuOfNode.put(NodeId.of(id), n * c.gpusPerNode());
       // CPU and memory far beyond what 56 containers per node (8 GPUs x 7 instances) ask: GPUs are the bottleneck.
-      setup.add(new EngineEvent.NodeAdded(new Node(id, Topology.DEFAULT_RACK, 1L << 20, 128, list)));
+      setup.add(new EngineEvent.NodeAdded(new Node(NodeId.of(id), Topology.DEFAULT_RACK, 1L << 20, 128, list)));
     }
     engine.cycle(setup);
 
@@ -342,7 +345,7 @@ public final class MigPackingBenchmark {
         ? Long.compare(a.endMillis, b.endMillis) : Long.compare(a.allocationId, b.allocationId));
     ArrayDeque<Report> reports = new ArrayDeque<>(); // apply delay is constant, so reports fall due in order
     List<GpuMirror> inFlight = new ArrayList<>();
-    Map<String, Request> waitingById = new LinkedHashMap<>();
+    Map<AppId, Request> waitingById = new LinkedHashMap<>();
     int[] waitingBySlices = new int[model.memorySlices() + 1];
     long heldUnits = 0;
     List<Long> waits = new ArrayList<>();
@@ -380,7 +383,7 @@ public final class MigPackingBenchmark {
       while (!reports.isEmpty() && reports.peekFirst().atMillis <= t) {
         Report rep = reports.pollFirst();
         GpuMirror g = gpus[rep.gpu];
-        events.add(new EngineEvent.MigLayoutReported(g.nodeId, g.index, rep.layout));
+        events.add(new EngineEvent.MigLayoutReported(NodeId.of(g.nodeId), g.index, rep.layout));
         g.layout = rep.layout;
         g.reported = true;
       }
@@ -485,7 +488,8 @@ public final class MigPackingBenchmark {
       }
     }
     long[] waitArray = waits.stream().mapToLong(Long::longValue).toArray();
-    return new Result(policyName, load, seed, window, arrived, placed, completed, unplaced, waitArray, repartitionsInWindow,
+    return new Result(policyName, load, seed, window, arrived, placed, completed, unplaced, waitArray,
+        repartitionsInWindow,
         repartitionsTotal, waitByProfile, cycles, plannedLayouts);
   }
 
@@ -531,8 +535,8 @@ public final class MigPackingBenchmark {
     return Integer.MAX_VALUE;
   }
 
-  private static String appId(Request r) {
-    return "r" + r.id();
+  private static AppId appId(Request r) {
+    return AppId.of("r" + r.id());
   }
 
   /** One leaf with the whole cluster and no per-user limit: the benchmark measures packing, not fair share. */

@@ -6,6 +6,7 @@ import io.spindle.core.engine.Engine;
 import io.spindle.core.engine.EngineEvent;
 import io.spindle.core.engine.EngineSettings;
 import io.spindle.core.engine.ManualClock;
+import io.spindle.core.model.AppId;
 import io.spindle.core.model.Gpu;
 import io.spindle.core.model.GpuModel;
 import io.spindle.core.model.GpuModelCatalog;
@@ -13,6 +14,7 @@ import io.spindle.core.model.MigLayout;
 import io.spindle.core.model.MigPlacement;
 import io.spindle.core.model.MigProfile;
 import io.spindle.core.model.Node;
+import io.spindle.core.model.NodeId;
 import io.spindle.core.model.ResourceVector;
 import io.spindle.core.model.Resources;
 import io.spindle.core.model.Topology;
@@ -396,7 +398,7 @@ public final class OpenbPackingBenchmark {
   }
 
   /** The NodeManager's side of a re-partition: applied at once and reported; the mirror follows. */
-  private static EngineEvent applyReconfigure(Decision.ReconfigureMig rc, Map<String, NodeMirror> mirrors) {
+  private static EngineEvent applyReconfigure(Decision.ReconfigureMig rc, Map<NodeId, NodeMirror> mirrors) {
     NodeMirror m = mirrors.get(rc.nodeId());
     MigLayout before = m.layouts[rc.gpuIndex()];
     if (rc.layout().equals(before)) {
@@ -427,7 +429,7 @@ public final class OpenbPackingBenchmark {
         variant.policy().get());
 
     List<EngineEvent> setup = new ArrayList<>();
-    Map<String, NodeMirror> mirrors = new LinkedHashMap<>();
+    Map<NodeId, NodeMirror> mirrors = new LinkedHashMap<>();
     long totalGpus = 0;
     for (OpenbNode n : nodes) {
       GpuModel model = n.model() == null ? null : catalog.require("model", n.model());
@@ -436,9 +438,9 @@ public final class OpenbPackingBenchmark {
         gpus.add(new Gpu(g, model, 0, mig));
       }
       totalGpus += n.gpus();
-      setup.add(new EngineEvent.NodeAdded(new Node(n.name(), Topology.DEFAULT_RACK, n.memoryMib(),
+      setup.add(new EngineEvent.NodeAdded(new Node(NodeId.of(n.name()), Topology.DEFAULT_RACK, n.memoryMib(),
           Math.toIntExact(n.cpuMilli()), gpus)));
-      mirrors.put(n.name(), new NodeMirror(n, model, variant.mode()));
+      mirrors.put(NodeId.of(n.name()), new NodeMirror(n, model, variant.mode()));
     }
     engine.cycle(setup);
     GpuModel anyModel = catalog.models().get(0);
@@ -470,7 +472,7 @@ public final class OpenbPackingBenchmark {
         multiTypeSpecs++;
       }
       Resources shape = shape(t, variant.mode(), anyModel);
-      String app = "t" + count++;
+      AppId app = AppId.of("t" + count++);
       long[] cls = byClass.get(taskClass(t));
       cls[0]++;
       clock.advance(1_000);

@@ -4,6 +4,7 @@ import io.spindle.channel.mig.MigLayoutRecords;
 import io.spindle.channel.mig.MigStateStore;
 import io.spindle.core.model.InvalidInputException;
 import io.spindle.core.model.MigLayout;
+import io.spindle.core.model.NodeId;
 import io.spindle.ha.avro.MigLayoutRecord;
 import io.spindle.local.LocalClusterSpec.NodeSpec;
 import java.io.Closeable;

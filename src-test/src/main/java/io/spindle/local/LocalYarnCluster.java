@@ -1,5 +1,6 @@
 package io.spindle.local;
 
+import io.spindle.core.model.NodeId;
 import io.spindle.local.LocalClusterSpec.NodeSpec;
 import java.util.List;
 import java.util.Map;

@@ -97,7 +97,7 @@ public record ClusterSpec(String name, GpuModelCatalog catalog, Topology topolog
   public Map<String, Integer> nodesPerPartition() {
     Map<String, Integer> out = new LinkedHashMap<>();
     for (Node n : nodes) {
-      String p = partitions.get(n.id());
+      String p = partitions.get(n.id().value());
       if (p != null) {
         out.merge(p, 1, Integer::sum);
       }

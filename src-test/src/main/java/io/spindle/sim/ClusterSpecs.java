@@ -10,6 +10,7 @@ import io.spindle.core.model.MigLayout;
 import io.spindle.core.model.MigPlacement;
 import io.spindle.core.model.MigProfile;
 import io.spindle.core.model.Node;
+import io.spindle.core.model.NodeId;
 import io.spindle.core.model.Topology;
 import io.spindle.core.queue.QueueConfigParser;
 import java.io.IOException;
@@ -126,7 +127,7 @@ public final class ClusterSpecs {
       for (int g = 0; g < gpus; g++) {
         list.add(new Gpu(g, model, 0, mig));
       }
-      nodes.add(new Node(t.get(i, "sn"), Topology.DEFAULT_RACK, t.getLong(i, "memory_mib"),
+      nodes.add(new Node(NodeId.of(t.get(i, "sn")), Topology.DEFAULT_RACK, t.getLong(i, "memory_mib"),
           Math.toIntExact(t.getLong(i, "cpu_milli")), list));
     }
     Map<String, String> conf = new LinkedHashMap<>();
@@ -257,7 +258,7 @@ public final class ClusterSpecs {
       int island = i / Math.max(1, islandSize);
       list.add(layout == null ? new Gpu(i, model, island, false) : Gpu.mig(i, model, island, layout));
     }
-    return new Node(id, location, memoryMb, vcores, list);
+    return new Node(NodeId.of(id), location, memoryMb, vcores, list);
   }
 
   /** The built-in catalog plus a plain (no MIG) model for each name it lacks. */

@@ -1,5 +1,6 @@
 package io.spindle.sim;
 
+import io.spindle.core.model.AppId;
 import io.spindle.core.model.ResourceVector;
 import java.util.ArrayList;
 import java.util.List;
@@ -8,6 +9,8 @@ import java.util.List;
 final class JobRun {
 
   final SimJob job;
+  /** The job as the engine knows it. */
+  final AppId app;
   final int index;
   final Members members;
   /** What one container counts as while it waits (for the fair-share demand of its queue). */
@@ -28,6 +31,7 @@ final class JobRun {
 
   JobRun(SimJob job, int index, Members members, ResourceVector unitDemand) {
     this.job = job;
+    this.app = AppId.of(job.id());
     this.index = index;
     this.members = members;
     this.unitDemand = unitDemand;

@@ -4,6 +4,7 @@ import io.spindle.core.model.Gpu;
 import io.spindle.core.model.MigLayout;
 import io.spindle.core.model.MigPlacement;
 import io.spindle.core.model.Node;
+import io.spindle.core.model.NodeId;
 import java.util.HashMap;
 import java.util.Map;
 
@@ -40,7 +41,7 @@ final class MigMirror {
     }
   }
 
-  private static String key(String node, int gpu) {
+  private static String key(NodeId node, int gpu) {
     return node + "#" + gpu;
   }
 
@@ -48,15 +49,15 @@ final class MigMirror {
     return totalSlices > 0;
   }
 
-  void hold(String node, int gpu, MigPlacement instance) {
+  void hold(NodeId node, int gpu, MigPlacement instance) {
     change(node, gpu, instance.sliceMask(), true);
   }
 
-  void release(String node, int gpu, MigPlacement instance) {
+  void release(NodeId node, int gpu, MigPlacement instance) {
     change(node, gpu, instance.sliceMask(), false);
   }
 
-  private void change(String node, int gpu, int mask, boolean hold) {
+  private void change(NodeId node, int gpu, int mask, boolean hold) {
     GpuSlices g = gpus.get(key(node, gpu));
     if (g == null) {
       throw new IllegalStateException("MIG instance on " + node + " GPU " + gpu + ", which is not in MIG mode");
@@ -80,7 +81,7 @@ final class MigMirror {
   }
 
   /** A re-partition only happens on an idle GPU; anything else is an engine defect the run must not hide. */
-  void reconfigure(String node, int gpu, MigLayout layout) {
+  void reconfigure(NodeId node, int gpu, MigLayout layout) {
     GpuSlices g = gpus.get(key(node, gpu));
     if (g == null || g.heldMask != 0) {
       throw new IllegalStateException("re-partition of " + node + " GPU " + gpu + " while it is busy or not MIG");

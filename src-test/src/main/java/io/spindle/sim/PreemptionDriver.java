@@ -2,6 +2,7 @@ package io.spindle.sim;
 
 import io.spindle.core.engine.Decision;
 import io.spindle.core.engine.EngineEvent;
+import io.spindle.core.model.AppId;
 import io.spindle.core.preemption.CheckpointAnswer;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -78,7 +79,7 @@ final class PreemptionDriver {
       if (d.generation != p.generation() || !p.catchUp(now, intervalMillis)) {
         continue; // Stopped, paused or resumed since: a newer entry stands for it, or none is due.
       }
-      events.add(new EngineEvent.CheckpointReported(d.run.job.id(), p.savedAt(), location(d.run)));
+      events.add(new EngineEvent.CheckpointReported(d.run.app, p.savedAt(), location(d.run)));
       schedulePeriodic(d.run);
     }
   }
@@ -121,7 +122,7 @@ final class PreemptionDriver {
       // As spindle-client's handler does when its checkpoint will not fit: EXTEND at once, DONE when written. The
       // engine grants at most maxExtensionMillis; if that is not enough the deadline comes first and the victim is
       // killed, losing what it did since its last periodic checkpoint.
-      replies.add(new EngineEvent.CheckpointAnswered(victim.job.id(), rc.noticeId(), CheckpointAnswer.EXTEND,
+      replies.add(new EngineEvent.CheckpointAnswered(victim.app, rc.noticeId(), CheckpointAnswer.EXTEND,
           missing, null));
     }
   }
@@ -137,9 +138,9 @@ final class PreemptionDriver {
     scheduleEnd(r);
     schedulePeriodic(r);
     String where = location(r);
-    events.add(new EngineEvent.CheckpointReported(r.job.id(), now, where));
+    events.add(new EngineEvent.CheckpointReported(r.app, now, where));
     if (r.noticeToAnswer >= 0) {
-      events.add(new EngineEvent.CheckpointAnswered(r.job.id(), r.noticeToAnswer, CheckpointAnswer.DONE, 0, where));
+      events.add(new EngineEvent.CheckpointAnswered(r.app, r.noticeToAnswer, CheckpointAnswer.DONE, 0, where));
       r.noticeToAnswer = -1;
     }
   }

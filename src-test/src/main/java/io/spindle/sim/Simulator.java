@@ -6,6 +6,7 @@ import io.spindle.core.engine.Engine;
 import io.spindle.core.engine.EngineEvent;
 import io.spindle.core.engine.EngineSettings;
 import io.spindle.core.engine.ManualClock;
+import io.spindle.core.model.AppId;
 import io.spindle.core.model.Gpu;
 import io.spindle.core.model.GpuModel;
 import io.spindle.core.model.GpuModelCatalog;
@@ -78,7 +79,7 @@ public final class Simulator {
     boolean preempting = settings.preemption().enabled();
     long starvation = settings.preemption().starvationMillis();
 
-    Map<String, JobRun> runs = new HashMap<>();
+    Map<AppId, JobRun> runs = new HashMap<>();
     Map<Long, Decision.Allocate> allocations = new HashMap<>();
     List<EngineEvent> carried = new ArrayList<>();
     for (Node n : cluster.nodes()) {
@@ -111,11 +112,11 @@ public final class Simulator {
             events.add(new EngineEvent.ContainerFinished(id));
             release(metrics, allocations.remove(id));
           }
-          events.add(new EngineEvent.AppFinished(r.job.id()));
+          events.add(new EngineEvent.AppFinished(r.app));
           r.endMillis = now;
           apps.ended(r, now);
           metrics.ended(r, now);
-          runs.remove(r.job.id());
+          runs.remove(r.app);
           settled++;
           lastSettled = now;
         } else if (e.kind() == Timeline.MIG_REPORT) {
@@ -132,11 +133,11 @@ public final class Simulator {
         Resources shape = parts.shapeFor(m.shape(), job);
         m = new Members(m.count(), shape);
         JobRun r = new JobRun(job, next, m, unitDemand(shape));
-        runs.put(job.id(), r);
+        runs.put(r.app, r);
         arrived.add(r);
         metrics.submitted(r);
-        events.add(new EngineEvent.AppSubmitted(job.id(), policy.engineQueue(job), job.user(), 0));
-        events.add(new EngineEvent.Demand(job.id(), "workers", shape, m.count(),
+        events.add(new EngineEvent.AppSubmitted(r.app, policy.engineQueue(job), job.user(), 0));
+        events.add(new EngineEvent.Demand(r.app, "workers", shape, m.count(),
             policy.placement(job, m, geometry.gpusPerNode(), declared[next])));
         next++;
       }
@@ -200,7 +201,7 @@ public final class Simulator {
         // Cycles run only when something happens; the engine also decides when a request has starved long enough
         // (waiting since it arrived here) and when a checkpoint deadline passes.
         for (JobRun r : arrived) {
-          if (!r.complete() && runs.containsKey(r.job.id())) {
+          if (!r.complete() && runs.containsKey(r.app)) {
             timeline.wakeOnce(now + starvation);
           }
         }
@@ -297,7 +298,7 @@ public final class Simulator {
       }
       List<GpuModel> all = new ArrayList<>(cluster.catalog().models());
       for (Node n : cluster.nodes()) {
-        String p = cluster.partitions().get(n.id());
+        String p = cluster.partitions().get(n.id().value());
         GpuModel base = n.gpuModel();
         if (p != null && base != null) {
           String name = base.name() + "@" + p;
@@ -313,7 +314,7 @@ public final class Simulator {
     }
 
     Node node(Node n) {
-      String p = active ? cluster.partitions().get(n.id()) : null;
+      String p = active ? cluster.partitions().get(n.id().value()) : null;
       if (p == null || n.gpus().isEmpty()) {
         return n;
       }

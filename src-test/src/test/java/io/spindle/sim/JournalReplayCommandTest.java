@@ -8,9 +8,11 @@ import io.spindle.core.engine.Engine;
 import io.spindle.core.engine.EngineEvent;
 import io.spindle.core.engine.EngineSettings;
 import io.spindle.core.engine.ManualClock;
+import io.spindle.core.model.AppId;
 import io.spindle.core.model.Gpu;
 import io.spindle.core.model.GpuModelCatalog;
 import io.spindle.core.model.Node;
+import io.spindle.core.model.NodeId;
 import io.spindle.core.model.Resources;
 import io.spindle.core.model.Topology;
 import io.spindle.core.queue.QueueConfigParser;
@@ -105,11 +107,11 @@ class JournalReplayCommandTest {
         DecisionJournal.header("test#1", clock.nowMillis(), List.of("rack"), CONF));
     var h100 = GpuModelCatalog.builtIn().require("model", "H100-80GB");
     List<List<EngineEvent>> script = List.of(
-        List.of(new EngineEvent.NodeAdded(new Node("n1", "/r1", 64_000, 16,
+        List.of(new EngineEvent.NodeAdded(new Node(NodeId.of("n1"), "/r1", 64_000, 16,
             List.of(new Gpu(0, h100, 0, false), new Gpu(1, h100, 0, false))))),
-        List.of(new EngineEvent.AppSubmitted("app", "a", "u", 0),
-            new EngineEvent.Demand("app", "r", Resources.of(1_024, 1).withGpus(1), 1),
-            new EngineEvent.Demand("app", "s", Resources.of(1_024, 1).withGpus(1), 1)),
+        List.of(new EngineEvent.AppSubmitted(AppId.of("app"), "a", "u", 0),
+            new EngineEvent.Demand(AppId.of("app"), "r", Resources.of(1_024, 1).withGpus(1), 1),
+            new EngineEvent.Demand(AppId.of("app"), "s", Resources.of(1_024, 1).withGpus(1), 1)),
         List.of());
     for (List<EngineEvent> events : script) {
       clock.advance(100);

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.spindle.core.model.NodeId;
 import io.spindle.core.model.ResourceVector;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -30,7 +31,7 @@ class SimClusterSpecTest {
   void readsNodesModelsMigLayoutsPartitionsAndQueues() throws Exception {
     ClusterSpec c = ClusterSpecs.fromJson("f", new ObjectMapper().readTree(FILE));
     assertThat(c.name()).isEqualTo("two teams");
-    assertThat(c.nodes()).extracting(n -> n.id()).containsExactly("a-0", "a-1", "m");
+    assertThat(c.nodes()).extracting(n -> n.id()).containsExactly(NodeId.of("a-0"), NodeId.of("a-1"), NodeId.of("m"));
     assertThat(c.totalGpus()).isEqualTo(18);
     assertThat(c.nodes().get(2).gpus().get(1).migLayout().placements()).hasSize(2);
     assertThat(c.partitions()).containsEntry("a-1", "a").containsEntry("m", "b");

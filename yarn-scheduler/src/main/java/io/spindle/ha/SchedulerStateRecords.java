@@ -2,6 +2,8 @@ package io.spindle.ha;
 
 import io.spindle.core.engine.DurableState;
 import io.spindle.core.engine.PlacementSpec;
+import io.spindle.core.model.AppId;
+import io.spindle.core.model.NodeId;
 import io.spindle.core.model.ResourceVector;
 import io.spindle.core.model.Resources;
 import io.spindle.core.preemption.CheckpointHandshake;
@@ -36,36 +38,37 @@ final class SchedulerStateRecords {
 
   static SchedulerState toRecord(DurableState s, long leaderEpoch, int schemaVersion) {
     return new SchedulerState(schemaVersion, leaderEpoch, s.nextNoticeId(), s.nextUnitId(),
-        map(s.units(), u -> new UnitRecord(u.unitId(), u.appId(), u.requestKey(), resources(u.shape()),
+        map(s.units(), u -> new UnitRecord(u.unitId(), u.appId().value(), u.requestKey(), resources(u.shape()),
             spec(u.spec()), u.startMillis(), u.size(), u.containers())),
-        map(s.reservations(), r -> new ReservationRecord(r.appId(), r.requestKey(), r.subtree(), r.nodeIds(),
-            r.createdMillis(), r.gangSize())),
-        map(s.reservationBackoffs(), b -> new ReservationBackoffRecord(b.appId(), b.requestKey(),
+        map(s.reservations(), r -> new ReservationRecord(r.appId().value(), r.requestKey(), r.subtree(),
+            map(r.nodeIds(), NodeId::value), r.createdMillis(), r.gangSize())),
+        map(s.reservationBackoffs(), b -> new ReservationBackoffRecord(b.appId().value(), b.requestKey(),
             b.noReservationBeforeMillis())),
         map(s.reclaims(), r -> new ReclaimRecord(need(r.need()), r.withdrawn(), map(r.notices(),
             SchedulerStateRecords::notice))),
-        map(s.checkpoints(), c -> new CheckpointReportRecord(c.appId(), c.atMillis(), c.location())),
-        map(s.resumeFrom(), r -> new ResumeRecord(r.appId(), r.requestKey(), r.location())),
-        map(s.starvation().requests(), w -> new WaitingSinceRecord(w.appId(), w.requestKey(), w.sinceMillis())),
+        map(s.checkpoints(), c -> new CheckpointReportRecord(c.appId().value(), c.atMillis(), c.location())),
+        map(s.resumeFrom(), r -> new ResumeRecord(r.appId().value(), r.requestKey(), r.location())),
+        map(s.starvation().requests(), w -> new WaitingSinceRecord(w.appId().value(), w.requestKey(), w.sinceMillis())),
         map(s.starvation().queues(), b -> new BelowFairShareSinceRecord(b.queue(), b.sinceMillis())),
         map(s.declaredEnds(), e -> new DeclaredEndRecord(e.container(), e.endsAtMillis())));
   }
 
   static DurableState toState(SchedulerState r) {
     return new DurableState(r.getNextNoticeId(), r.getNextUnitId(),
-        map(r.getUnits(), u -> new DurableState.UnitState(u.getUnitId(), u.getAppId(), u.getRequestKey(),
+        map(r.getUnits(), u -> new DurableState.UnitState(u.getUnitId(), AppId.of(u.getAppId()), u.getRequestKey(),
             resources(u.getShape()), spec(u.getSpec()), u.getStartMillis(), u.getSize(), u.getContainers())),
-        map(r.getReservations(), v -> new DurableState.ReservationState(v.getAppId(), v.getRequestKey(),
-            v.getSubtree(), v.getNodeIds(), v.getCreatedMillis(), v.getGangSize())),
-        map(r.getReservationBackoffs(), b -> new DurableState.ReservationBackoff(b.getAppId(), b.getRequestKey(),
-            b.getNoReservationBeforeMillis())),
+        map(r.getReservations(), v -> new DurableState.ReservationState(AppId.of(v.getAppId()), v.getRequestKey(),
+            v.getSubtree(), map(v.getNodeIds(), NodeId::of), v.getCreatedMillis(), v.getGangSize())),
+        map(r.getReservationBackoffs(), b -> new DurableState.ReservationBackoff(AppId.of(b.getAppId()),
+            b.getRequestKey(), b.getNoReservationBeforeMillis())),
         map(r.getReclaims(), c -> new DurableState.ReclaimState(need(c.getNeed()), c.getWithdrawn(),
             map(c.getNotices(), SchedulerStateRecords::notice))),
-        map(r.getCheckpoints(), c -> new DurableState.CheckpointState(c.getAppId(), c.getAtMillis(),
+        map(r.getCheckpoints(), c -> new DurableState.CheckpointState(AppId.of(c.getAppId()), c.getAtMillis(),
             c.getLocation())),
-        map(r.getResumeFrom(), v -> new DurableState.ResumeState(v.getAppId(), v.getRequestKey(), v.getLocation())),
+        map(r.getResumeFrom(), v -> new DurableState.ResumeState(AppId.of(v.getAppId()), v.getRequestKey(),
+            v.getLocation())),
         new DurableState.StarvationState(
-            map(r.getWaitingSince(), w -> new DurableState.WaitingSince(w.getAppId(), w.getRequestKey(),
+            map(r.getWaitingSince(), w -> new DurableState.WaitingSince(AppId.of(w.getAppId()), w.getRequestKey(),
                 w.getSinceMillis())),
             map(r.getBelowFairShareSince(), b -> new DurableState.BelowFairShareSince(b.getQueue(),
                 b.getSinceMillis()))),
@@ -73,16 +76,16 @@ final class SchedulerStateRecords {
   }
 
   private static NoticeRecord notice(DurableState.NoticeState n) {
-    return new NoticeRecord(n.noticeId(), n.unitId(), n.appId(), n.requestKey(),
-        map(n.containers(), c -> new NoticeContainerRecord(c.name(), c.nodeId(), resources(c.shape()),
+    return new NoticeRecord(n.noticeId(), n.unitId(), n.appId().value(), n.requestKey(),
+        map(n.containers(), c -> new NoticeContainerRecord(c.name(), c.nodeId().value(), resources(c.shape()),
             c.endsAtMillis(), c.ended())),
         n.noticedAtMillis(), n.deadlineMillis(), n.extensionsGranted(), n.maxExtensions(), n.maxExtensionMillis(),
         n.reason(), n.checkpointLocation(), HandshakeStateRecord.valueOf(n.state().name()), n.reclaimReason());
   }
 
   private static DurableState.NoticeState notice(NoticeRecord n) {
-    return new DurableState.NoticeState(n.getNoticeId(), n.getUnitId(), n.getAppId(), n.getRequestKey(),
-        map(n.getContainers(), c -> new DurableState.NoticeContainer(c.getName(), c.getNodeId(),
+    return new DurableState.NoticeState(n.getNoticeId(), n.getUnitId(), AppId.of(n.getAppId()), n.getRequestKey(),
+        map(n.getContainers(), c -> new DurableState.NoticeContainer(c.getName(), NodeId.of(c.getNodeId()),
             resources(c.getShape()), c.getEndsAtMillis(), c.getEnded())),
         n.getNoticedAtMillis(), n.getDeadlineMillis(), n.getExtensionsGranted(), n.getMaxExtensions(),
         n.getMaxExtensionMillis(), n.getReason(), n.getCheckpointLocation(),
@@ -109,13 +112,13 @@ final class SchedulerStateRecords {
   }
 
   private static NeedRecord need(Need n) {
-    return new NeedRecord(n.appId(), n.requestKey(), n.queue(), n.user(), n.priority(), vector(n.charge()),
+    return new NeedRecord(n.appId().value(), n.requestKey(), n.queue(), n.user(), n.priority(), vector(n.charge()),
         n.containers(), n.gang(), n.crossQueue(), vector(n.userUsage()),
         n.userLimit() == null ? null : vector(n.userLimit()));
   }
 
   private static Need need(NeedRecord n) {
-    return new Need(n.getAppId(), n.getRequestKey(), n.getQueue(), n.getUser(), n.getPriority(),
+    return new Need(AppId.of(n.getAppId()), n.getRequestKey(), n.getQueue(), n.getUser(), n.getPriority(),
         vector(n.getCharge()), n.getContainers(), n.getGang(), n.getCrossQueue(), vector(n.getUserUsage()),
         n.getUserLimit() == null ? null : vector(n.getUserLimit()));
   }

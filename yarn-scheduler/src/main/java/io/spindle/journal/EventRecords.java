@@ -6,6 +6,8 @@ import static io.spindle.journal.ModelRecords.resources;
 import static io.spindle.journal.ModelRecords.spec;
 
 import io.spindle.core.engine.EngineEvent;
+import io.spindle.core.model.AppId;
+import io.spindle.core.model.NodeId;
 import io.spindle.core.preemption.CheckpointAnswer;
 import io.spindle.journal.avro.AppFinishedRecord;
 import io.spindle.journal.avro.AppSubmittedRecord;
@@ -33,27 +35,27 @@ final class EventRecords {
     if (event instanceof EngineEvent.NodeAdded e) {
       return new NodeAddedRecord(node(e.node()));
     } else if (event instanceof EngineEvent.NodeRemoved e) {
-      return new NodeRemovedRecord(e.nodeId());
+      return new NodeRemovedRecord(e.nodeId().value());
     } else if (event instanceof EngineEvent.AppSubmitted e) {
-      return new AppSubmittedRecord(e.appId(), e.queue(), e.user(), e.priority());
+      return new AppSubmittedRecord(e.appId().value(), e.queue(), e.user(), e.priority());
     } else if (event instanceof EngineEvent.AppFinished e) {
-      return new AppFinishedRecord(e.appId());
+      return new AppFinishedRecord(e.appId().value());
     } else if (event instanceof EngineEvent.Demand e) {
-      return new DemandRecord(e.appId(), e.requestKey(), resources(e.shape()), e.count(), spec(e.spec()));
+      return new DemandRecord(e.appId().value(), e.requestKey(), resources(e.shape()), e.count(), spec(e.spec()));
     } else if (event instanceof EngineEvent.MigLayoutReported e) {
-      return new MigLayoutReportedRecord(e.nodeId(), e.gpuIndex(), layout(e.layout()));
+      return new MigLayoutReportedRecord(e.nodeId().value(), e.gpuIndex(), layout(e.layout()));
     } else if (event instanceof EngineEvent.ContainerRecovered e) {
-      return new ContainerRecoveredRecord(e.allocationId(), e.appId(), e.requestKey(), e.nodeId(),
+      return new ContainerRecoveredRecord(e.allocationId(), e.appId().value(), e.requestKey(), e.nodeId().value(),
           resources(e.shape()), e.preemptible());
     } else if (event instanceof EngineEvent.ContainerFinished e) {
       return new ContainerFinishedRecord(e.allocationId());
     } else if (event instanceof EngineEvent.ContainerLost e) {
       return new ContainerLostRecord(e.allocationId(), e.reason());
     } else if (event instanceof EngineEvent.CheckpointAnswered e) {
-      return new CheckpointAnsweredRecord(e.appId(), e.noticeId(), CheckpointAnswerRecord.valueOf(e.answer().name()),
-          e.requestedExtensionMillis(), e.checkpointLocation());
+      return new CheckpointAnsweredRecord(e.appId().value(), e.noticeId(),
+          CheckpointAnswerRecord.valueOf(e.answer().name()), e.requestedExtensionMillis(), e.checkpointLocation());
     } else if (event instanceof EngineEvent.CheckpointReported e) {
-      return new CheckpointReportedRecord(e.appId(), e.lastCheckpointMillis(), e.location());
+      return new CheckpointReportedRecord(e.appId().value(), e.lastCheckpointMillis(), e.location());
     }
     throw new IllegalArgumentException("no journal record for event " + event);
   }
@@ -62,28 +64,28 @@ final class EventRecords {
     if (record instanceof NodeAddedRecord r) {
       return new EngineEvent.NodeAdded(model.node(r.getNode()));
     } else if (record instanceof NodeRemovedRecord r) {
-      return new EngineEvent.NodeRemoved(r.getNodeId());
+      return new EngineEvent.NodeRemoved(NodeId.of(r.getNodeId()));
     } else if (record instanceof AppSubmittedRecord r) {
-      return new EngineEvent.AppSubmitted(r.getAppId(), r.getQueue(), r.getUser(), r.getPriority());
+      return new EngineEvent.AppSubmitted(AppId.of(r.getAppId()), r.getQueue(), r.getUser(), r.getPriority());
     } else if (record instanceof AppFinishedRecord r) {
-      return new EngineEvent.AppFinished(r.getAppId());
+      return new EngineEvent.AppFinished(AppId.of(r.getAppId()));
     } else if (record instanceof DemandRecord r) {
-      return new EngineEvent.Demand(r.getAppId(), r.getRequestKey(), resources(r.getShape()), r.getCount(),
+      return new EngineEvent.Demand(AppId.of(r.getAppId()), r.getRequestKey(), resources(r.getShape()), r.getCount(),
           spec(r.getSpec()));
     } else if (record instanceof MigLayoutReportedRecord r) {
-      return new EngineEvent.MigLayoutReported(r.getNodeId(), r.getGpuIndex(), model.layout(r.getLayout()));
+      return new EngineEvent.MigLayoutReported(NodeId.of(r.getNodeId()), r.getGpuIndex(), model.layout(r.getLayout()));
     } else if (record instanceof ContainerRecoveredRecord r) {
-      return new EngineEvent.ContainerRecovered(r.getAllocationId(), r.getAppId(), r.getRequestKey(), r.getNodeId(),
-          resources(r.getShape()), r.getPreemptible());
+      return new EngineEvent.ContainerRecovered(r.getAllocationId(), AppId.of(r.getAppId()), r.getRequestKey(),
+          NodeId.of(r.getNodeId()), resources(r.getShape()), r.getPreemptible());
     } else if (record instanceof ContainerFinishedRecord r) {
       return new EngineEvent.ContainerFinished(r.getAllocationId());
     } else if (record instanceof ContainerLostRecord r) {
       return new EngineEvent.ContainerLost(r.getAllocationId(), r.getReason());
     } else if (record instanceof CheckpointAnsweredRecord r) {
-      return new EngineEvent.CheckpointAnswered(r.getAppId(), r.getNoticeId(),
+      return new EngineEvent.CheckpointAnswered(AppId.of(r.getAppId()), r.getNoticeId(),
           CheckpointAnswer.valueOf(r.getAnswer().name()), r.getRequestedExtensionMillis(), r.getCheckpointLocation());
     } else if (record instanceof CheckpointReportedRecord r) {
-      return new EngineEvent.CheckpointReported(r.getAppId(), r.getLastCheckpointMillis(), r.getLocation());
+      return new EngineEvent.CheckpointReported(AppId.of(r.getAppId()), r.getLastCheckpointMillis(), r.getLocation());
     }
     throw new IllegalArgumentException("not a journal event record: " + record);
   }

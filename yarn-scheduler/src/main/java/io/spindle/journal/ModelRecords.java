@@ -9,6 +9,7 @@ import io.spindle.core.model.MigLayout;
 import io.spindle.core.model.MigPlacement;
 import io.spindle.core.model.MigProfile;
 import io.spindle.core.model.Node;
+import io.spindle.core.model.NodeId;
 import io.spindle.core.model.ResourceVector;
 import io.spindle.core.model.Resources;
 import io.spindle.core.placement.GpuSlot;
@@ -64,13 +65,14 @@ final class ModelRecords {
   }
 
   static NodeRecord node(Node n) {
-    return new NodeRecord(n.id(), n.location(), n.memoryMb(), n.vcores(), map(n.gpus(), g -> new GpuRecord(g.index(),
-        g.model().name(), g.nvlinkIsland(), g.migEnabled(), g.migLayout() == null ? null : layout(g.migLayout()))));
+    return new NodeRecord(n.id().value(), n.location(), n.memoryMb(), n.vcores(), map(n.gpus(), g -> new GpuRecord(
+        g.index(), g.model().name(), g.nvlinkIsland(), g.migEnabled(),
+        g.migLayout() == null ? null : layout(g.migLayout()))));
   }
 
   Node node(NodeRecord n) {
-    return new Node(n.getId(), n.getLocation(), n.getMemoryMb(), n.getVcores(), map(n.getGpus(), g -> new Gpu(
-        g.getIndex(), model(g.getModel()), g.getNvlinkIsland(), g.getMigEnabled(),
+    return new Node(NodeId.of(n.getId()), n.getLocation(), n.getMemoryMb(), n.getVcores(), map(n.getGpus(),
+        g -> new Gpu(g.getIndex(), model(g.getModel()), g.getNvlinkIsland(), g.getMigEnabled(),
         g.getMigLayout() == null ? null : layout(g.getMigLayout()))));
   }
 

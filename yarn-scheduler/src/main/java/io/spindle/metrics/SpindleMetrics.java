@@ -7,6 +7,7 @@ import com.codahale.metrics.Timer;
 import io.spindle.core.engine.Decision;
 import io.spindle.core.engine.EngineStats;
 import io.spindle.core.engine.QueueSnapshot;
+import io.spindle.core.model.AppId;
 import io.spindle.core.model.ResourceVector;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -97,7 +98,7 @@ public final class SpindleMetrics {
    * Counts one cycle's decisions by type, and the containers its reclaims take back, in all and by the queue of the
    * application that lost them ({@code queueOf}: application id to leaf queue path, empty when unknown).
    */
-  public void decided(List<Decision> all, Function<String, Optional<String>> queueOf) {
+  public void decided(List<Decision> all, Function<AppId, Optional<String>> queueOf) {
     for (Decision d : all) {
       Meter m = decisions.get(d.getClass());
       if (m != null) {

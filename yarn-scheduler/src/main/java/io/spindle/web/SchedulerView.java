@@ -1,6 +1,7 @@
 package io.spindle.web;
 
 import io.spindle.core.engine.EngineStatus;
+import io.spindle.core.model.AppId;
 import io.spindle.core.status.AppHistory;
 import io.spindle.core.status.Explanation;
 import java.io.IOException;
@@ -19,9 +20,9 @@ public interface SchedulerView {
   /** Leadership and cycle figures for the status summary. */
   SchedulerInfo info();
 
-  Explanation explain(String appId);
+  Explanation explain(AppId appId);
 
-  List<AppHistory.Outcome> history(String appId);
+  List<AppHistory.Outcome> history(AppId appId);
 
   /** The YARN container id of an engine allocation, if it has one (tooltips, the CLI). */
   Optional<String> containerName(long allocationId);

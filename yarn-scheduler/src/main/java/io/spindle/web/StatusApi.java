@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpHandler;
 import io.spindle.core.engine.EngineStatus;
+import io.spindle.core.model.AppId;
 import io.spindle.core.model.InvalidInputException;
 import io.spindle.core.queue.QueueTree;
 import java.io.IOException;
@@ -71,14 +72,14 @@ public final class StatusApi implements HttpHandler {
           reply(exchange, 200, StatusJson.apps(s));
           return;
         }
-        String appId = appId(parts[1]);
+        AppId appId = appId(parts[1]);
         if (parts.length == 3 && parts[2].equals("why")) {
           reply(exchange, 200, StatusJson.explanation(view.explain(appId)));
         } else if (parts.length == 2) {
           Optional<EngineStatus.App> app = s.app(appId);
           ObjectNode o = app.map(a -> StatusJson.app(a, s.timeMillis())).orElseGet(() -> {
             ObjectNode unknown = StatusJson.MAPPER.createObjectNode();
-            unknown.put("appId", appId);
+            unknown.put("appId", appId.value());
             return unknown;
           });
           o.set("why", StatusJson.explanation(view.explain(appId)));
@@ -120,11 +121,11 @@ public final class StatusApi implements HttpHandler {
     }
   }
 
-  private static String appId(String raw) {
+  private static AppId appId(String raw) {
     if (!APP_ID.matcher(raw).matches()) {
       throw new InvalidInputException("appId", raw, "not a YARN application id (application_<cluster>_<n>)");
     }
-    return raw;
+    return AppId.of(raw);
   }
 
   private static ObjectNode error(String message) {

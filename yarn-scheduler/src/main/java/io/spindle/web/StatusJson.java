@@ -5,9 +5,11 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.spindle.core.engine.EngineStatus;
 import io.spindle.core.engine.QueueSnapshot;
+import io.spindle.core.model.AppId;
 import io.spindle.core.model.Gpu;
 import io.spindle.core.model.MigLayout;
 import io.spindle.core.model.MigPlacement;
+import io.spindle.core.model.NodeId;
 import io.spindle.core.model.ResourceVector;
 import io.spindle.core.model.Resources;
 import io.spindle.core.placement.GpuSlot;
@@ -17,6 +19,7 @@ import io.spindle.core.status.Explanation;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.function.LongFunction;
 
 /**
@@ -109,7 +112,7 @@ final class StatusJson {
 
   static ObjectNode app(EngineStatus.App a, long nowMillis) {
     ObjectNode o = MAPPER.createObjectNode();
-    o.put("appId", a.appId());
+    o.put("appId", a.appId().value());
     o.put("queue", a.queue());
     o.put("user", a.user());
     o.put("priority", a.priority());
@@ -138,7 +141,7 @@ final class StatusJson {
 
   private static ObjectNode request(EngineStatus.App a, EngineStatus.Request r, long nowMillis) {
     ObjectNode o = MAPPER.createObjectNode();
-    o.put("appId", a.appId());
+    o.put("appId", a.appId().value());
     o.put("queue", a.queue());
     o.put("requestKey", r.requestKey());
     o.put("gang", r.spec().gang());
@@ -154,7 +157,7 @@ final class StatusJson {
       ObjectNode held = o.putObject("reservation");
       held.put("subtree", h.subtree());
       ArrayNode nodes = held.putArray("nodes");
-      h.nodeIds().forEach(nodes::add);
+      h.nodeIds().forEach(n -> nodes.add(n.value()));
       held.put("sinceMillis", h.sinceMillis());
       if (h.projectedStartMillis() == Long.MAX_VALUE) {
         held.putNull("estimatedStartMillis");
@@ -167,7 +170,7 @@ final class StatusJson {
 
   /** Nodes with each GPU: whole or MIG, who holds it (or each MIG instance), and what a re-partition is making. */
   static ArrayNode nodes(EngineStatus s, LongFunction<String> containerName) {
-    Map<String, EngineStatus.App> apps = new HashMap<>();
+    Map<AppId, EngineStatus.App> apps = new HashMap<>();
     s.apps().forEach(a -> apps.put(a.appId(), a));
     Map<String, EngineStatus.Container> holders = new HashMap<>();
     for (EngineStatus.Container c : s.containers()) {
@@ -178,7 +181,7 @@ final class StatusJson {
     ArrayNode out = MAPPER.createArrayNode();
     for (NodeView n : s.nodes()) {
       ObjectNode o = out.addObject();
-      o.put("id", n.node().id());
+      o.put("id", n.node().id().value());
       o.put("location", n.node().location());
       o.put("memoryMb", n.node().memoryMb());
       o.put("vcores", n.node().vcores());
@@ -219,7 +222,7 @@ final class StatusJson {
 
   static ObjectNode explanation(Explanation e) {
     ObjectNode o = MAPPER.createObjectNode();
-    o.put("appId", e.appId());
+    o.put("appId", e.appId().value());
     o.put("state", e.state().name());
     o.put("explanation", e.text());
     return o;
@@ -235,7 +238,7 @@ final class StatusJson {
         o.put("type", "rejected").put("reason", r.reason());
       } else if (h instanceof AppHistory.Noticed n) {
         o.put("type", "checkpoint-notice").put("noticeId", n.noticeId()).put("containers", n.containers())
-            .put("deadlineMillis", n.deadlineMillis()).put("forAppId", n.forAppId())
+            .put("deadlineMillis", n.deadlineMillis()).put("forAppId", Objects.toString(n.forAppId(), null))
             .put("forRequestKey", n.forRequestKey()).put("reason", n.reason());
       } else if (h instanceof AppHistory.NoticeWithdrawn w) {
         o.put("type", "notice-withdrawn").put("noticeId", w.noticeId()).put("reason", w.reason());
@@ -243,20 +246,20 @@ final class StatusJson {
         o.put("type", "gang-restarted").put("lost", r.lost()).put("stopped", r.stopped()).put("reason", r.reason());
       } else if (h instanceof AppHistory.Preempted p) {
         o.put("type", "preempted").put("noticeId", p.noticeId()).put("containers", p.containers())
-            .put("forAppId", p.forAppId()).put("forRequestKey", p.forRequestKey())
+            .put("forAppId", Objects.toString(p.forAppId(), null)).put("forRequestKey", p.forRequestKey())
             .put("checkpointLocation", p.checkpointLocation()).put("reason", p.reason());
       }
     }
     return out;
   }
 
-  private static ObjectNode holder(EngineStatus.Container c, Map<String, EngineStatus.App> apps,
+  private static ObjectNode holder(EngineStatus.Container c, Map<AppId, EngineStatus.App> apps,
       LongFunction<String> containerName) {
     if (c == null) {
       return null;
     }
     ObjectNode o = MAPPER.createObjectNode();
-    o.put("appId", c.appId());
+    o.put("appId", c.appId().value());
     EngineStatus.App app = apps.get(c.appId());
     o.put("queue", app == null ? null : app.queue());
     o.put("user", app == null ? null : app.user());
@@ -266,7 +269,7 @@ final class StatusJson {
     return o;
   }
 
-  private static String slotKey(String nodeId, int gpuIndex, MigPlacement mig) {
+  private static String slotKey(NodeId nodeId, int gpuIndex, MigPlacement mig) {
     return nodeId + "/" + gpuIndex + (mig == null ? "" : "/" + mig.profile().name() + "@" + mig.start());
   }
 

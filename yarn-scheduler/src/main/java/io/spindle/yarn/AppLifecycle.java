@@ -94,7 +94,7 @@ final class AppLifecycle {
     queue.getMetrics().submitApp(user, unmanagedAm);
     int priority = rmApp == null || rmApp.getApplicationPriority() == null ? 0
         : rmApp.getApplicationPriority().getPriority();
-    toEngine.accept(new EngineEvent.AppSubmitted(appId.toString(), queue.path(), user, priority));
+    toEngine.accept(new EngineEvent.AppSubmitted(YarnIds.app(appId), queue.path(), user, priority));
     LOG.info("Accepted application {} from {} into {} (tags {})", appId, user, queue.path(), tags);
     if (!recovering) {
       rm.get().getDispatcher().getEventHandler().handle(new RMAppEvent(appId, RMAppEventType.APP_ACCEPTED));
@@ -145,7 +145,7 @@ final class AppLifecycle {
       AppAsks appAsks = asks.get(attemptId.getApplicationId());
       if (appAsks != null) {
         for (String key : appAsks.cancelAll()) {
-          toEngine.accept(new EngineEvent.Demand(attemptId.getApplicationId().toString(), key, Resources.NONE, 0));
+          toEngine.accept(new EngineEvent.Demand(YarnIds.app(attemptId.getApplicationId()), key, Resources.NONE, 0));
         }
       }
       synchronized (locks.queueMetrics) {
@@ -163,6 +163,6 @@ final class AppLifecycle {
     asks.remove(appId);
     forget.accept(appId);
     checkpoints.forget(appId);
-    toEngine.accept(new EngineEvent.AppFinished(appId.toString()));
+    toEngine.accept(new EngineEvent.AppFinished(YarnIds.app(appId)));
   }
 }

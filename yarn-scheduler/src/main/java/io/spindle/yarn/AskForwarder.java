@@ -60,13 +60,13 @@ final class AskForwarder {
       }
       appAsks.noneHeldBack();
       PlacementSpec spec = appAsks.isAm(keyName) ? PlacementSpec.APPLICATION_MASTER : appAsks.tags().placement(gang);
-      toEngine.accept(new EngineEvent.Demand(appId.toString(), keyName, shape, count, spec));
+      toEngine.accept(new EngineEvent.Demand(YarnIds.app(appId), keyName, shape, count, spec));
     }
     // An ask withdrawn to 0 leaves YARN's list of keys: the engine would go on placing it. Seen when a preempted gang
     // was re-admitted on its AM's behalf before the AM's own re-ask arrived, which the AM then withdrew
     // (CheckpointPreemptionTest, about one run in ten; docs/reliability.md).
     for (String gone : appAsks.withdrawnUnless(listed)) {
-      toEngine.accept(new EngineEvent.Demand(appId.toString(), gone, Resources.NONE, 0));
+      toEngine.accept(new EngineEvent.Demand(YarnIds.app(appId), gone, Resources.NONE, 0));
     }
   }
 }

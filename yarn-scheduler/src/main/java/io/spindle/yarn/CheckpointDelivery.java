@@ -7,6 +7,7 @@ import io.spindle.client.CheckpointNoticeView;
 import io.spindle.client.CheckpointReportView;
 import io.spindle.core.engine.Decision;
 import io.spindle.core.engine.EngineEvent;
+import io.spindle.core.model.AppId;
 import io.spindle.core.preemption.CheckpointAnswer;
 import io.spindle.core.preemption.CheckpointHandshake;
 import io.spindle.metrics.SpindleMetrics;
@@ -119,7 +120,7 @@ final class CheckpointDelivery implements CheckpointListener {
   }
 
   void request(Decision.RequestCheckpoint r) {
-    ApplicationId app = ApplicationId.fromString(r.appId());
+    ApplicationId app = YarnIds.application(r.appId());
     List<ContainerId> ids = containerIds(r.allocationIds());
     contracts.announce(app, Set.copyOf(ids)).forEach(signal);
     LOG.info("Application {} asked to checkpoint {} by {} (notice {}): {}", app, ids, r.deadlineMillis(),
@@ -135,7 +136,7 @@ final class CheckpointDelivery implements CheckpointListener {
     }
     List<String> names = new ArrayList<>();
     ids.forEach(id -> names.add(id.toString()));
-    CheckpointNoticeView notice = new CheckpointNoticeView(r.appId(), r.noticeId(), 0, List.of(r.requestKey()),
+    CheckpointNoticeView notice = new CheckpointNoticeView(r.appId().value(), r.noticeId(), 0, List.of(r.requestKey()),
         names, r.reason(), clock.getAsLong(), r.deadlineMillis(), r.extensionsGranted(), r.maxExtensions(),
         r.maxExtensionMillis(), Optional.ofNullable(r.refusal()));
     store.issue(notice, secret.get()).exceptionally(e -> {
@@ -177,10 +178,10 @@ final class CheckpointDelivery implements CheckpointListener {
     return ids;
   }
 
-  private void withdraw(long noticeId, String appId, List<Long> allocationIds) {
+  private void withdraw(long noticeId, AppId appId, List<Long> allocationIds) {
     containerIds(allocationIds).forEach(contracts::ended);
     if (store != null) {
-      store.closeNotice(appId, noticeId);
+      store.closeNotice(appId.value(), noticeId);
     }
   }
 
@@ -192,13 +193,13 @@ final class CheckpointDelivery implements CheckpointListener {
       metrics.checkpointAnswered(answer == CheckpointAnswer.DONE ? "done" : "extend",
           clock.getAsLong() - notice.issuedMillis());
     }
-    toEngine.accept(new EngineEvent.CheckpointAnswered(ack.appId(), ack.noticeId(), answer,
+    toEngine.accept(new EngineEvent.CheckpointAnswered(AppId.of(ack.appId()), ack.noticeId(), answer,
         Math.max(0, ack.requestedExtensionMillis()), ack.checkpointLocation().orElse(null)));
   }
 
   @Override
   public void onReport(CheckpointReportView report) {
-    toEngine.accept(new EngineEvent.CheckpointReported(report.appId(), report.checkpointMillis(),
+    toEngine.accept(new EngineEvent.CheckpointReported(AppId.of(report.appId()), report.checkpointMillis(),
         report.location()));
   }
 

@@ -106,9 +106,10 @@ final class ContainerEvents {
       try {
         long allocation = book.bindRecovered(id);
         // Under the request's own key, so that a reclaimed recovered container is asked for again under it.
-        toEngine.accept(new EngineEvent.ContainerRecovered(allocation, id.getApplicationAttemptId()
-            .getApplicationId().toString(), AppAsks.keyName(rmContainer.getAllocatedSchedulerKey()),
-            SpindleScheduler.engineNodeId(node.getNodeID()), translate.shape(report.getAllocatedResource()),
+        toEngine.accept(new EngineEvent.ContainerRecovered(allocation,
+            YarnIds.app(id.getApplicationAttemptId().getApplicationId()),
+            AppAsks.keyName(rmContainer.getAllocatedSchedulerKey()),
+            YarnIds.node(node.getNodeID()), translate.shape(report.getAllocatedResource()),
             !rmContainer.isAMContainer()));
         metrics.recovered();
         LOG.info("Recovered container {} on {}", id, node.getNodeID());

@@ -2,6 +2,7 @@ package io.spindle.yarn;
 
 import io.spindle.core.engine.Decision;
 import io.spindle.core.engine.EngineEvent;
+import io.spindle.core.model.AppId;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -51,7 +52,7 @@ final class DecisionApplier {
   void apply(List<Decision> all) {
     // An application's containers of one cycle are handed to its attempt under the attempt's monitor, which its AM's
     // allocate() also takes: the AM sees a gang whole or not at all, never a part pulled in between.
-    Map<String, List<Decision.Allocate>> allocationsByApp = new LinkedHashMap<>();
+    Map<AppId, List<Decision.Allocate>> allocationsByApp = new LinkedHashMap<>();
     for (Decision d : all) {
       if (d instanceof Decision.Allocate a) {
         allocationsByApp.computeIfAbsent(a.appId(), k -> new ArrayList<>()).add(a);
@@ -61,7 +62,7 @@ final class DecisionApplier {
     }
     synchronized (locks.nodeRemoval) {
       allocationsByApp.forEach((appId, list) -> {
-        SpindleAppAttempt attempt = yarn.attempt(ApplicationId.fromString(appId));
+        SpindleAppAttempt attempt = yarn.attempt(YarnIds.application(appId));
         Object lock = attempt == null ? new Object() : attempt;
         synchronized (lock) {
           list.forEach(this::startContainer);
@@ -72,7 +73,7 @@ final class DecisionApplier {
 
   private void apply(Decision decision) {
     if (decision instanceof Decision.Reject r) {
-      reject(ApplicationId.fromString(r.appId()), r.requestKey(), r.reason());
+      reject(YarnIds.application(r.appId()), r.requestKey(), r.reason());
     } else if (decision instanceof Decision.Wait w) {
       LOG.info("Application {} request {} waits: {}", w.appId(), w.requestKey(), w.reason());
     } else if (decision instanceof Decision.Reserve r) {
@@ -123,9 +124,9 @@ final class DecisionApplier {
    * ones, back into YARN's outstanding ask on the application's behalf, as YARN does for a container killed before
    * its AM saw it: the engine re-queued them, and what YARN holds must agree.
    */
-  private void stopAndAskAgain(String application, String requestKey, List<Long> running, List<Long> lost,
+  private void stopAndAskAgain(AppId application, String requestKey, List<Long> running, List<Long> lost,
       String why) {
-    ApplicationId appId = ApplicationId.fromString(application);
+    ApplicationId appId = YarnIds.application(application);
     SpindleAppAttempt attempt = yarn.attempt(appId);
     AppAsks appAsks = yarn.asks(appId);
     Object lock = attempt == null ? new Object() : attempt;
@@ -164,10 +165,10 @@ final class DecisionApplier {
   }
 
   private void startContainer(Decision.Allocate a) {
-    ApplicationId appId = ApplicationId.fromString(a.appId());
+    ApplicationId appId = YarnIds.application(a.appId());
     SpindleAppAttempt attempt = yarn.attempt(appId);
     AppAsks appAsks = yarn.asks(appId);
-    FiCaSchedulerNode node = yarn.node(NodeId.fromString(a.nodeId()));
+    FiCaSchedulerNode node = yarn.node(YarnIds.yarnNode(a.nodeId()));
     AppAsks.Ask ask = appAsks == null ? null : appAsks.ask(a.requestKey());
     if (attempt == null || node == null || ask == null) {
       toEngine.accept(new EngineEvent.ContainerFinished(a.allocationId()));

@@ -9,6 +9,7 @@ import io.spindle.core.engine.EngineEvent;
 import io.spindle.core.engine.EngineStats;
 import io.spindle.core.engine.EngineStatus;
 import io.spindle.core.engine.QueueSnapshot;
+import io.spindle.core.model.AppId;
 import io.spindle.core.queue.QueueTree;
 import io.spindle.core.status.AppHistory;
 import io.spindle.journal.DecisionJournal;
@@ -129,7 +130,7 @@ final class EngineRunner implements AutoCloseable {
     return published;
   }
 
-  List<AppHistory.Outcome> history(String appId) {
+  List<AppHistory.Outcome> history(AppId appId) {
     synchronized (history) {
       return history.of(appId);
     }

@@ -88,7 +88,7 @@ final class NodeEvents {
       tracker.removeNode(rmNode.getNodeID());
       inventory.unregister(rmNode.getNodeID());
       pendingRebuild.remove(rmNode.getNodeID());
-      toEngine.accept(new EngineEvent.NodeRemoved(SpindleScheduler.engineNodeId(rmNode.getNodeID())));
+      toEngine.accept(new EngineEvent.NodeRemoved(YarnIds.node(rmNode.getNodeID())));
     }
     LOG.info("Node {} removed", rmNode.getNodeID());
   }
@@ -127,7 +127,7 @@ final class NodeEvents {
         try {
           Optional<io.spindle.core.model.Node> rebuilt = inventory.rebuild(id);
           if (rebuilt.isPresent()) {
-            batch.add(new EngineEvent.NodeRemoved(SpindleScheduler.engineNodeId(id)));
+            batch.add(new EngineEvent.NodeRemoved(YarnIds.node(id)));
             batch.add(new EngineEvent.NodeAdded(rebuilt.get()));
             LOG.info("Node {} re-read now that nothing runs on it: {} GPUs", id, rebuilt.get().gpus().size());
           }

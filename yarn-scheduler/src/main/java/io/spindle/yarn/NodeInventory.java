@@ -101,7 +101,7 @@ final class NodeInventory {
     unregister(id);
     registrations.put(id, new Registration(id, location, total));
     String zkName = zkNameWithReports(id);
-    Node node = zkName == null ? translate.node(id.toString(), location, total)
+    Node node = zkName == null ? translate.node(YarnIds.node(id), location, total)
         : fromReports(id, zkName, location, total);
     if (zkName != null) {
       zkNames.put(id, zkName);
@@ -174,7 +174,7 @@ final class NodeInventory {
     }
     state.lastReported = layout;
     state.answerDeadlineMillis = Long.MAX_VALUE;
-    return new Outcome.Report(new EngineEvent.MigLayoutReported(id.toString(), report.getGpuIndex(), layout));
+    return new Outcome.Report(new EngineEvent.MigLayoutReported(YarnIds.node(id), report.getGpuIndex(), layout));
   }
 
   /**
@@ -182,7 +182,7 @@ final class NodeInventory {
    * keeps its layout: the returned event tells the engine so, and puts the GPU back into service.
    */
   synchronized Optional<EngineEvent> request(Decision.ReconfigureMig m) {
-    NodeId id = NodeId.fromString(m.nodeId());
+    NodeId id = YarnIds.yarnNode(m.nodeId());
     String zkName = zkNames.get(id);
     GpuExchange state = gpus.getOrDefault(id, Map.of()).get(m.gpuIndex());
     if (state == null || !state.gpu.migEnabled()) {
@@ -215,7 +215,7 @@ final class NodeInventory {
         LOG.warn("Node {} did not answer MIG layout version {} for GPU {} within {} ms; the GPU keeps {}", id,
             s.lastDesiredVersion, s.gpu.index(), answerTimeoutMillis, s.lastReported);
         s.answerDeadlineMillis = Long.MAX_VALUE;
-        out.add(new EngineEvent.MigLayoutReported(id.toString(), s.gpu.index(), s.lastReported));
+        out.add(new EngineEvent.MigLayoutReported(YarnIds.node(id), s.gpu.index(), s.lastReported));
       }
     }));
     return out;
@@ -249,7 +249,7 @@ final class NodeInventory {
           ? new Gpu(r.getGpuIndex(), model, island, true, MigLayoutRecords.layout(r, model))
           : new Gpu(r.getGpuIndex(), model, island, false));
     }
-    Node node = new Node(id.toString(), location, total.getMemorySize(), (int) total.getVirtualCores(), list);
+    Node node = new Node(YarnIds.node(id), location, total.getMemorySize(), (int) total.getVirtualCores(), list);
     LOG.info("Node {} modelled from its agent's reports under {}: {} GPUs ({} in MIG mode)", id, zkName, list.size(),
         list.stream().filter(Gpu::migEnabled).count());
     return node;

@@ -3,6 +3,7 @@ package io.spindle.yarn;
 import io.spindle.core.engine.DurableState;
 import io.spindle.core.engine.Engine;
 import io.spindle.core.engine.RestoreReport;
+import io.spindle.core.model.AppId;
 import io.spindle.ha.Fence;
 import io.spindle.ha.FencedException;
 import io.spindle.ha.SchedulerLeadership;
@@ -160,8 +161,8 @@ final class SchedulerHa implements SchedulerLeadership.Listener, Closeable {
     if (takeOverState == null || clock.getAsLong() - takeOverSince >= takeOverWaitMillis) {
       return false;
     }
-    for (String app : takeOverState.requestingApps()) {
-      ApplicationId id = ApplicationId.fromString(app);
+    for (AppId app : takeOverState.requestingApps()) {
+      ApplicationId id = YarnIds.application(app);
       if (running.test(id) && !heardFrom.contains(id)) {
         return true;
       }
@@ -235,7 +236,7 @@ final class SchedulerHa implements SchedulerLeadership.Listener, Closeable {
           }
         }
         if (!ids.isEmpty()) {
-          preemptions.announce(ApplicationId.fromString(n.appId()), ids);
+          preemptions.announce(YarnIds.application(n.appId()), ids);
         }
       }
     }

@@ -1,6 +1,7 @@
 package io.spindle.yarn;
 
 import io.spindle.core.engine.EngineStatus;
+import io.spindle.core.model.AppId;
 import io.spindle.core.status.AppHistory;
 import io.spindle.core.status.Explanation;
 import io.spindle.ha.SchedulerLeadership;
@@ -45,12 +46,12 @@ final class SchedulerWebView implements SchedulerView {
   }
 
   @Override
-  public Explanation explain(String appId) {
-    return scheduler.explain(ApplicationId.fromString(appId));
+  public Explanation explain(AppId appId) {
+    return scheduler.explain(YarnIds.application(appId));
   }
 
   @Override
-  public List<AppHistory.Outcome> history(String appId) {
+  public List<AppHistory.Outcome> history(AppId appId) {
     return engine.history(appId);
   }
 

@@ -2,6 +2,7 @@ package io.spindle.yarn;
 
 import io.spindle.core.engine.Decision;
 import io.spindle.core.engine.EngineEvent;
+import io.spindle.core.model.AppId;
 import io.spindle.ha.SchedulerLeadership;
 import io.spindle.metrics.SpindleMetrics;
 import java.util.ArrayList;
@@ -33,12 +34,12 @@ final class SchedulingCycle {
   private final ContainerBook book;
   private final PreemptionNotices preemptions;
   private final SpindleMetrics metrics;
-  private final Function<String, Optional<String>> queueOf;
+  private final Function<AppId, Optional<String>> queueOf;
 
   SchedulingCycle(BooleanSupplier yarnReady, SchedulerHa ha, Predicate<ApplicationId> running,
       CheckpointDelivery checkpoints, SchedulerLocks locks, Queue<EngineEvent> inbox, NodeEvents nodes,
       EngineRunner engine, DecisionApplier applier, ContainerBook book, PreemptionNotices preemptions,
-      SpindleMetrics metrics, Function<String, Optional<String>> queueOf) {
+      SpindleMetrics metrics, Function<AppId, Optional<String>> queueOf) {
     this.yarnReady = yarnReady;
     this.ha = ha;
     this.running = running;

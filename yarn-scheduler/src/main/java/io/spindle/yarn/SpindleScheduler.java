@@ -8,6 +8,7 @@ import io.spindle.core.engine.EngineStats;
 import io.spindle.core.engine.EngineStatus;
 import io.spindle.core.engine.QueueSnapshot;
 import io.spindle.core.engine.RestoreReport;
+import io.spindle.core.model.AppId;
 import io.spindle.core.model.GpuModelCatalog;
 import io.spindle.core.model.Resources;
 import io.spindle.core.model.Topology;
@@ -200,7 +201,8 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     running = true;
     Configuration c = settings.merged();
     metricsExposure = MetricsExposure.start(metrics, c.getBoolean(MetricsExposure.JMX_ENABLED, true));
-    web = SpindleWeb.start(c, MetricsExposure.PATH, metricsExposure.prometheus(), new SchedulerWebView(this, settings, ha, engine, book));
+    web = SpindleWeb.start(c, MetricsExposure.PATH, metricsExposure.prometheus(), new SchedulerWebView(this,
+        settings, ha, engine, book));
     if (ha != null) {
       ha.start();
     }
@@ -338,10 +340,6 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     }
   }
 
-  static String engineNodeId(NodeId id) {
-    return id.toString();
-  }
-
   @Override
   protected void completedContainerInternal(RMContainer rmContainer, ContainerStatus status,
       RMContainerEventType event) {
@@ -453,8 +451,8 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
   }
 
   /** The leaf queue path of an application Spindle knows, for per-queue metrics. */
-  private Optional<String> queueOf(String appId) {
-    SchedulerApplication<SpindleAppAttempt> app = applications.get(ApplicationId.fromString(appId));
+  private Optional<String> queueOf(AppId appId) {
+    SchedulerApplication<SpindleAppAttempt> app = applications.get(YarnIds.application(appId));
     return app == null ? Optional.empty() : Optional.of(((SpindleQueue) app.getQueue()).path());
   }
 
@@ -508,7 +506,7 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
 
   /** Why the application is where it is, from the engine's reasons as of the last published cycle. */
   public Explanation explain(ApplicationId appId) {
-    String id = appId.toString();
+    AppId id = YarnIds.app(appId);
     List<String> notes = Optional.ofNullable(asks.get(appId)).flatMap(AppAsks::heldBack).map(List::of)
         .orElse(List.of());
     return WhyExplainer.explain(id, status(), engine.history(id), notes);

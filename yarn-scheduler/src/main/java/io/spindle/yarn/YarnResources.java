@@ -5,6 +5,7 @@ import io.spindle.core.model.GpuModelCatalog;
 import io.spindle.core.model.GpuResourceNames;
 import io.spindle.core.model.Gpu;
 import io.spindle.core.model.Node;
+import io.spindle.core.model.NodeId;
 import io.spindle.core.model.Resources;
 import java.util.ArrayList;
 import java.util.List;
@@ -100,7 +101,7 @@ final class YarnResources {
    * instances exist (Spindle's plugin advertises every place an instance could start), so MIG slices are scheduled
    * only on GPUs whose layout the node reported.
    */
-  Node node(String id, String location, Resource total) {
+  Node node(NodeId id, String location, Resource total) {
     long gpus = 0;
     for (ResourceInformation info : total.getResources()) {
       if (GpuResourceNames.isWholeGpu(info.getName()) && info.getValue() > 0) {

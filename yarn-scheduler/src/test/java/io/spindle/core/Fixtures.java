@@ -4,6 +4,7 @@ import io.spindle.core.model.Gpu;
 import io.spindle.core.model.GpuModel;
 import io.spindle.core.model.GpuModelCatalog;
 import io.spindle.core.model.Node;
+import io.spindle.core.model.NodeId;
 import io.spindle.core.queue.QueueConfigParser;
 import io.spindle.core.queue.QueueTree;
 import java.util.ArrayList;
@@ -32,11 +33,11 @@ public final class Fixtures {
     for (int i = 0; i < gpus; i++) {
       list.add(new Gpu(i, model, i / Math.max(1, islandSize), mig));
     }
-    return new Node(id, location, memoryMb, vcores, list);
+    return new Node(NodeId.of(id), location, memoryMb, vcores, list);
   }
 
   public static Node cpuNode(String id, String location, long memoryMb, int vcores) {
-    return new Node(id, location, memoryMb, vcores, List.of());
+    return new Node(NodeId.of(id), location, memoryMb, vcores, List.of());
   }
 
   /** Parses capacity-scheduler keys given without their {@code yarn.scheduler.capacity.} prefix. */

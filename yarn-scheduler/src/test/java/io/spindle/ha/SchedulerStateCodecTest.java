@@ -11,6 +11,8 @@ import io.spindle.channel.mig.MigLayoutRecords;
 import io.spindle.core.engine.DurableState;
 import io.spindle.core.engine.DurableState.NoticeContainer;
 import io.spindle.core.engine.PlacementSpec;
+import io.spindle.core.model.AppId;
+import io.spindle.core.model.NodeId;
 import io.spindle.core.model.ResourceVector;
 import io.spindle.core.model.Resources;
 import io.spindle.core.preemption.CheckpointHandshake;
@@ -44,40 +46,40 @@ class SchedulerStateCodecTest {
 
   /** Every field set, every optional one both present and absent somewhere. */
   static DurableState everything() {
-    DurableState.UnitState gang = new DurableState.UnitState(4, "application_1700000000000_0001", "gang-workers",
+    DurableState.UnitState gang = new DurableState.UnitState(4, AppId.of("application_1700000000000_0001"), "gang-workers",
         TWO_GPUS, PlacementSpec.gang("rack", true), 1_000, 4, List.of(C2, C3, C4));
-    DurableState.UnitState single = new DurableState.UnitState(9, "application_1700000000000_0002", "r", MIG,
+    DurableState.UnitState single = new DurableState.UnitState(9, AppId.of("application_1700000000000_0002"), "r", MIG,
         PlacementSpec.SINGLE.withMaxRuntimeMillis(3_600_000), 2_000, 1, List.of(M5));
     DurableState.NoticeState done = new DurableState.NoticeState(3, 4, gang.appId(), gang.requestKey(), List.of(
-        new NoticeContainer(C2, "n1", TWO_GPUS, Long.MAX_VALUE, false),
-        new NoticeContainer(C3, "n1", TWO_GPUS, Long.MAX_VALUE, false),
-        new NoticeContainer(C4, "n2", TWO_GPUS, Long.MAX_VALUE, false),
-        new NoticeContainer(null, "n2", TWO_GPUS, 7_000_000, true)),
+        new NoticeContainer(C2, NodeId.of("n1"), TWO_GPUS, Long.MAX_VALUE, false),
+        new NoticeContainer(C3, NodeId.of("n1"), TWO_GPUS, Long.MAX_VALUE, false),
+        new NoticeContainer(C4, NodeId.of("n2"), TWO_GPUS, Long.MAX_VALUE, false),
+        new NoticeContainer(null, NodeId.of("n2"), TWO_GPUS, 7_000_000, true)),
         60_000, 240_000, 1, 2, 300_000, "queue root.a is below its fair share", "hdfs:///ckpt/1/step-9",
         CheckpointHandshake.State.RECLAIM_DUE, null);
     DurableState.NoticeState killing = new DurableState.NoticeState(5, 9, single.appId(), "r",
-        List.of(new NoticeContainer(M5, "n3", MIG, 3_602_000, false)), 70_000, 190_000, 0, 1, 300_000,
+        List.of(new NoticeContainer(M5, NodeId.of("n3"), MIG, 3_602_000, false)), 70_000, 190_000, 0, 1, 300_000,
         "application_1700000000000_0004 outranks it", null, CheckpointHandshake.State.RECLAIMING,
         "the checkpoint deadline (190000 ms) passed without a DONE answer");
-    Need gangNeed = new Need("application_1700000000000_0004", "workers", "root.a", "alice", 3,
+    Need gangNeed = new Need(AppId.of("application_1700000000000_0004"), "workers", "root.a", "alice", 3,
         ResourceVector.of(8 * 16_384, 32, 16), 8, true, true, ResourceVector.of(1_024, 1, 0),
         ResourceVector.of(100_000, 50, 20));
-    Need singleNeed = new Need("application_1700000000000_0006", "r", "root.b", "bob", 0,
+    Need singleNeed = new Need(AppId.of("application_1700000000000_0006"), "r", "root.b", "bob", 0,
         ResourceVector.of(1_024, 1, 1), 1, false, false, ResourceVector.ZERO, null);
-    DurableState.NoticeState letGo = new DurableState.NoticeState(2, 7, "application_1700000000000_0003", "r",
-        List.of(new NoticeContainer("container_1700000000000_0003_01_000002", "n4", TWO_GPUS, Long.MAX_VALUE, false)),
+    DurableState.NoticeState letGo = new DurableState.NoticeState(2, 7, AppId.of("application_1700000000000_0003"), "r",
+        List.of(new NoticeContainer("container_1700000000000_0003_01_000002", NodeId.of("n4"), TWO_GPUS, Long.MAX_VALUE, false)),
         50_000, 170_000, 0, 1, 300_000, "why", null, CheckpointHandshake.State.WITHDRAWN, null);
     return new DurableState(6, 12, List.of(gang, single),
-        List.of(new DurableState.ReservationState("application_1700000000000_0004", "workers", "/r1",
-            List.of("n1", "n2"), 5_000, 8)),
-        List.of(new DurableState.ReservationBackoff("application_1700000000000_0005", "workers", 905_000)),
+        List.of(new DurableState.ReservationState(AppId.of("application_1700000000000_0004"), "workers", "/r1",
+            List.of(NodeId.of("n1"), NodeId.of("n2")), 5_000, 8)),
+        List.of(new DurableState.ReservationBackoff(AppId.of("application_1700000000000_0005"), "workers", 905_000)),
         List.of(new DurableState.ReclaimState(gangNeed, false, List.of(done, killing)),
             new DurableState.ReclaimState(singleNeed, true, List.of(letGo))),
         List.of(new DurableState.CheckpointState(gang.appId(), 50_000, "hdfs:///ckpt/1/step-9"),
             new DurableState.CheckpointState(single.appId(), 10_000, null)),
-        List.of(new DurableState.ResumeState("application_1700000000000_0007", "r", "s3://bucket/ckpt/7")),
+        List.of(new DurableState.ResumeState(AppId.of("application_1700000000000_0007"), "r", "s3://bucket/ckpt/7")),
         new DurableState.StarvationState(
-            List.of(new DurableState.WaitingSince("application_1700000000000_0004", "workers", 4_000)),
+            List.of(new DurableState.WaitingSince(AppId.of("application_1700000000000_0004"), "workers", 4_000)),
             List.of(new DurableState.BelowFairShareSince("root.a", 3_000))),
         List.of(new DurableState.DeclaredEnd(M5, 3_602_000)));
   }

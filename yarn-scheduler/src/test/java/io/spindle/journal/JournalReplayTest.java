@@ -9,10 +9,12 @@ import io.spindle.core.engine.Engine;
 import io.spindle.core.engine.EngineEvent;
 import io.spindle.core.engine.EngineSettings;
 import io.spindle.core.engine.PlacementSpec;
+import io.spindle.core.model.AppId;
 import io.spindle.core.model.Gpu;
 import io.spindle.core.model.GpuModel;
 import io.spindle.core.model.GpuModelCatalog;
 import io.spindle.core.model.Node;
+import io.spindle.core.model.NodeId;
 import io.spindle.core.model.Resources;
 import io.spindle.core.model.Topology;
 import io.spindle.core.preemption.CheckpointAnswer;
@@ -62,14 +64,14 @@ class JournalReplayTest {
     Path out = Files.createDirectories(dir.resolve("recorded"));
     try (Run run = new Run(out, conf)) {
       run.cycle(0, new EngineEvent.NodeAdded(wholeNode("n1")), new EngineEvent.NodeAdded(wholeNode("n2")));
-      run.cycle(100, new EngineEvent.AppSubmitted("a1", "a", "alice", 0),
-          new EngineEvent.AppSubmitted("a2", "a", "alice", 0),
-          new EngineEvent.Demand("a1", "workers", TWO_GPUS, 2, PlacementSpec.gang(null, false)),
-          new EngineEvent.Demand("a2", "workers", TWO_GPUS, 2, PlacementSpec.gang(null, false)));
+      run.cycle(100, new EngineEvent.AppSubmitted(AppId.of("a1"), "a", "alice", 0),
+          new EngineEvent.AppSubmitted(AppId.of("a2"), "a", "alice", 0),
+          new EngineEvent.Demand(AppId.of("a1"), "workers", TWO_GPUS, 2, PlacementSpec.gang(null, false)),
+          new EngineEvent.Demand(AppId.of("a2"), "workers", TWO_GPUS, 2, PlacementSpec.gang(null, false)));
       run.idle(5);
       // Queue b's gang finds every GPU taken by a (over its share): it waits, reserves, starves and gets a victim.
-      run.cycle(100, new EngineEvent.AppSubmitted("b1", "b", "bob", 0),
-          new EngineEvent.Demand("b1", "workers", TWO_GPUS, 2, PlacementSpec.gang(null, false)));
+      run.cycle(100, new EngineEvent.AppSubmitted(AppId.of("b1"), "b", "bob", 0),
+          new EngineEvent.Demand(AppId.of("b1"), "workers", TWO_GPUS, 2, PlacementSpec.gang(null, false)));
       run.idle(15);
       Decision.RequestCheckpoint notice = run.first(Decision.RequestCheckpoint.class);
       run.cycle(100, new EngineEvent.CheckpointAnswered(notice.appId(), notice.noticeId(), CheckpointAnswer.DONE, 0,
@@ -78,21 +80,21 @@ class JournalReplayTest {
       run.cycle(100, preempt.allocationIds().stream().map(EngineEvent.ContainerFinished::new)
           .toArray(EngineEvent[]::new));
       // A MIG request on a new MIG node: a re-partition, the node's report, the instance once the time has come.
-      run.cycle(100, new EngineEvent.NodeAdded(new Node("m1", "/r2", 256_000, 64, List.of(new Gpu(0, H100, 0, true)))),
-          new EngineEvent.AppSubmitted("m", "a", "carol", 1),
-          new EngineEvent.Demand("m", "slice", Resources.of(2_048, 1).withMig("3g.40gb", 1), 1));
+      run.cycle(100, new EngineEvent.NodeAdded(new Node(NodeId.of("m1"), "/r2", 256_000, 64, List.of(new Gpu(0, H100, 0, true)))),
+          new EngineEvent.AppSubmitted(AppId.of("m"), "a", "carol", 1),
+          new EngineEvent.Demand(AppId.of("m"), "slice", Resources.of(2_048, 1).withMig("3g.40gb", 1), 1));
       Decision.ReconfigureMig repartition = run.first(Decision.ReconfigureMig.class);
-      run.cycle(200, new EngineEvent.MigLayoutReported("m1", 0, repartition.layout()));
+      run.cycle(200, new EngineEvent.MigLayoutReported(NodeId.of("m1"), 0, repartition.layout()));
       run.idle(12);
       run.reconfigure(Map.of("yarn.scheduler.capacity.root.queues", "a,b",
           "yarn.scheduler.capacity.root.a.capacity", "60", "yarn.scheduler.capacity.root.b.capacity", "40"));
       List<EngineEvent> ends = new ArrayList<>();
       for (Decision d : run.decided) {
-        if (d instanceof Decision.Allocate a && a.appId().equals("b1")) {
+        if (d instanceof Decision.Allocate a && a.appId().equals(AppId.of("b1"))) {
           ends.add(new EngineEvent.ContainerFinished(a.allocationId()));
         }
       }
-      ends.add(new EngineEvent.AppFinished("b1"));
+      ends.add(new EngineEvent.AppFinished(AppId.of("b1")));
       run.cycle(100, ends.toArray(EngineEvent[]::new));
       run.idle(3);
       decided = run.decided;
@@ -135,12 +137,12 @@ class JournalReplayTest {
         "yarn.scheduler.spindle.preemption.checkpoint-grace-seconds", "5");
     List<EngineEvent> nodes = List.of(new EngineEvent.NodeAdded(wholeNode("n1")),
         new EngineEvent.NodeAdded(wholeNode("n2")));
-    List<EngineEvent> apps = List.of(new EngineEvent.AppSubmitted("a1", "a", "alice", 0),
-        new EngineEvent.AppSubmitted("a2", "a", "alice", 0), new EngineEvent.AppSubmitted("b1", "b", "bob", 0));
+    List<EngineEvent> apps = List.of(new EngineEvent.AppSubmitted(AppId.of("a1"), "a", "alice", 0),
+        new EngineEvent.AppSubmitted(AppId.of("a2"), "a", "alice", 0), new EngineEvent.AppSubmitted(AppId.of("b1"), "b", "bob", 0));
     List<EngineEvent> asks = List.of(
-        new EngineEvent.Demand("a1", "workers", TWO_GPUS, 2, PlacementSpec.gang(null, false)),
-        new EngineEvent.Demand("a2", "workers", TWO_GPUS, 2, PlacementSpec.gang(null, false)));
-    EngineEvent urgent = new EngineEvent.Demand("b1", "workers", TWO_GPUS, 2, PlacementSpec.gang(null, false));
+        new EngineEvent.Demand(AppId.of("a1"), "workers", TWO_GPUS, 2, PlacementSpec.gang(null, false)),
+        new EngineEvent.Demand(AppId.of("a2"), "workers", TWO_GPUS, 2, PlacementSpec.gang(null, false)));
+    EngineEvent urgent = new EngineEvent.Demand(AppId.of("b1"), "workers", TWO_GPUS, 2, PlacementSpec.gang(null, false));
     io.spindle.core.engine.DurableState state;
     List<EngineEvent> recovered = new ArrayList<>();
     try (Run old = new Run(Files.createDirectories(dir.resolve("old")), conf)) {
@@ -177,7 +179,7 @@ class JournalReplayTest {
       leader.idle(3);
       decidedByNewLeader = leader.decided;
     }
-    assertThat(decidedByNewLeader).anyMatch(d -> d instanceof Decision.Allocate a && a.appId().equals("b1"));
+    assertThat(decidedByNewLeader).anyMatch(d -> d instanceof Decision.Allocate a && a.appId().equals(AppId.of("b1")));
 
     JournalReplay.Result result = JournalReplay.replay(JournalRoundTripTest.onlyFile(out));
 
@@ -190,9 +192,9 @@ class JournalReplayTest {
   @Test
   void aDecisionChangedInTheJournalIsFoundInItsCycle() throws IOException {
     Decision.Allocate original = (Decision.Allocate) decided.stream()
-        .filter(d -> d instanceof Decision.Allocate a && a.appId().equals("b1")).findFirst().orElseThrow();
+        .filter(d -> d instanceof Decision.Allocate a && a.appId().equals(AppId.of("b1"))).findFirst().orElseThrow();
     Decision.Allocate tampered = new Decision.Allocate(original.allocationId(), original.appId(),
-        original.requestKey(), original.nodeId().equals("n1") ? "n2" : "n1", original.shape(), original.gpus(),
+        original.requestKey(), original.nodeId().equals(NodeId.of("n1")) ? NodeId.of("n2") : NodeId.of("n1"), original.shape(), original.gpus(),
         original.charge());
 
     JournalReplay.Result result = JournalReplay.replay(copy(c -> new JournalEntry.Cycle(c.timeMillis(), c.events(),
@@ -338,7 +340,7 @@ class JournalReplayTest {
     for (int i = 0; i < 4; i++) {
       gpus.add(new Gpu(i, H100, 0, false));
     }
-    return new Node(id, "/r1", 256_000, 64, gpus);
+    return new Node(NodeId.of(id), "/r1", 256_000, 64, gpus);
   }
 
   /** The engine driven as SpindleScheduler drives it: a cycle clock moved once per cycle, every call journaled. */

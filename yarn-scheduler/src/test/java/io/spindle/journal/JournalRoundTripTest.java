@@ -6,12 +6,14 @@ import io.spindle.core.engine.Decision;
 import io.spindle.core.engine.DurableState;
 import io.spindle.core.engine.EngineEvent;
 import io.spindle.core.engine.PlacementSpec;
+import io.spindle.core.model.AppId;
 import io.spindle.core.model.Gpu;
 import io.spindle.core.model.GpuModel;
 import io.spindle.core.model.GpuModelCatalog;
 import io.spindle.core.model.MigLayout;
 import io.spindle.core.model.MigPlacement;
 import io.spindle.core.model.Node;
+import io.spindle.core.model.NodeId;
 import io.spindle.core.model.ResourceVector;
 import io.spindle.core.model.Resources;
 import io.spindle.core.placement.GpuSlot;
@@ -42,82 +44,82 @@ class JournalRoundTripTest {
   Path dir;
 
   static List<EngineEvent> everyEvent() {
-    Node migNode = new Node("mig-1:8041", "/spine1/rack2", 512_000, 96, List.of(Gpu.mig(0, H100, 0, H100_LAYOUT),
+    Node migNode = new Node(NodeId.of("mig-1:8041"), "/spine1/rack2", 512_000, 96, List.of(Gpu.mig(0, H100, 0, H100_LAYOUT),
         new Gpu(1, H100, 0, true), Gpu.mig(2, H100, 1, MigLayout.of(H100, List.of(mig(H100, "7g.80gb", 0))))));
-    Node a30Node = new Node("a30-1:8041", "/spine1/rack3", 128_000, 32,
+    Node a30Node = new Node(NodeId.of("a30-1:8041"), "/spine1/rack3", 128_000, 32,
         List.of(Gpu.mig(0, A30, 0, MigLayout.of(A30, List.of(mig(A30, "2g.12gb", 0), mig(A30, "1g.6gb+me", 3))))));
     return List.of(
         new EngineEvent.NodeAdded(migNode),
         new EngineEvent.NodeAdded(a30Node),
-        new EngineEvent.NodeAdded(new Node("whole-1:8041", "/spine2/rack1", 256_000, 64,
+        new EngineEvent.NodeAdded(new Node(NodeId.of("whole-1:8041"), "/spine2/rack1", 256_000, 64,
             List.of(new Gpu(0, H100, 0, false), new Gpu(1, H100, 1, false)))),
-        new EngineEvent.NodeAdded(new Node("cpu-1:8041", "/spine2/rack1", 64_000, 16, List.of())),
-        new EngineEvent.NodeRemoved("cpu-1:8041"),
-        new EngineEvent.AppSubmitted("application_1_0001", "root.a", "alice", 3),
-        new EngineEvent.AppSubmitted("application_1_0002", "b", null, 0),
-        new EngineEvent.Demand("application_1_0001", "p1/a0", WHOLE, 8,
+        new EngineEvent.NodeAdded(new Node(NodeId.of("cpu-1:8041"), "/spine2/rack1", 64_000, 16, List.of())),
+        new EngineEvent.NodeRemoved(NodeId.of("cpu-1:8041")),
+        new EngineEvent.AppSubmitted(AppId.of("application_1_0001"), "root.a", "alice", 3),
+        new EngineEvent.AppSubmitted(AppId.of("application_1_0002"), "b", null, 0),
+        new EngineEvent.Demand(AppId.of("application_1_0001"), "p1/a0", WHOLE, 8,
             new PlacementSpec(true, "rack", true, 3_600_000, true)),
-        new EngineEvent.Demand("application_1_0001", "p0/a0", Resources.of(1_024, 1), 1,
+        new EngineEvent.Demand(AppId.of("application_1_0001"), "p0/a0", Resources.of(1_024, 1), 1,
             PlacementSpec.APPLICATION_MASTER),
-        new EngineEvent.Demand("application_1_0002", "p1/a7", SLICE, 0, PlacementSpec.gang(null, false)),
-        new EngineEvent.Demand("application_1_0002", "p2/a7", WHOLE, 4,
+        new EngineEvent.Demand(AppId.of("application_1_0002"), "p1/a7", SLICE, 0, PlacementSpec.gang(null, false)),
+        new EngineEvent.Demand(AppId.of("application_1_0002"), "p2/a7", WHOLE, 4,
             PlacementSpec.gang("rack", false).withRestartOnMemberLoss(false)),
-        new EngineEvent.MigLayoutReported("mig-1:8041", 1, H100_LAYOUT),
-        new EngineEvent.MigLayoutReported("a30-1:8041", 0, MigLayout.empty(A30)),
-        new EngineEvent.ContainerRecovered(-3, "application_1_0002", "p0/a0", "whole-1:8041",
+        new EngineEvent.MigLayoutReported(NodeId.of("mig-1:8041"), 1, H100_LAYOUT),
+        new EngineEvent.MigLayoutReported(NodeId.of("a30-1:8041"), 0, MigLayout.empty(A30)),
+        new EngineEvent.ContainerRecovered(-3, AppId.of("application_1_0002"), "p0/a0", NodeId.of("whole-1:8041"),
             Resources.of(1_024, 1), false),
-        new EngineEvent.ContainerRecovered(-4, "application_1_0002", "p1/a0", "mig-1:8041",
+        new EngineEvent.ContainerRecovered(-4, AppId.of("application_1_0002"), "p1/a0", NodeId.of("mig-1:8041"),
             Resources.of(2_048, 1).withMig("3g.40gb", 1).withGpuModel("H100-80GB")),
         new EngineEvent.ContainerFinished(17),
         new EngineEvent.ContainerLost(18, "expired before it was launched"),
         new EngineEvent.ContainerLost(19, null),
-        new EngineEvent.CheckpointAnswered("application_1_0001", 5, CheckpointAnswer.DONE, 0, "hdfs:///ckpt/step-900"),
-        new EngineEvent.CheckpointAnswered("application_1_0001", 6, CheckpointAnswer.EXTEND, 60_000, null),
-        new EngineEvent.CheckpointReported("application_1_0002", 1_700_000_000_000L, "s3://bucket/ckpt/7"),
-        new EngineEvent.CheckpointReported("application_1_0002", 1_700_000_000_500L, null),
-        new EngineEvent.AppFinished("application_1_0002"));
+        new EngineEvent.CheckpointAnswered(AppId.of("application_1_0001"), 5, CheckpointAnswer.DONE, 0, "hdfs:///ckpt/step-900"),
+        new EngineEvent.CheckpointAnswered(AppId.of("application_1_0001"), 6, CheckpointAnswer.EXTEND, 60_000, null),
+        new EngineEvent.CheckpointReported(AppId.of("application_1_0002"), 1_700_000_000_000L, "s3://bucket/ckpt/7"),
+        new EngineEvent.CheckpointReported(AppId.of("application_1_0002"), 1_700_000_000_500L, null),
+        new EngineEvent.AppFinished(AppId.of("application_1_0002")));
   }
 
   static List<Decision> everyDecision() {
     ResourceVector charge = new ResourceVector(16_384, 4, 1_680);
     return List.of(
-        new Decision.Allocate(1, "application_1_0001", "p1/a0", "whole-1:8041", WHOLE,
+        new Decision.Allocate(1, AppId.of("application_1_0001"), "p1/a0", NodeId.of("whole-1:8041"), WHOLE,
             List.of(GpuSlot.whole(0), GpuSlot.whole(1)), charge),
-        new Decision.Allocate(2, "application_1_0002", "p1/a7", "a30-1:8041", SLICE,
+        new Decision.Allocate(2, AppId.of("application_1_0002"), "p1/a7", NodeId.of("a30-1:8041"), SLICE,
             List.of(new GpuSlot(0, mig(A30, "2g.12gb", 0))), new ResourceVector(4_096, 2, 420)),
-        new Decision.Allocate(3, "application_1_0002", "p1/a8", "mig-1:8041",
+        new Decision.Allocate(3, AppId.of("application_1_0002"), "p1/a8", NodeId.of("mig-1:8041"),
             Resources.of(2_048, 1).withMig("1g.10gb", 2),
             List.of(new GpuSlot(0, mig(H100, "1g.10gb", 0)), new GpuSlot(1, mig(H100, "1g.10gb", 6))),
             new ResourceVector(2_048, 1, 240)),
-        new Decision.Allocate(4, "application_1_0003", "p0/a0", "cpu-1:8041", Resources.of(1_024, 1), List.of(),
+        new Decision.Allocate(4, AppId.of("application_1_0003"), "p0/a0", NodeId.of("cpu-1:8041"), Resources.of(1_024, 1), List.of(),
             ResourceVector.of(1_024, 1, 0)),
-        new Decision.Reject("application_1_0004", null, "unknown queue 'nosuch'; leaf queues are [root.a]"),
-        new Decision.Reject("application_1_0004", "p3/a0", "unknown MIG profile '9g.1tb'"),
-        new Decision.Reserve("application_1_0001", "p1/a0", "/spine1/rack2", List.of("mig-1:8041", "whole-1:8041"),
+        new Decision.Reject(AppId.of("application_1_0004"), null, "unknown queue 'nosuch'; leaf queues are [root.a]"),
+        new Decision.Reject(AppId.of("application_1_0004"), "p3/a0", "unknown MIG profile '9g.1tb'"),
+        new Decision.Reserve(AppId.of("application_1_0001"), "p1/a0", "/spine1/rack2", List.of(NodeId.of("mig-1:8041"), NodeId.of("whole-1:8041")),
             Long.MAX_VALUE),
-        new Decision.Wait("application_1_0001", "p1/a0", "gang of 8 waits for its reservation on /spine1/rack2"),
-        new Decision.ReconfigureMig("mig-1:8041", 1, H100_LAYOUT, 1_700_000_030_000L),
-        new Decision.ReconfigureMig("a30-1:8041", 0, MigLayout.empty(A30), 0),
-        new Decision.RequestCheckpoint(5, "application_1_0002", "p1/a0", List.of(1L, 2L, 3L), 1_700_000_120_000L, 0,
-            1, 300_000, null, "application_1_0001", "p1/a0", "queue root.b is above its fair share"),
-        new Decision.RequestCheckpoint(5, "application_1_0002", "p1/a0", List.of(1L, 2L), 1_700_000_120_000L, 1, 1,
-            300_000, "no extensions left (1 granted); the deadline holds", "application_1_0001", "p1/a0",
+        new Decision.Wait(AppId.of("application_1_0001"), "p1/a0", "gang of 8 waits for its reservation on /spine1/rack2"),
+        new Decision.ReconfigureMig(NodeId.of("mig-1:8041"), 1, H100_LAYOUT, 1_700_000_030_000L),
+        new Decision.ReconfigureMig(NodeId.of("a30-1:8041"), 0, MigLayout.empty(A30), 0),
+        new Decision.RequestCheckpoint(5, AppId.of("application_1_0002"), "p1/a0", List.of(1L, 2L, 3L), 1_700_000_120_000L, 0,
+            1, 300_000, null, AppId.of("application_1_0001"), "p1/a0", "queue root.b is above its fair share"),
+        new Decision.RequestCheckpoint(5, AppId.of("application_1_0002"), "p1/a0", List.of(1L, 2L), 1_700_000_120_000L, 1, 1,
+            300_000, "no extensions left (1 granted); the deadline holds", AppId.of("application_1_0001"), "p1/a0",
             "queue root.b is above its fair share"),
-        new Decision.CancelCheckpoint(6, "application_1_0002", List.of(-4L), "the request it was for started"),
-        new Decision.Preempt(5, "application_1_0002", "p1/a0", List.of(1L, 2L), "hdfs:///ckpt/step-900",
+        new Decision.CancelCheckpoint(6, AppId.of("application_1_0002"), List.of(-4L), "the request it was for started"),
+        new Decision.Preempt(5, AppId.of("application_1_0002"), "p1/a0", List.of(1L, 2L), "hdfs:///ckpt/step-900",
             "answered DONE"),
-        new Decision.Preempt(7, "application_1_0002", "p1/a0", List.of(), null, "deadline passed"),
-        new Decision.RestartGang("application_1_0001", "p1/a0", List.of(1L, 3L), List.of(2L),
+        new Decision.Preempt(7, AppId.of("application_1_0002"), "p1/a0", List.of(), null, "deadline passed"),
+        new Decision.RestartGang(AppId.of("application_1_0001"), "p1/a0", List.of(1L, 3L), List.of(2L),
             "member 2 lost: node whole-1:8041 left"));
   }
 
   @Test
   void everyEntryEventAndDecisionReadsBackEqual() throws IOException {
     JournalEntry.Header header = header(1_700_000_000_000L);
-    DurableState state = new DurableState(8, 5, List.of(new DurableState.UnitState(4, "application_1_0002", "p1/a0",
+    DurableState state = new DurableState(8, 5, List.of(new DurableState.UnitState(4, AppId.of("application_1_0002"), "p1/a0",
         WHOLE, PlacementSpec.gang("rack", false), 1_699_999_000_000L, 2, List.of("container_1_0002_01_000002"))),
         List.of(), List.of(), List.of(),
-        List.of(new DurableState.CheckpointState("application_1_0002", 1_699_999_500_000L, "s3://b/c")), List.of(),
+        List.of(new DurableState.CheckpointState(AppId.of("application_1_0002"), 1_699_999_500_000L, "s3://b/c")), List.of(),
         new DurableState.StarvationState(List.of(), List.of(new DurableState.BelowFairShareSince("root.a", 7))),
         List.of());
     List<JournalEntry> written = List.of(

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.spindle.core.engine.Decision;
 import io.spindle.core.engine.EngineStats;
 import io.spindle.core.engine.QueueSnapshot;
+import io.spindle.core.model.AppId;
 import io.spindle.core.model.ResourceVector;
 import io.spindle.core.placement.MigSlices;
 import io.spindle.web.SpindleHttpServer;
@@ -30,10 +31,10 @@ class SpindleMetricsTest {
     metrics.publish(new EngineStats(2, 90_000, 1, 16, 5, Map.of("1g.10gb", 7), new MigSlices(14, 4, 3), 12, 3,
         45_000),
         List.of(queue("root", 3, 8), queue("root.a", 3, 8)));
-    metrics.decided(List.of(new Decision.Wait("app_1", "k", "full"), new Decision.Wait("app_1", "k", "full"),
-        new Decision.Reject("app_2", "k", "never"),
-        new Decision.Preempt(7, "app_3", "k", List.of(1L, 2L), null, "deadline passed")),
-        app -> app.equals("app_3") ? java.util.Optional.of("root.a") : java.util.Optional.empty());
+    metrics.decided(List.of(new Decision.Wait(AppId.of("app_1"), "k", "full"), new Decision.Wait(AppId.of("app_1"), "k", "full"),
+        new Decision.Reject(AppId.of("app_2"), "k", "never"),
+        new Decision.Preempt(7, AppId.of("app_3"), "k", List.of(1L, 2L), null, "deadline passed")),
+        app -> app.equals(AppId.of("app_3")) ? java.util.Optional.of("root.a") : java.util.Optional.empty());
     metrics.timeCycle().stop();
     metrics.checkpointAnswered("done", 1500);
 

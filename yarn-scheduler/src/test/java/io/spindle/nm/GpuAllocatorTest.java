@@ -7,6 +7,7 @@ import io.spindle.core.model.GpuModel;
 import io.spindle.core.model.GpuModelCatalog;
 import io.spindle.core.model.MigPlacement;
 import io.spindle.core.model.Node;
+import io.spindle.core.model.NodeId;
 import io.spindle.core.model.ResourceVector;
 import io.spindle.core.model.Resources;
 import io.spindle.core.model.Topology;
@@ -66,7 +67,7 @@ class GpuAllocatorTest {
         gpus.add(new Gpu(i, H100, islands[i], false));
       }
       ClusterState cluster = new ClusterState(Topology.singleRack());
-      cluster.addNode(new Node("n" + round, Topology.DEFAULT_RACK, 1 << 20, 256, gpus));
+      cluster.addNode(new Node(NodeId.of("n" + round), Topology.DEFAULT_RACK, 1 << 20, 256, gpus));
       List<GpuSlot> taken = new ArrayList<>();
       List<Integer> takenIndices = new ArrayList<>();
       for (int i = 0; i < gpuCount; i++) {
@@ -77,7 +78,7 @@ class GpuAllocatorTest {
       }
       if (!taken.isEmpty()) {
         Resources busy = Resources.of(0, 0).withGpus(taken.size());
-        cluster.commit(busy, new Placement("n" + round, taken, ResourceVector.of(0, 0, taken.size())));
+        cluster.commit(busy, new Placement(NodeId.of("n" + round), taken, ResourceVector.of(0, 0, taken.size())));
       }
       List<DiscoveredGpu> free = wholeGpus(islands, Set.copyOf(takenIndices));
       for (int want = 1; want <= free.size(); want++) {

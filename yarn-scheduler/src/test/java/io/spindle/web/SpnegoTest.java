@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.sun.net.httpserver.HttpHandler;
 import io.spindle.client.cli.SpindleCli;
 import io.spindle.core.engine.EngineStatus;
+import io.spindle.core.model.AppId;
 import io.spindle.core.status.AppHistory;
 import io.spindle.core.status.Explanation;
 import java.io.ByteArrayOutputStream;
@@ -449,12 +450,12 @@ class SpnegoTest {
     }
 
     @Override
-    public Explanation explain(String appId) {
+    public Explanation explain(AppId appId) {
       throw new UnsupportedOperationException("not in this test");
     }
 
     @Override
-    public List<AppHistory.Outcome> history(String appId) {
+    public List<AppHistory.Outcome> history(AppId appId) {
       return List.of();
     }
 

@@ -6,6 +6,7 @@ import io.spindle.client.CheckpointAckView;
 import io.spindle.client.CheckpointNoticeView;
 import io.spindle.core.engine.Decision;
 import io.spindle.core.engine.EngineEvent;
+import io.spindle.core.model.AppId;
 import io.spindle.metrics.SpindleMetrics;
 import java.util.ArrayList;
 import java.util.List;
@@ -59,13 +60,13 @@ class CheckpointDeliveryMetricsTest {
 
   @Test
   void reclaimsAreCountedApartByWhetherTheVictimAnsweredAndWithdrawalsOnTheirOwn() {
-    delivery.reclaimed(new Decision.Preempt(1, APP, "workers", List.of(1L), null,
+    delivery.reclaimed(new Decision.Preempt(1, AppId.of(APP), "workers", List.of(1L), null,
         "the checkpoint deadline (121000 ms) passed without a DONE answer; reclaimed for 4 GPUs of root.b"));
-    delivery.reclaimed(new Decision.Preempt(2, APP, "workers", List.of(2L), "hdfs:///ckpt/2",
+    delivery.reclaimed(new Decision.Preempt(2, AppId.of(APP), "workers", List.of(2L), "hdfs:///ckpt/2",
         "the application reported its checkpoint done; reclaimed for 4 GPUs of root.b"));
-    delivery.reclaimed(new Decision.Preempt(3, APP, "workers", List.of(3L), "hdfs:///ckpt/3",
+    delivery.reclaimed(new Decision.Preempt(3, AppId.of(APP), "workers", List.of(3L), "hdfs:///ckpt/3",
         "the application reported its checkpoint done; reclaimed for 4 GPUs of root.b"));
-    delivery.cancel(new Decision.CancelCheckpoint(4, APP, List.of(4L), "root.b no longer starves"));
+    delivery.cancel(new Decision.CancelCheckpoint(4, AppId.of(APP), List.of(4L), "root.b no longer starves"));
 
     assertThat(outcomes("reclaimed_at_deadline")).isEqualTo(1);
     assertThat(outcomes("reclaimed_after_done")).isEqualTo(2);

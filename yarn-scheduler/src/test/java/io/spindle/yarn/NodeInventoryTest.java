@@ -88,7 +88,7 @@ class NodeInventoryTest {
 
     awaitMirrored(2);
     Node rebuilt = inventory.rebuild(node).orElseThrow();
-    assertThat(rebuilt.id()).isEqualTo(node.toString());
+    assertThat(rebuilt.id().value()).isEqualTo(node.toString());
     assertThat(rebuilt.gpus()).extracting(Gpu::migEnabled).containsExactly(false, true);
     assertThat(rebuilt.gpus().get(1).migLayout().placements()).extracting(MigPlacement::start).containsExactly(0, 4);
     assertThat(rebuilt.gpus().get(1).nvlinkIsland()).isEqualTo(3);
@@ -103,7 +103,7 @@ class NodeInventoryTest {
 
     MigLayout wanted = MigLayout.empty(H100).with(new MigPlacement(H100.profile("3g.40gb").orElseThrow(), 0))
         .with(new MigPlacement(H100.profile("3g.40gb").orElseThrow(), 4));
-    assertThat(inventory.request(new Decision.ReconfigureMig(node.toString(), 0, wanted, 0))).isEmpty();
+    assertThat(inventory.request(new Decision.ReconfigureMig(YarnIds.node(node), 0, wanted, 0))).isEmpty();
     MigLayoutRecord desired = awaitDesired(1);
     assertThat(desired.getNode()).isEqualTo("gpu3.example:8041");
     assertThat(desired.getInstances()).extracting(MigInstanceRecord::getStart).containsExactly(0, 4);
@@ -114,7 +114,7 @@ class NodeInventoryTest {
 
     report(0, true, desired.getInstances(), 1);
     assertThat(inventory.onReport(next())).isEqualTo(new NodeInventory.Outcome.Report(
-        new EngineEvent.MigLayoutReported(node.toString(), 0, wanted)));
+        new EngineEvent.MigLayoutReported(YarnIds.node(node), 0, wanted)));
     now.addAndGet(TIMEOUT_MS);
     assertThat(inventory.overdueAnswers()).isEmpty();
   }
@@ -126,13 +126,13 @@ class NodeInventoryTest {
     awaitMirrored(1);
     Node n = inventory.register(node, "/rack1", resources(0));
     MigLayout current = n.gpus().get(0).migLayout();
-    inventory.request(new Decision.ReconfigureMig(node.toString(), 0, MigLayout.empty(H100), 0));
+    inventory.request(new Decision.ReconfigureMig(YarnIds.node(node), 0, MigLayout.empty(H100), 0));
 
     now.addAndGet(TIMEOUT_MS - 1);
     assertThat(inventory.overdueAnswers()).isEmpty();
     now.addAndGet(1);
     assertThat(inventory.overdueAnswers()).containsExactly(
-        new EngineEvent.MigLayoutReported(node.toString(), 0, current));
+        new EngineEvent.MigLayoutReported(YarnIds.node(node), 0, current));
     assertThat(inventory.overdueAnswers()).isEmpty();
   }
 

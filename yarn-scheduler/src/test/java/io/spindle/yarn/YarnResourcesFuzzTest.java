@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.code_intelligence.jazzer.junit.FuzzTest;
 import io.spindle.core.model.GpuModelCatalog;
 import io.spindle.core.model.Node;
+import io.spindle.core.model.NodeId;
 import io.spindle.core.model.Resources;
 import io.spindle.fuzz.FuzzInput;
 import io.spindle.fuzz.HostileInput;
@@ -90,7 +91,7 @@ class YarnResourcesFuzzTest {
   @Test
   void aNodeWithMoreGpusThanCanBeModelledIsRefused() {
     Resource total = Resource.newInstance(1 << 20, 64, Map.of("yarn.io/gpu", 2_000_000_000L));
-    assertThatThrownBy(() -> TRANSLATE.node("nm1.example:8041", "/rack1", total))
+    assertThatThrownBy(() -> TRANSLATE.node(NodeId.of("nm1.example:8041"), "/rack1", total))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at most 1024 GPUs per node");
   }
 
@@ -132,7 +133,7 @@ class YarnResourcesFuzzTest {
   private static String node(Resource total) {
     Node node;
     try {
-      node = TRANSLATE.node("nm1.example:8041", "/rack1", total);
+      node = TRANSLATE.node(NodeId.of("nm1.example:8041"), "/rack1", total);
     } catch (IllegalArgumentException e) {
       assertThat(e.getMessage()).containsAnyOf("nm1.example", "node.");
       return HostileInput.rejected(e, IllegalArgumentException.class);

@@ -2,6 +2,7 @@ package io.spindle.bench.soak;
 
 import io.spindle.core.engine.EngineStatus;
 import io.spindle.core.model.MigLayout;
+import io.spindle.core.model.NodeId;
 import io.spindle.core.placement.GpuSlot;
 import io.spindle.core.placement.NodeView;
 import io.spindle.yarn.SpindleScheduler;
@@ -73,14 +74,14 @@ public final class SlotAudit implements AutoCloseable {
     last = s;
     audits++;
     mostContainers = Math.max(mostContainers, s.containers().size());
-    Map<String, NodeView> nodes = new HashMap<>();
+    Map<NodeId, NodeView> nodes = new HashMap<>();
     for (NodeView n : s.nodes()) {
       nodes.put(n.node().id(), n);
     }
     Map<String, Long> wholeHolder = new HashMap<>();
     Map<String, Integer> slicesHeld = new HashMap<>();
     Map<String, Long> slicedBy = new HashMap<>();
-    Map<String, long[]> charged = new HashMap<>();
+    Map<NodeId, long[]> charged = new HashMap<>();
     for (EngineStatus.Container c : s.containers()) {
       long[] used = charged.computeIfAbsent(c.nodeId(), n -> new long[2]);
       used[0] += c.shape().memoryMb();

@@ -2,6 +2,7 @@ package io.spindle.core.engine;
 
 import io.spindle.core.engine.EngineEvent.AppSubmitted;
 import io.spindle.core.engine.EngineEvent.Demand;
+import io.spindle.core.model.AppId;
 import io.spindle.core.model.GpuModel;
 import io.spindle.core.model.GpuModelCatalog;
 import io.spindle.core.model.InvalidInputException;
@@ -95,7 +96,7 @@ final class Admission {
     state.addApp(e.appId(), state.queue(leaf.get().path()), user, e.priority(), clock.nowMillis());
   }
 
-  void finish(String appId) {
+  void finish(AppId appId) {
     state.forgetRejection(appId);
     AppState app = state.app(appId);
     if (app == null) {

@@ -1,5 +1,6 @@
 package io.spindle.core.engine;
 
+import io.spindle.core.model.AppId;
 import io.spindle.core.model.Resources;
 import io.spindle.core.placement.Placement;
 
@@ -8,4 +9,4 @@ import io.spindle.core.placement.Placement;
  *
  * @param endsAtMillis when it declared it will have ended; {@code Long.MAX_VALUE} if it declared nothing
  */
-record Allocation(long id, String appId, String requestKey, Resources shape, Placement placement, long endsAtMillis) {}
+record Allocation(long id, AppId appId, String requestKey, Resources shape, Placement placement, long endsAtMillis) {}

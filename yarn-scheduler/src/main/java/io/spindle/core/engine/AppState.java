@@ -1,5 +1,6 @@
 package io.spindle.core.engine;
 
+import io.spindle.core.model.AppId;
 import io.spindle.core.model.ResourceVector;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
@@ -21,7 +22,7 @@ final class AppState {
     return Long.compare(a.seq, b.seq);
   };
 
-  final String id;
+  final AppId id;
   final String user;
   final int priority;
   final long submitTimeMillis;
@@ -31,7 +32,7 @@ final class AppState {
   final Set<Long> allocations = new LinkedHashSet<>();
   ResourceVector usage = ResourceVector.ZERO;
 
-  AppState(String id, QueueState leaf, String user, int priority, long submitTimeMillis, long seq) {
+  AppState(AppId id, QueueState leaf, String user, int priority, long submitTimeMillis, long seq) {
     this.id = id;
     this.leaf = leaf;
     this.user = user;

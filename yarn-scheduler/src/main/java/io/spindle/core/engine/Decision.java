@@ -1,6 +1,8 @@
 package io.spindle.core.engine;
 
+import io.spindle.core.model.AppId;
 import io.spindle.core.model.MigLayout;
+import io.spindle.core.model.NodeId;
 import io.spindle.core.model.Resources;
 import io.spindle.core.placement.GpuSlot;
 import io.spindle.core.model.ResourceVector;
@@ -10,7 +12,7 @@ import java.util.List;
 public sealed interface Decision {
 
   /** Start one container of {@code shape} for the application's request {@code requestKey} on {@code nodeId}. */
-  record Allocate(long allocationId, String appId, String requestKey, String nodeId, Resources shape,
+  record Allocate(long allocationId, AppId appId, String requestKey, NodeId nodeId, Resources shape,
       List<GpuSlot> gpus, ResourceVector charge) implements Decision {
     public Allocate {
       gpus = List.copyOf(gpus);
@@ -21,13 +23,13 @@ public sealed interface Decision {
    * The application ({@code requestKey == null}) or one of its requests cannot be served, ever, as asked: an unknown
    * queue, an unknown MIG profile, a container larger than any node or than the queue's maximum.
    */
-  record Reject(String appId, String requestKey, String reason) implements Decision {}
+  record Reject(AppId appId, String requestKey, String reason) implements Decision {}
 
   /**
    * Nodes are held for a gang that does not fit yet: nothing else starts there (but backfill that ends before
    * {@code projectedStartMillis}) until the gang does, or the reservation times out.
    */
-  record Reserve(String appId, String requestKey, String subtree, List<String> nodeIds, long projectedStartMillis)
+  record Reserve(AppId appId, String requestKey, String subtree, List<NodeId> nodeIds, long projectedStartMillis)
       implements Decision {
     public Reserve {
       nodeIds = List.copyOf(nodeIds);
@@ -35,7 +37,7 @@ public sealed interface Decision {
   }
 
   /** A request still waits, and why. Emitted when the reason changes, not every cycle. */
-  record Wait(String appId, String requestKey, String reason) implements Decision {}
+  record Wait(AppId appId, String requestKey, String reason) implements Decision {}
 
   /**
    * Re-partition a MIG GPU to {@code layout}. Every instance a container holds is in {@code layout}, and the node
@@ -44,7 +46,7 @@ public sealed interface Decision {
    * ({@link EngineEvent.MigLayoutReported}); the new instances count from then, and not before
    * {@code availableAtMillis}. Never the layout the GPU already has.
    */
-  record ReconfigureMig(String nodeId, int gpuIndex, MigLayout layout, long availableAtMillis) implements Decision {}
+  record ReconfigureMig(NodeId nodeId, int gpuIndex, MigLayout layout, long availableAtMillis) implements Decision {}
 
   /**
    * Ask the application to checkpoint the victim's containers before {@code deadlineMillis} (engine clock): the
@@ -62,9 +64,9 @@ public sealed interface Decision {
    * @param forAppId the application the capacity is reclaimed for (with {@code forRequestKey}, its request)
    * @param reason why the victim was chosen, for people; the same on every issue of the notice
    */
-  record RequestCheckpoint(long noticeId, String appId, String requestKey, List<Long> allocationIds,
+  record RequestCheckpoint(long noticeId, AppId appId, String requestKey, List<Long> allocationIds,
       long deadlineMillis, int extensionsGranted, int maxExtensions, long maxExtensionMillis, String refusal,
-      String forAppId, String forRequestKey, String reason) implements Decision {
+      AppId forAppId, String forRequestKey, String reason) implements Decision {
     public RequestCheckpoint {
       allocationIds = List.copyOf(allocationIds);
     }
@@ -78,7 +80,7 @@ public sealed interface Decision {
    * A checkpoint notice is withdrawn before its reclaim: the request it was for started or went away. The
    * application keeps its containers.
    */
-  record CancelCheckpoint(long noticeId, String appId, List<Long> allocationIds, String reason)
+  record CancelCheckpoint(long noticeId, AppId appId, List<Long> allocationIds, String reason)
       implements Decision {
     public CancelCheckpoint {
       allocationIds = List.copyOf(allocationIds);
@@ -92,7 +94,7 @@ public sealed interface Decision {
    * whole under {@code requestKey}; the driver asks for it again on the application's behalf, the lost members
    * included, as it does after a preemption.
    */
-  record RestartGang(String appId, String requestKey, List<Long> allocationIds, List<Long> lostAllocationIds,
+  record RestartGang(AppId appId, String requestKey, List<Long> allocationIds, List<Long> lostAllocationIds,
       String reason) implements Decision {
     public RestartGang {
       allocationIds = List.copyOf(allocationIds);
@@ -108,7 +110,7 @@ public sealed interface Decision {
    * reference from its DONE answer or last {@link EngineEvent.CheckpointReported}, or {@code null}) is what it
    * should resume from.
    */
-  record Preempt(long noticeId, String appId, String requestKey, List<Long> allocationIds, String checkpointLocation,
+  record Preempt(long noticeId, AppId appId, String requestKey, List<Long> allocationIds, String checkpointLocation,
       String reason) implements Decision {
     public Preempt {
       allocationIds = List.copyOf(allocationIds);

@@ -1,6 +1,9 @@
 package io.spindle.core.engine;
 
+import io.spindle.core.model.AppId;
 import io.spindle.core.model.InvalidInputException;
+import io.spindle.core.model.NodeId;
+import io.spindle.core.model.RequestRef;
 import io.spindle.core.model.Resources;
 import io.spindle.core.preemption.CheckpointHandshake;
 import io.spindle.core.preemption.Need;
@@ -39,7 +42,8 @@ import java.util.Set;
  * @param starvation how long requests and queues have starved
  * @param declaredEnds when running containers that declared a run time will have ended
  */
-public record DurableState(long nextNoticeId, long nextUnitId, List<UnitState> units, List<ReservationState> reservations,
+public record DurableState(long nextNoticeId, long nextUnitId, List<UnitState> units,
+    List<ReservationState> reservations,
     List<ReservationBackoff> reservationBackoffs, List<ReclaimState> reclaims, List<CheckpointState> checkpoints,
     List<ResumeState> resumeFrom, StarvationState starvation, List<DeclaredEnd> declaredEnds) {
 
@@ -52,8 +56,8 @@ public record DurableState(long nextNoticeId, long nextUnitId, List<UnitState> u
    * starvation clocks). {@link Engine#restore} matches those against the asks of the cycle after it, so a driver
    * should let these applications ask again before restoring.
    */
-  public Set<String> requestingApps() {
-    Set<String> apps = new java.util.TreeSet<>();
+  public Set<AppId> requestingApps() {
+    Set<AppId> apps = new java.util.TreeSet<>();
     reservations.forEach(r -> apps.add(r.appId()));
     reservationBackoffs.forEach(b -> apps.add(b.appId()));
     reclaims.forEach(r -> apps.add(r.need().appId()));
@@ -89,16 +93,17 @@ public record DurableState(long nextNoticeId, long nextUnitId, List<UnitState> u
         }
       }
     }
-    unique("reservation", reservations.stream().map(r -> r.appId() + "/" + r.requestKey()).toList());
-    Set<String> reservedNodes = new HashSet<>();
+    unique("reservation", reservations.stream().map(r -> new RequestRef(r.appId(), r.requestKey())).toList());
+    Set<NodeId> reservedNodes = new HashSet<>();
     for (ReservationState r : reservations) {
-      for (String node : r.nodeIds()) {
+      for (NodeId node : r.nodeIds()) {
         if (!reservedNodes.add(node)) {
           throw new InvalidInputException("reserved node", node, "held by two reservations");
         }
       }
     }
-    unique("reservation backoff", reservationBackoffs.stream().map(b -> b.appId() + "/" + b.requestKey()).toList());
+    unique("reservation backoff", reservationBackoffs.stream().map(b -> new RequestRef(b.appId(),
+        b.requestKey())).toList());
     Set<Long> notices = new HashSet<>();
     Set<Long> liveVictims = new HashSet<>();
     for (ReclaimState r : reclaims) {
@@ -129,7 +134,7 @@ public record DurableState(long nextNoticeId, long nextUnitId, List<UnitState> u
       }
     }
     unique("checkpoint report", checkpoints.stream().map(CheckpointState::appId).toList());
-    unique("resume location", resumeFrom.stream().map(r -> r.appId() + "/" + r.requestKey()).toList());
+    unique("resume location", resumeFrom.stream().map(r -> new RequestRef(r.appId(), r.requestKey())).toList());
     unique("declared end", declaredEnds.stream().map(DeclaredEnd::container).toList());
   }
 
@@ -143,7 +148,7 @@ public record DurableState(long nextNoticeId, long nextUnitId, List<UnitState> u
    * @param containers its containers still running, by name; empty for a victim whose containers have all ended
    *     while its reclaim completes
    */
-  public record UnitState(long unitId, String appId, String requestKey, Resources shape, PlacementSpec spec,
+  public record UnitState(long unitId, AppId appId, String requestKey, Resources shape, PlacementSpec spec,
       long startMillis, int size, List<String> containers) {
     public UnitState {
       positive("unitId", unitId);
@@ -166,7 +171,7 @@ public record DurableState(long nextNoticeId, long nextUnitId, List<UnitState> u
    *
    * @param gangSize how many containers the gang asked for when the nodes were reserved
    */
-  public record ReservationState(String appId, String requestKey, String subtree, List<String> nodeIds,
+  public record ReservationState(AppId appId, String requestKey, String subtree, List<NodeId> nodeIds,
       long createdMillis, int gangSize) {
     public ReservationState {
       require("appId", appId);
@@ -182,7 +187,7 @@ public record DurableState(long nextNoticeId, long nextUnitId, List<UnitState> u
   }
 
   /** A gang whose reservation timed out reserves no nodes again before {@code noReservationBeforeMillis}. */
-  public record ReservationBackoff(String appId, String requestKey, long noReservationBeforeMillis) {
+  public record ReservationBackoff(AppId appId, String requestKey, long noReservationBeforeMillis) {
     public ReservationBackoff {
       require("appId", appId);
       require("requestKey", requestKey);
@@ -215,7 +220,7 @@ public record DurableState(long nextNoticeId, long nextUnitId, List<UnitState> u
    * @param state {@code RECLAIM_DUE}: DONE was received; {@code RECLAIMING}: the containers were ordered killed
    * @param reclaimReason why the reclaim happened, once it did
    */
-  public record NoticeState(long noticeId, long unitId, String appId, String requestKey,
+  public record NoticeState(long noticeId, long unitId, AppId appId, String requestKey,
       List<NoticeContainer> containers, long noticedAtMillis, long deadlineMillis, int extensionsGranted,
       int maxExtensions, long maxExtensionMillis, String reason, String checkpointLocation,
       CheckpointHandshake.State state, String reclaimReason) {
@@ -255,7 +260,7 @@ public record DurableState(long nextNoticeId, long nextUnitId, List<UnitState> u
    * @param name the driver's name; may be {@code null} for a container that ended
    * @param endsAtMillis when it declared it will have ended; {@code Long.MAX_VALUE} if it declared nothing
    */
-  public record NoticeContainer(String name, String nodeId, Resources shape, long endsAtMillis, boolean ended) {
+  public record NoticeContainer(String name, NodeId nodeId, Resources shape, long endsAtMillis, boolean ended) {
     public NoticeContainer {
       if (!ended) {
         require("name", name);
@@ -266,14 +271,14 @@ public record DurableState(long nextNoticeId, long nextUnitId, List<UnitState> u
   }
 
   /** The application's last checkpoint report: work before {@code atMillis} is not lost by preemption. */
-  public record CheckpointState(String appId, long atMillis, String location) {
+  public record CheckpointState(AppId appId, long atMillis, String location) {
     public CheckpointState {
       require("appId", appId);
     }
   }
 
   /** Where a request re-queued after preemption should resume from. */
-  public record ResumeState(String appId, String requestKey, String location) {
+  public record ResumeState(AppId appId, String requestKey, String location) {
     public ResumeState {
       require("appId", appId);
       require("requestKey", requestKey);
@@ -286,12 +291,12 @@ public record DurableState(long nextNoticeId, long nextUnitId, List<UnitState> u
     public StarvationState {
       requests = copy("requests", requests);
       queues = copy("queues", queues);
-      unique("starving request", requests.stream().map(w -> w.appId() + "/" + w.requestKey()).toList());
+      unique("starving request", requests.stream().map(w -> new RequestRef(w.appId(), w.requestKey())).toList());
       unique("starving queue", queues.stream().map(BelowFairShareSince::queue).toList());
     }
   }
 
-  public record WaitingSince(String appId, String requestKey, long sinceMillis) {
+  public record WaitingSince(AppId appId, String requestKey, long sinceMillis) {
     public WaitingSince {
       require("appId", appId);
       require("requestKey", requestKey);
@@ -336,9 +341,9 @@ public record DurableState(long nextNoticeId, long nextUnitId, List<UnitState> u
     }
   }
 
-  private static void unique(String what, List<String> keys) {
-    Set<String> seen = new HashSet<>();
-    for (String k : keys) {
+  private static <T> void unique(String what, List<T> keys) {
+    Set<T> seen = new HashSet<>();
+    for (T k : keys) {
       if (!seen.add(k)) {
         throw new InvalidInputException(what, k, "appears twice");
       }

@@ -7,6 +7,7 @@ import io.spindle.core.engine.EngineEvent.Demand;
 import io.spindle.core.engine.EngineEvent.MigLayoutReported;
 import io.spindle.core.engine.EngineEvent.NodeAdded;
 import io.spindle.core.engine.EngineEvent.NodeRemoved;
+import io.spindle.core.model.AppId;
 import io.spindle.core.model.GpuModelCatalog;
 import io.spindle.core.model.InvalidInputException;
 import io.spindle.core.model.ResourceVector;
@@ -244,7 +245,7 @@ public final class Engine {
   }
 
   /** The reason each waiting request of the application was last given, by request key. */
-  public Map<String, String> pendingReasons(String appId) {
+  public Map<String, String> pendingReasons(AppId appId) {
     return views.pendingReasons(appId);
   }
 
@@ -263,7 +264,7 @@ public final class Engine {
     return views.status(cycles);
   }
 
-  public Optional<ResourceVector> appUsage(String appId) {
+  public Optional<ResourceVector> appUsage(AppId appId) {
     return Optional.ofNullable(state.app(appId)).map(a -> a.usage);
   }
 
@@ -288,7 +289,7 @@ public final class Engine {
   }
 
   /** Where a request re-queued after preemption should resume from, as its application last said. */
-  public Optional<String> resumeCheckpoint(String appId, String requestKey) {
+  public Optional<String> resumeCheckpoint(AppId appId, String requestKey) {
     return preemption.resumeFrom(appId, requestKey);
   }
 }

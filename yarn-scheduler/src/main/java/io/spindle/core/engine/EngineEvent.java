@@ -1,7 +1,9 @@
 package io.spindle.core.engine;
 
+import io.spindle.core.model.AppId;
 import io.spindle.core.model.MigLayout;
 import io.spindle.core.model.Node;
+import io.spindle.core.model.NodeId;
 import io.spindle.core.model.Resources;
 import io.spindle.core.preemption.CheckpointAnswer;
 
@@ -11,35 +13,35 @@ public sealed interface EngineEvent {
   record NodeAdded(Node node) implements EngineEvent {}
 
   /** The node is gone; containers on it are gone with it and their resources are no longer charged. */
-  record NodeRemoved(String nodeId) implements EngineEvent {}
+  record NodeRemoved(NodeId nodeId) implements EngineEvent {}
 
   /**
    * @param queue leaf queue by name or full path
    * @param priority higher runs first within a queue (YARN's application priority)
    */
-  record AppSubmitted(String appId, String queue, String user, int priority) implements EngineEvent {}
+  record AppSubmitted(AppId appId, String queue, String user, int priority) implements EngineEvent {}
 
   /** The application ended: its pending demands are dropped and its containers released. */
-  record AppFinished(String appId) implements EngineEvent {}
+  record AppFinished(AppId appId) implements EngineEvent {}
 
   /**
    * The application now wants {@code count} more containers of {@code shape} under {@code requestKey}. A new
    * event for the same key replaces the outstanding count (YARN's resource requests work that way); 0 cancels.
    * With a gang {@link PlacementSpec}, the {@code count} containers are one gang.
    */
-  record Demand(String appId, String requestKey, Resources shape, int count, PlacementSpec spec)
+  record Demand(AppId appId, String requestKey, Resources shape, int count, PlacementSpec spec)
       implements EngineEvent {
     public Demand {
       spec = spec == null ? PlacementSpec.SINGLE : spec;
     }
 
-    public Demand(String appId, String requestKey, Resources shape, int count) {
+    public Demand(AppId appId, String requestKey, Resources shape, int count) {
       this(appId, requestKey, shape, count, PlacementSpec.SINGLE);
     }
   }
 
   /** What exists on a MIG-mode GPU, as its node reports it (after a re-partition, or on its own). */
-  record MigLayoutReported(String nodeId, int gpuIndex, MigLayout layout) implements EngineEvent {}
+  record MigLayoutReported(NodeId nodeId, int gpuIndex, MigLayout layout) implements EngineEvent {}
 
   /**
    * A container that already runs, learned after a restart or a failover (YARN's work-preserving recovery): it is
@@ -47,10 +49,10 @@ public sealed interface EngineEvent {
    * it keeps apart from the ids the engine hands out. {@code preemptible} is {@code false} for an application
    * master's container (see {@link PlacementSpec#preemptible()}).
    */
-  record ContainerRecovered(long allocationId, String appId, String requestKey, String nodeId, Resources shape,
+  record ContainerRecovered(long allocationId, AppId appId, String requestKey, NodeId nodeId, Resources shape,
       boolean preemptible) implements EngineEvent {
 
-    public ContainerRecovered(long allocationId, String appId, String requestKey, String nodeId, Resources shape) {
+    public ContainerRecovered(long allocationId, AppId appId, String requestKey, NodeId nodeId, Resources shape) {
       this(allocationId, appId, requestKey, nodeId, shape, true);
     }
   }
@@ -71,7 +73,7 @@ public sealed interface EngineEvent {
    * with where the checkpoint is; or EXTEND, asking to move the deadline by {@code requestedExtensionMillis} (0: as
    * much as allowed). An answer to a notice that was already reclaimed or withdrawn changes nothing.
    */
-  record CheckpointAnswered(String appId, long noticeId, CheckpointAnswer answer, long requestedExtensionMillis,
+  record CheckpointAnswered(AppId appId, long noticeId, CheckpointAnswer answer, long requestedExtensionMillis,
       String checkpointLocation) implements EngineEvent {
     public CheckpointAnswered {
       if (answer == null) {
@@ -88,5 +90,5 @@ public sealed interface EngineEvent {
    * before it is not lost if its containers are preempted, so it becomes a cheaper victim; and a preempted request
    * is told to resume from {@code location}.
    */
-  record CheckpointReported(String appId, long lastCheckpointMillis, String location) implements EngineEvent {}
+  record CheckpointReported(AppId appId, long lastCheckpointMillis, String location) implements EngineEvent {}
 }

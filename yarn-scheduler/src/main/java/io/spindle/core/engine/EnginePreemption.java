@@ -2,6 +2,7 @@ package io.spindle.core.engine;
 
 import io.spindle.core.engine.EngineEvent.CheckpointAnswered;
 import io.spindle.core.engine.EngineEvent.CheckpointReported;
+import io.spindle.core.model.AppId;
 import io.spindle.core.model.InvalidInputException;
 import io.spindle.core.model.RequestRef;
 import io.spindle.core.model.ResourceVector;
@@ -78,7 +79,7 @@ final class EnginePreemption {
     }
   }
 
-  void recovered(String appId, String requestKey, Resources shape, ResourceVector charge,
+  void recovered(AppId appId, String requestKey, Resources shape, ResourceVector charge,
       long allocationId, boolean preemptible) {
     if (runs.recovered(appId, requestKey, shape, charge, allocationId, preemptible)) {
       preemption.durableChange();
@@ -107,7 +108,7 @@ final class EnginePreemption {
     preemption.durableChange();
   }
 
-  void appFinished(String appId) {
+  void appFinished(AppId appId) {
     preemption.durableChange();
     preemption.checkpoints.remove(appId);
     preemption.resumeFrom.keySet().removeIf(owner -> owner.appId().equals(appId));
@@ -349,7 +350,7 @@ final class EnginePreemption {
     return ledger.nextDeadlineMillis();
   }
 
-  Optional<String> resumeFrom(String appId, String requestKey) {
+  Optional<String> resumeFrom(AppId appId, String requestKey) {
     return Optional.ofNullable(preemption.resumeFrom.get(new RequestRef(appId, requestKey)));
   }
 

@@ -1,5 +1,7 @@
 package io.spindle.core.engine;
 
+import io.spindle.core.model.AppId;
+import io.spindle.core.model.NodeId;
 import io.spindle.core.model.ResourceVector;
 import io.spindle.core.placement.ClusterState;
 import io.spindle.core.queue.QueueConfig;
@@ -30,11 +32,11 @@ final class EngineState {
   private QueueTree tree;
   private Map<String, QueueState> queues;
   private QueueState root;
-  private final Map<String, AppState> apps = new LinkedHashMap<>();
+  private final Map<AppId, AppState> apps = new LinkedHashMap<>();
   /** Applications rejected at submission: told why once, their further events change nothing. */
-  private final Set<String> rejectedApps = new LinkedHashSet<>();
+  private final Set<AppId> rejectedApps = new LinkedHashSet<>();
   private final Map<Long, Allocation> allocations = new HashMap<>();
-  private final Map<String, Set<Long>> allocationsByNode = new HashMap<>();
+  private final Map<NodeId, Set<Long>> allocationsByNode = new HashMap<>();
   /** Told of every release, after the state has forgotten the allocation (gang runs, preemption units). */
   private final List<LongConsumer> releaseListeners = new ArrayList<>();
   private long nextAllocationId = 1;
@@ -124,11 +126,11 @@ final class EngineState {
 
   // ---------------------------------------------------------------- applications
 
-  AppState app(String appId) {
+  AppState app(AppId appId) {
     return apps.get(appId);
   }
 
-  boolean hasApp(String appId) {
+  boolean hasApp(AppId appId) {
     return apps.containsKey(appId);
   }
 
@@ -137,25 +139,25 @@ final class EngineState {
     return Collections.unmodifiableCollection(apps.values());
   }
 
-  AppState addApp(String appId, QueueState leaf, String user, int priority, long submitMillis) {
+  AppState addApp(AppId appId, QueueState leaf, String user, int priority, long submitMillis) {
     AppState app = new AppState(appId, leaf, user, priority, submitMillis, nextAppSeq++);
     apps.put(appId, app);
     return app;
   }
 
-  void removeApp(String appId) {
+  void removeApp(AppId appId) {
     apps.remove(appId);
   }
 
-  void rejected(String appId) {
+  void rejected(AppId appId) {
     rejectedApps.add(appId);
   }
 
-  boolean wasRejected(String appId) {
+  boolean wasRejected(AppId appId) {
     return rejectedApps.contains(appId);
   }
 
-  void forgetRejection(String appId) {
+  void forgetRejection(AppId appId) {
     rejectedApps.remove(appId);
   }
 
@@ -216,11 +218,11 @@ final class EngineState {
   }
 
   /** The allocations on a node, in the order they were made there. */
-  Set<Long> onNode(String nodeId) {
+  Set<Long> onNode(NodeId nodeId) {
     return allocationsByNode.getOrDefault(nodeId, Set.of());
   }
 
-  void nodeLeft(String nodeId) {
+  void nodeLeft(NodeId nodeId) {
     allocationsByNode.remove(nodeId);
   }
 

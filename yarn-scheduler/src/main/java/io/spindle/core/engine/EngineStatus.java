@@ -1,5 +1,7 @@
 package io.spindle.core.engine;
 
+import io.spindle.core.model.AppId;
+import io.spindle.core.model.NodeId;
 import io.spindle.core.model.ResourceVector;
 import io.spindle.core.model.Resources;
 import io.spindle.core.placement.GpuSlot;
@@ -26,7 +28,7 @@ public record EngineStatus(long cycle, long timeMillis, List<QueueSnapshot> queu
     containers = List.copyOf(containers);
   }
 
-  public Optional<App> app(String appId) {
+  public Optional<App> app(AppId appId) {
     return apps.stream().filter(a -> a.appId().equals(appId)).findFirst();
   }
 
@@ -35,7 +37,7 @@ public record EngineStatus(long cycle, long timeMillis, List<QueueSnapshot> queu
   }
 
   /** An application the engine knows: submitted and not finished (or rejected). */
-  public record App(String appId, String queue, String user, int priority, long submitTimeMillis,
+  public record App(AppId appId, String queue, String user, int priority, long submitTimeMillis,
       ResourceVector usage, int containers, List<Request> requests) {
     public App {
       requests = List.copyOf(requests);
@@ -56,14 +58,14 @@ public record EngineStatus(long cycle, long timeMillis, List<QueueSnapshot> queu
    *
    * @param projectedStartMillis when the gang is expected to fit; {@code Long.MAX_VALUE} if unknown
    */
-  public record Held(String subtree, List<String> nodeIds, long sinceMillis, long projectedStartMillis) {
+  public record Held(String subtree, List<NodeId> nodeIds, long sinceMillis, long projectedStartMillis) {
     public Held {
       nodeIds = List.copyOf(nodeIds);
     }
   }
 
   /** A container the engine charges, and the GPUs (whole, or MIG instances) it holds. */
-  public record Container(long allocationId, String appId, String requestKey, String nodeId, Resources shape,
+  public record Container(long allocationId, AppId appId, String requestKey, NodeId nodeId, Resources shape,
       List<GpuSlot> gpus) {
     public Container {
       gpus = List.copyOf(gpus);

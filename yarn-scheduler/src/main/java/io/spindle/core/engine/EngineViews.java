@@ -1,6 +1,7 @@
 package io.spindle.core.engine;
 
 import io.spindle.core.engine.EngineEvent.Demand;
+import io.spindle.core.model.AppId;
 import io.spindle.core.placement.ClusterState;
 import io.spindle.core.placement.Reservation;
 import io.spindle.core.queue.FairShareCalculator;
@@ -53,7 +54,7 @@ final class EngineViews {
   }
 
   /** The reason each waiting request of the application was last given, by request key. */
-  Map<String, String> pendingReasons(String appId) {
+  Map<String, String> pendingReasons(AppId appId) {
     AppState app = state.app(appId);
     if (app == null) {
       return Map.of();

@@ -1,5 +1,6 @@
 package io.spindle.core.engine;
 
+import io.spindle.core.model.AppId;
 import io.spindle.core.model.ResourceVector;
 import io.spindle.core.model.Resources;
 import java.util.ArrayList;
@@ -42,7 +43,7 @@ final class GangRun {
    * did not restore. 0 for a run that only restarts on member loss.
    */
   long id;
-  final String appId;
+  final AppId appId;
   final String requestKey;
   final Resources shape;
   final PlacementSpec spec;
@@ -60,7 +61,7 @@ final class GangRun {
   int size;
   private Phase phase = Phase.RUNNING;
 
-  GangRun(long id, String appId, String requestKey, Resources shape, PlacementSpec spec, ResourceVector unitCharge,
+  GangRun(long id, AppId appId, String requestKey, Resources shape, PlacementSpec spec, ResourceVector unitCharge,
       int requiredDepth, long startMillis, boolean preemptible, boolean restartsOnLoss) {
     this.id = id;
     this.appId = appId;

@@ -1,5 +1,6 @@
 package io.spindle.core.engine;
 
+import io.spindle.core.model.AppId;
 import io.spindle.core.model.RequestRef;
 import io.spindle.core.model.ResourceVector;
 import io.spindle.core.model.Resources;
@@ -56,7 +57,7 @@ final class GangRuns {
   }
 
   /** A container recovered after a restart; the preemptible ones of a request form one run. */
-  boolean recovered(String appId, String requestKey, Resources shape, ResourceVector charge, long allocationId,
+  boolean recovered(AppId appId, String requestKey, Resources shape, ResourceVector charge, long allocationId,
       boolean preemptible) {
     if (!preemptionEnabled || !preemptible) {
       return false;
@@ -75,7 +76,7 @@ final class GangRuns {
   }
 
   /** A run rebuilt from saved state; its members join with {@link #move}. */
-  GangRun restored(long id, String appId, String requestKey, Resources shape, PlacementSpec spec,
+  GangRun restored(long id, AppId appId, String requestKey, Resources shape, PlacementSpec spec,
       ResourceVector unitCharge, int requiredDepth, long startMillis, int size) {
     GangRun run = new GangRun(id, appId, requestKey, shape, spec, unitCharge, requiredDepth, startMillis, true,
         false);
@@ -123,7 +124,7 @@ final class GangRuns {
     }
   }
 
-  void appFinished(String appId) {
+  void appFinished(AppId appId) {
     recoveredByOwner.keySet().removeIf(owner -> owner.appId().equals(appId));
   }
 

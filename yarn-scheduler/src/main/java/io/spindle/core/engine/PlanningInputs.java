@@ -1,5 +1,6 @@
 package io.spindle.core.engine;
 
+import io.spindle.core.model.NodeId;
 import io.spindle.core.model.RequestRef;
 import io.spindle.core.model.ResourceVector;
 import io.spindle.core.queue.QueueShare;
@@ -27,7 +28,7 @@ record PlanningInputs(long changes, long period, ResourceVector capacity, Resour
 
   record QueueFigures(ResourceVector usage, QueueShare share) {}
 
-  record Held(RequestRef owner, List<String> nodeIds) {
+  record Held(RequestRef owner, List<NodeId> nodeIds) {
     Held {
       nodeIds = List.copyOf(nodeIds);
     }

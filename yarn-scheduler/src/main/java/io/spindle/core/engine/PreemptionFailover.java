@@ -1,5 +1,6 @@
 package io.spindle.core.engine;
 
+import io.spindle.core.model.AppId;
 import io.spindle.core.model.InvalidInputException;
 import io.spindle.core.model.RequestRef;
 import io.spindle.core.placement.ClusterState;
@@ -287,7 +288,7 @@ final class PreemptionFailover {
    * Charges, on its node, a stand-in for a victim's container that ended before or during the failover: the old
    * leader held such a container's capacity until its reclaim completed. Returns its allocation id.
    */
-  private long holdEnded(String appId, String requestKey, DurableState.NoticeContainer c) {
+  private long holdEnded(AppId appId, String requestKey, DurableState.NoticeContainer c) {
     Placement placement = cluster.placeOn(c.nodeId(), c.shape());
     if (placement == null) {
       throw new InvalidInputException("nodeId", c.nodeId(), cluster.hasNode(c.nodeId())
@@ -345,7 +346,7 @@ final class PreemptionFailover {
   }
 
   /** Why a recovered container cannot join a run of {@code appId}, or {@code null}. */
-  private String joinable(long id, String appId, Collection<GangRun> restoredSoFar) {
+  private String joinable(long id, AppId appId, Collection<GangRun> restoredSoFar) {
     Allocation a = state.allocation(id);
     GangRun current = runs.of(id);
     if (!a.appId().equals(appId)) {

@@ -1,5 +1,6 @@
 package io.spindle.core.engine;
 
+import io.spindle.core.model.AppId;
 import io.spindle.core.model.RequestRef;
 import io.spindle.core.preemption.CheckpointHandshake;
 import io.spindle.core.preemption.Need;
@@ -23,7 +24,7 @@ final class PreemptionState {
   final ReclaimLedger ledger = new ReclaimLedger();
   final StarvationClock starvation = new StarvationClock();
   /** By application id. */
-  final Map<String, Checkpoint> checkpoints = new LinkedHashMap<>();
+  final Map<AppId, Checkpoint> checkpoints = new LinkedHashMap<>();
   /** Where a re-queued request should resume from. */
   final Map<RequestRef, String> resumeFrom = new LinkedHashMap<>();
   /**
@@ -50,7 +51,7 @@ final class PreemptionState {
   }
 
   /** When the application last checkpointed, {@link Long#MIN_VALUE} if it never said. */
-  long lastCheckpointMillis(String appId) {
+  long lastCheckpointMillis(AppId appId) {
     Checkpoint c = checkpoints.get(appId);
     return c == null ? Long.MIN_VALUE : c.atMillis();
   }

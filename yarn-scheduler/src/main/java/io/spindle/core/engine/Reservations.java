@@ -1,5 +1,6 @@
 package io.spindle.core.engine;
 
+import io.spindle.core.model.NodeId;
 import io.spindle.core.placement.ClusterState;
 import io.spindle.core.placement.GangPlacer;
 import io.spindle.core.placement.Reservation;
@@ -58,7 +59,7 @@ final class Reservations {
   /** The last declared end of what runs on the reserved nodes: when the gang is due to fit at the latest. */
   long projectedStart(Reservation r) {
     long latest = clock.nowMillis();
-    for (String node : r.nodeIds()) {
+    for (NodeId node : r.nodeIds()) {
       for (long id : state.onNode(node)) {
         latest = Math.max(latest, state.allocation(id).endsAtMillis());
       }

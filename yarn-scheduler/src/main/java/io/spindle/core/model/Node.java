@@ -13,10 +13,12 @@ import java.util.Set;
  *
  * @param location the node's parent in the topology, Hadoop-style ({@code /spine1/rack3})
  */
-public record Node(String id, String location, long memoryMb, int vcores, List<Gpu> gpus) {
+public record Node(NodeId id, String location, long memoryMb, int vcores, List<Gpu> gpus) {
 
   public Node {
-    requireNonBlank("node.id", id);
+    if (id == null) {
+      throw new InvalidInputException("node.id", null, "must not be empty");
+    }
     requireNonBlank("node.location", location);
     requireNonNegative("node.memoryMb", memoryMb);
     requireNonNegative("node.vcores", vcores);

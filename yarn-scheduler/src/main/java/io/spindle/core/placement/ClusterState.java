@@ -6,6 +6,7 @@ import io.spindle.core.model.MigLayout;
 import io.spindle.core.model.MigPlacement;
 import io.spindle.core.model.MigProfile;
 import io.spindle.core.model.Node;
+import io.spindle.core.model.NodeId;
 import io.spindle.core.model.RequestRef;
 import io.spindle.core.model.ResourceVector;
 import io.spindle.core.model.Resources;
@@ -61,7 +62,7 @@ public final class ClusterState {
   private record NodeShape(long memoryMb, int vcores, GpuModel model, int wholeGpus, int migGpus) {}
 
   private final Topology topology;
-  private final Map<String, NodeState> nodes = new LinkedHashMap<>();
+  private final Map<NodeId, NodeState> nodes = new LinkedHashMap<>();
   /** Subtrees by path, each level's in first-seen order. */
   private final Map<String, Subtree> subtrees = new LinkedHashMap<>();
   private final Map<RequestRef, Reservation> reservations = new LinkedHashMap<>();
@@ -118,7 +119,7 @@ public final class ClusterState {
    * Removes a node; the caller owns the allocations that were on it. A reservation that held the node is released
    * whole (its gang can no longer count on it) and returned, else {@code null}.
    */
-  public Reservation removeNode(String nodeId) {
+  public Reservation removeNode(NodeId nodeId) {
     NodeState state = nodes.get(nodeId);
     if (state == null) {
       throw new InvalidInputException("node.id", nodeId, "unknown node");
@@ -141,7 +142,7 @@ public final class ClusterState {
     return broken;
   }
 
-  public boolean hasNode(String nodeId) {
+  public boolean hasNode(NodeId nodeId) {
     return nodes.containsKey(nodeId);
   }
 
@@ -158,7 +159,7 @@ public final class ClusterState {
   }
 
   /** The MIG instances that exist on a node's MIG GPUs, by GPU index. */
-  public Map<Integer, MigLayout> migLayouts(String nodeId) {
+  public Map<Integer, MigLayout> migLayouts(NodeId nodeId) {
     NodeState state = nodes.get(nodeId);
     return state == null ? Map.of() : state.migLayouts();
   }
@@ -221,7 +222,7 @@ public final class ClusterState {
    * A node's report of the MIG instances that exist on one of its GPUs. Until reported, a re-partitioned GPU's new
    * instances do not count.
    */
-  public void reportMigLayout(String nodeId, int gpuIndex, MigLayout layout) {
+  public void reportMigLayout(NodeId nodeId, int gpuIndex, MigLayout layout) {
     NodeState state = requireNode(nodeId);
     MigGpuState gpu = state.migGpu(gpuIndex);
     if (!layout.model().sameModel(gpu.gpu.model())) {
@@ -240,7 +241,7 @@ public final class ClusterState {
    * Starts a MIG GPU's re-partition to {@code desired}, which keeps every instance in use. Until the node reported it
    * and {@code availableAtMillis} has come, only the instances it keeps are handed out.
    */
-  public void beginReconfigure(String nodeId, int gpuIndex, MigLayout desired, long availableAtMillis) {
+  public void beginReconfigure(NodeId nodeId, int gpuIndex, MigLayout desired, long availableAtMillis) {
     NodeState state = requireNode(nodeId);
     MigGpuState gpu = state.migGpu(gpuIndex);
     detach(state);
@@ -357,7 +358,7 @@ public final class ClusterState {
   }
 
   /** Where one container of {@code shape} would go on this very node now (a recovered container), or null. */
-  public Placement placeOn(String nodeId, Resources shape) {
+  public Placement placeOn(NodeId nodeId, Resources shape) {
     NodeState state = nodes.get(nodeId);
     if (state == null || state.capacityFor(shape, 1) < 1) {
       return null;
@@ -451,11 +452,11 @@ public final class ClusterState {
     return "waiting for capacity: no node has room for " + shape + " now";
   }
 
-  NodeState node(String nodeId) {
+  NodeState node(NodeId nodeId) {
     return nodes.get(nodeId);
   }
 
-  private NodeState requireNode(String nodeId) {
+  private NodeState requireNode(NodeId nodeId) {
     NodeState state = nodes.get(nodeId);
     if (state == null) {
       throw new InvalidInputException("node.id", nodeId, "unknown node");
@@ -573,12 +574,12 @@ public final class ClusterState {
    * that its timeout runs on rather than restarts. Refused, with nothing held, when a node is unknown or held
    * already, or the owner holds a reservation.
    */
-  public Reservation reserveAgain(RequestRef owner, String subtree, List<String> nodeIds, long createdMillis) {
+  public Reservation reserveAgain(RequestRef owner, String subtree, List<NodeId> nodeIds, long createdMillis) {
     if (reservations.containsKey(owner)) {
       throw new InvalidInputException("reservation", owner, "already holds nodes");
     }
     List<NodeState> held = new ArrayList<>();
-    for (String id : nodeIds) {
+    for (NodeId id : nodeIds) {
       NodeState state = nodes.get(id);
       if (state == null) {
         throw new InvalidInputException("node.id", id, "not registered");
@@ -637,8 +638,8 @@ public final class ClusterState {
   }
 
   /** Free whole GPUs per node, for tests and snapshots. */
-  public Map<String, Integer> freeWholeGpusByNode() {
-    Map<String, Integer> out = new TreeMap<>();
+  public Map<NodeId, Integer> freeWholeGpusByNode() {
+    Map<NodeId, Integer> out = new TreeMap<>();
     nodes.forEach((id, n) -> out.put(id, n.freeWholeGpus));
     return out;
   }
@@ -653,7 +654,7 @@ public final class ClusterState {
   }
 
   /** Ids of all nodes, in registration order. */
-  public List<String> nodeIds() {
+  public List<NodeId> nodeIds() {
     return new ArrayList<>(nodes.keySet());
   }
 }

@@ -113,7 +113,7 @@ public final class GangPlacer {
       }
     }
     if (bestNode != null) {
-      candidates.add(new Reservation(owner, bestNode.id(), List.of(bestNode), nowMillis));
+      candidates.add(new Reservation(owner, bestNode.id().value(), List.of(bestNode), nowMillis));
     }
     for (int depth = nodeDepth - 1; candidates.isEmpty() && depth >= Math.max(0, requiredDepth); depth--) {
       Reservation best = null;

@@ -4,6 +4,7 @@ import io.spindle.core.model.GpuModel;
 import io.spindle.core.model.MigLayout;
 import io.spindle.core.model.MigPlacement;
 import io.spindle.core.model.MigProfile;
+import io.spindle.core.model.NodeId;
 import io.spindle.core.model.Resources;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -26,7 +27,7 @@ public final class MigRepartitionPlanner {
   public record Need(Resources shape, int containers) {}
 
   /** Re-partition this GPU to this layout. */
-  public record Plan(String nodeId, int gpuIndex, MigLayout layout) {}
+  public record Plan(NodeId nodeId, int gpuIndex, MigLayout layout) {}
 
   /** How the waiting containers of one shape stand after planning. */
   public enum Status {

@@ -5,6 +5,7 @@ import io.spindle.core.model.InvalidInputException;
 import io.spindle.core.model.MigLayout;
 import io.spindle.core.model.MigPlacement;
 import io.spindle.core.model.Node;
+import io.spindle.core.model.NodeId;
 import io.spindle.core.model.Resources;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -89,7 +90,7 @@ final class NodeState {
     this.migList = List.copyOf(list);
   }
 
-  String id() {
+  NodeId id() {
     return node.id();
   }
 
@@ -291,7 +292,8 @@ final class NodeState {
   }
 
   NodeView view() {
-    return new NodeView(node, reservation == null ? null : reservation.owner().toString(), migLayouts(), reconfiguringTo());
+    return new NodeView(node, reservation == null ? null : reservation.owner().toString(), migLayouts(),
+        reconfiguringTo());
   }
 
   private int position(int gpuIndex) {

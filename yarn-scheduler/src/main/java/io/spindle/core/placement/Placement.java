@@ -1,5 +1,6 @@
 package io.spindle.core.placement;
 
+import io.spindle.core.model.NodeId;
 import io.spindle.core.model.ResourceVector;
 import java.util.List;
 
@@ -9,7 +10,7 @@ import java.util.List;
  * @param charge memory, vcores and GPU-equivalents the container is charged (a MIG instance by its slice size on
  *     this node's GPU model)
  */
-public record Placement(String nodeId, List<GpuSlot> gpus, ResourceVector charge) {
+public record Placement(NodeId nodeId, List<GpuSlot> gpus, ResourceVector charge) {
 
   public Placement {
     gpus = List.copyOf(gpus);

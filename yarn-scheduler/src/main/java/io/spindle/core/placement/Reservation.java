@@ -1,5 +1,6 @@
 package io.spindle.core.placement;
 
+import io.spindle.core.model.NodeId;
 import io.spindle.core.model.RequestRef;
 import java.util.List;
 
@@ -31,7 +32,7 @@ public final class Reservation {
     return subtree;
   }
 
-  public List<String> nodeIds() {
+  public List<NodeId> nodeIds() {
     return nodes.stream().map(NodeState::id).toList();
   }
 

@@ -1,5 +1,6 @@
 package io.spindle.core.preemption;
 
+import io.spindle.core.model.AppId;
 import io.spindle.core.model.ResourceVector;
 import java.util.List;
 
@@ -13,7 +14,7 @@ import java.util.List;
  * @param startMillis when it started
  * @param checkpointMillis when its application last reported a checkpoint, {@link Long#MIN_VALUE} if never
  */
-public record Candidate(long unitId, String appId, String requestKey, String queue, String user, int priority,
+public record Candidate(long unitId, AppId appId, String requestKey, String queue, String user, int priority,
     ResourceVector charge, long startMillis, long checkpointMillis, List<Long> allocationIds) {
 
   public Candidate {

@@ -1,5 +1,6 @@
 package io.spindle.core.preemption;
 
+import io.spindle.core.model.AppId;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Objects;
@@ -30,7 +31,7 @@ public final class CheckpointHandshake {
 
   private final long noticeId;
   private final long unitId;
-  private final String appId;
+  private final AppId appId;
   private final String requestKey;
   private final List<Long> allocationIds;
   private final Set<Long> running;
@@ -53,7 +54,7 @@ public final class CheckpointHandshake {
    * @param running those of them that have not ended
    * @param reclaimReason why the reclaim happened, once it did; {@code null} before
    */
-  public record Saved(long noticeId, long unitId, String appId, String requestKey, List<Long> allocationIds,
+  public record Saved(long noticeId, long unitId, AppId appId, String requestKey, List<Long> allocationIds,
       List<Long> running, long noticedAtMillis, long deadlineMillis, int extensionsGranted, int maxExtensions,
       long maxExtensionMillis, String reason, String checkpointLocation, State state, String reclaimReason) {
 
@@ -81,7 +82,7 @@ public final class CheckpointHandshake {
   }
 
   /** @param reason why the victim was chosen, for people; kept for every issue of the notice */
-  public CheckpointHandshake(long noticeId, long unitId, String appId, String requestKey, List<Long> allocationIds,
+  public CheckpointHandshake(long noticeId, long unitId, AppId appId, String requestKey, List<Long> allocationIds,
       long nowMillis, long graceMillis, int maxExtensions, long maxExtensionMillis, String reason) {
     this.noticeId = noticeId;
     this.unitId = unitId;
@@ -221,7 +222,7 @@ public final class CheckpointHandshake {
     return unitId;
   }
 
-  public String appId() {
+  public AppId appId() {
     return appId;
   }
 

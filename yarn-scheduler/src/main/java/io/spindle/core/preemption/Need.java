@@ -1,5 +1,6 @@
 package io.spindle.core.preemption;
 
+import io.spindle.core.model.AppId;
 import io.spindle.core.model.ResourceVector;
 
 /**
@@ -14,5 +15,5 @@ import io.spindle.core.model.ResourceVector;
  * @param userUsage what the request's user holds in its queue now
  * @param userLimit the most that user may hold in the queue, {@code null} for no per-user limit
  */
-public record Need(String appId, String requestKey, String queue, String user, int priority, ResourceVector charge,
+public record Need(AppId appId, String requestKey, String queue, String user, int priority, ResourceVector charge,
     int containers, boolean gang, boolean crossQueue, ResourceVector userUsage, ResourceVector userLimit) {}

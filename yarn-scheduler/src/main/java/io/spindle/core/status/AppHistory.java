@@ -2,6 +2,7 @@ package io.spindle.core.status;
 
 import io.spindle.core.engine.CycleResult;
 import io.spindle.core.engine.Decision;
+import io.spindle.core.model.AppId;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -31,7 +32,7 @@ public final class AppHistory {
 
   /** The application was asked to checkpoint containers so that {@code forAppId}'s request can start. */
   public record Noticed(long atMillis, String requestKey, long noticeId, int containers, long deadlineMillis,
-      String forAppId, String forRequestKey, String reason) implements Outcome {}
+      AppId forAppId, String forRequestKey, String reason) implements Outcome {}
 
   /** A notice was withdrawn: the application keeps its containers. */
   public record NoticeWithdrawn(long atMillis, String requestKey, long noticeId, String reason) implements Outcome {}
@@ -41,14 +42,14 @@ public final class AppHistory {
    *
    * @param forAppId the application they were reclaimed for, when the notice named it, else {@code null}
    */
-  public record Preempted(long atMillis, String requestKey, long noticeId, int containers, String forAppId,
+  public record Preempted(long atMillis, String requestKey, long noticeId, int containers, AppId forAppId,
       String forRequestKey, String checkpointLocation, String reason) implements Outcome {}
 
   /** A gang lost members to the cluster; the others were stopped and it was re-queued whole. */
   public record Restarted(long atMillis, String requestKey, int lost, int stopped, String reason) implements Outcome {}
 
   private final int maxApps;
-  private final Map<String, List<Outcome>> byApp;
+  private final Map<AppId, List<Outcome>> byApp;
   /** Who each notice reclaims for: a {@link Decision.Preempt} does not repeat it. */
   private final Map<Long, Decision.RequestCheckpoint> notices;
 
@@ -59,7 +60,7 @@ public final class AppHistory {
     this.maxApps = maxApps;
     this.byApp = new LinkedHashMap<>(16, 0.75f, true) {
       @Override
-      protected boolean removeEldestEntry(Map.Entry<String, List<Outcome>> eldest) {
+      protected boolean removeEldestEntry(Map.Entry<AppId, List<Outcome>> eldest) {
         return size() > AppHistory.this.maxApps;
       }
     };
@@ -99,24 +100,24 @@ public final class AppHistory {
   }
 
   /** The application's outcomes, oldest first; empty if none is remembered. */
-  public List<Outcome> of(String appId) {
+  public List<Outcome> of(AppId appId) {
     List<Outcome> events = byApp.get(appId);
     return events == null ? List.of() : List.copyOf(events);
   }
 
-  public Optional<Outcome> last(String appId) {
+  public Optional<Outcome> last(AppId appId) {
     List<Outcome> events = of(appId);
     return events.isEmpty() ? Optional.empty() : Optional.of(events.get(events.size() - 1));
   }
 
   /** A copy readers on other threads may keep. */
-  public Map<String, List<Outcome>> snapshot() {
-    Map<String, List<Outcome>> out = new LinkedHashMap<>();
+  public Map<AppId, List<Outcome>> snapshot() {
+    Map<AppId, List<Outcome>> out = new LinkedHashMap<>();
     byApp.forEach((app, events) -> out.put(app, List.copyOf(events)));
     return out;
   }
 
-  private void add(String appId, Outcome outcome) {
+  private void add(AppId appId, Outcome outcome) {
     List<Outcome> events = byApp.computeIfAbsent(appId, a -> new ArrayList<>());
     events.add(outcome);
     if (events.size() > EVENTS_PER_APP) {

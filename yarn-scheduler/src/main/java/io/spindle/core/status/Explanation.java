@@ -1,12 +1,14 @@
 package io.spindle.core.status;
 
+import io.spindle.core.model.AppId;
+
 /**
  * Why an application is where it is, in one paragraph for people.
  *
  * @param state the one-word summary scripts can test
  * @param text the paragraph
  */
-public record Explanation(String appId, State state, String text) {
+public record Explanation(AppId appId, State state, String text) {
 
   public enum State {
     /** Requests wait to be placed. */

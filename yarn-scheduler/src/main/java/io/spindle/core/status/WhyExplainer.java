@@ -1,6 +1,8 @@
 package io.spindle.core.status;
 
 import io.spindle.core.engine.EngineStatus;
+import io.spindle.core.model.AppId;
+import io.spindle.core.model.NodeId;
 import io.spindle.core.status.AppHistory.NoticeWithdrawn;
 import io.spindle.core.status.AppHistory.Noticed;
 import io.spindle.core.status.AppHistory.Outcome;
@@ -12,6 +14,7 @@ import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.stream.Collectors;
 
 /**
  * Puts the engine's own reasons for one application into a paragraph: the wait reason of each pending request (the
@@ -30,7 +33,7 @@ public final class WhyExplainer {
    * @param driverNotes reasons the driver holds a request back before the engine sees it (e.g. a gang whose
    *     members have not all been asked for yet); may be empty
    */
-  public static Explanation explain(String appId, EngineStatus status, List<Outcome> history,
+  public static Explanation explain(AppId appId, EngineStatus status, List<Outcome> history,
       List<String> driverNotes) {
     Optional<EngineStatus.App> known = status.app(appId);
     Optional<Rejected> rejected = lastOf(history, Rejected.class);
@@ -112,12 +115,13 @@ public final class WhyExplainer {
         : "estimated start " + time(h.projectedStartMillis())
             + (h.projectedStartMillis() > nowMillis ? " (in " + (h.projectedStartMillis() - nowMillis) / 1000 + " s)"
             : "");
-    return " Node" + (h.nodeIds().size() == 1 ? " " : "s ") + String.join(", ", h.nodeIds()) + " in " + h.subtree()
+    String nodes = h.nodeIds().stream().map(NodeId::value).collect(Collectors.joining(", "));
+    return " Node" + (h.nodeIds().size() == 1 ? " " : "s ") + nodes + " in " + h.subtree()
         + (h.nodeIds().size() == 1 ? " is" : " are") + " reserved for it since " + time(h.sinceMillis()) + "; "
         + start + ".";
   }
 
-  private static String forWhom(String appId, String requestKey) {
+  private static String forWhom(AppId appId, String requestKey) {
     return appId == null ? "" : " to make room for request '" + requestKey + "' of " + appId;
   }
 

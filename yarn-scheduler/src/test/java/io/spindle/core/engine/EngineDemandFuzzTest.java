@@ -10,6 +10,7 @@ import io.spindle.core.engine.EngineEvent.AppFinished;
 import io.spindle.core.engine.EngineEvent.AppSubmitted;
 import io.spindle.core.engine.EngineEvent.Demand;
 import io.spindle.core.engine.EngineEvent.NodeAdded;
+import io.spindle.core.model.AppId;
 import io.spindle.core.model.Resources;
 import io.spindle.core.model.Topology;
 import io.spindle.fuzz.FuzzInput;
@@ -48,7 +49,7 @@ class EngineDemandFuzzTest {
   void anEmptyContainerIsRejectedNotPlacedWithoutEnd() {
     Engine engine = engineWithCluster(new ManualClock(1_000), "a");
     CycleResult r = org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(java.time.Duration.ofSeconds(20),
-        () -> engine.cycle(List.of(new Demand("app", "nothing", Resources.of(0, 0), Integer.MAX_VALUE))));
+        () -> engine.cycle(List.of(new Demand(AppId.of("app"), "nothing", Resources.of(0, 0), Integer.MAX_VALUE))));
     assertThat(r.decisions()).singleElement().isInstanceOfSatisfying(Decision.Reject.class,
         reject -> assertThat(reject.reason()).contains("memory, vcores or GPUs"));
   }
@@ -57,8 +58,8 @@ class EngineDemandFuzzTest {
   @Test
   void aWithdrawalWithAnEmptyShapeIsNoRejection() {
     Engine engine = engineWithCluster(new ManualClock(1_000), "a");
-    engine.cycle(List.of(new Demand("app", "k", Resources.of(1024, 1), 1_000)));
-    CycleResult r = engine.cycle(List.of(new Demand("app", "k", Resources.NONE, 0)));
+    engine.cycle(List.of(new Demand(AppId.of("app"), "k", Resources.of(1024, 1), 1_000)));
+    CycleResult r = engine.cycle(List.of(new Demand(AppId.of("app"), "k", Resources.NONE, 0)));
     assertThat(r.decisions()).noneMatch(Decision.Reject.class::isInstance);
     assertThat(engine.pendingContainers()).isZero();
   }
@@ -82,7 +83,7 @@ class EngineDemandFuzzTest {
     int n = in.intIn(1, 4);
     for (int i = 0; i < n; i++) {
       try {
-        demands.add(new Demand("app", "k" + i, shape(in), count(in), spec(in)));
+        demands.add(new Demand(AppId.of("app"), "k" + i, shape(in), count(in), spec(in)));
       } catch (IllegalArgumentException e) {
         // Resources and PlacementSpec refuse what no driver may build; the YARN adapter hits the same checks.
         constructionRejected = HostileInput.rejected(e, IllegalArgumentException.class);
@@ -106,7 +107,7 @@ class EngineDemandFuzzTest {
 
     clock.advance(60_000);
     engine.cycle(List.of());
-    engine.cycle(List.of(new AppFinished("app")));
+    engine.cycle(List.of(new AppFinished(AppId.of("app"))));
     assertThat(engine.status().nodes()).isNotEmpty();
     return rejected.isEmpty() ? HostileInput.ACCEPTED : "rejected: Decision.Reject";
   }
@@ -119,7 +120,7 @@ class EngineDemandFuzzTest {
     engine.cycle(List.of(new NodeAdded(Fixtures.node("h1", "/r1", 4_096, 16, H100, 8, 8, false)),
         new NodeAdded(Fixtures.node("h2", "/r2", 4_096, 16, H100, 8, 4, true)),
         new NodeAdded(Fixtures.cpuNode("c1", "/r2", 2_048, 8)),
-        new AppSubmitted("app", queue, "alice", 0)));
+        new AppSubmitted(AppId.of("app"), queue, "alice", 0)));
     clock.advance(EngineSettings.DEFAULT_REGISTRATION_SETTLE_MILLIS); // Impossible asks are rejected, not parked.
     return engine;
   }

@@ -10,6 +10,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.spindle.core.engine.EngineEvent.AppSubmitted;
 import io.spindle.core.engine.EngineEvent.Demand;
 import io.spindle.core.engine.EngineEvent.NodeAdded;
+import io.spindle.core.model.AppId;
 import io.spindle.core.model.Resources;
 import io.spindle.core.model.Topology;
 import io.spindle.core.placement.MigSlices;
@@ -28,16 +29,16 @@ class EngineStatsTest {
   @Test
   void aWaitingGangIsCountedWithItsAgeAndReservation() {
     engine.cycle(List.of(new NodeAdded(gpuNode("n1", "/r1", 8)), new NodeAdded(gpuNode("n2", "/r1", 8))));
-    CycleResult first = engine.cycle(List.of(new AppSubmitted("run", "a", "u", 0),
-        new Demand("run", "w", ONE_GPU, 8, PlacementSpec.gang(null, false))));
+    CycleResult first = engine.cycle(List.of(new AppSubmitted(AppId.of("run"), "a", "u", 0),
+        new Demand(AppId.of("run"), "w", ONE_GPU, 8, PlacementSpec.gang(null, false))));
     assertThat(first.allocations()).hasSize(8);
     assertThat(engine.stats().pendingGangs()).isZero();
     assertThat(engine.stats().oldestPendingGangAgeMillis()).isZero();
     assertThat(engine.stats().oldestReservationAgeMillis()).isZero();
 
     clock.advance(2_000);
-    CycleResult second = engine.cycle(List.of(new AppSubmitted("wait", "a", "u", 0),
-        new Demand("wait", "w", ONE_GPU, 12, PlacementSpec.gang(null, false))));
+    CycleResult second = engine.cycle(List.of(new AppSubmitted(AppId.of("wait"), "a", "u", 0),
+        new Demand(AppId.of("wait"), "w", ONE_GPU, 12, PlacementSpec.gang(null, false))));
     assertThat(second.allocations()).isEmpty();
     clock.advance(3_000);
 
@@ -58,7 +59,7 @@ class EngineStatsTest {
   void freeSlicesOnABusyMigGpuAreStrandedAndThoseOnAnIdleOneAreNot() {
     engine.cycle(List.of(new NodeAdded(migNode("m1", 512_000, 64, layout("3g.40gb@0", "3g.40gb@4"),
         layout("3g.40gb@0", "3g.40gb@4")))));
-    CycleResult r = engine.cycle(List.of(new AppSubmitted("app", "a", "u", 0), new Demand("app", "r",
+    CycleResult r = engine.cycle(List.of(new AppSubmitted(AppId.of("app"), "a", "u", 0), new Demand(AppId.of("app"), "r",
         mig("3g.40gb", 1), 1)));
     assertThat(r.allocations()).hasSize(1);
 

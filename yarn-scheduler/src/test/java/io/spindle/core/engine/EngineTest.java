@@ -17,7 +17,9 @@ import io.spindle.core.engine.EngineEvent.ContainerFinished;
 import io.spindle.core.engine.EngineEvent.Demand;
 import io.spindle.core.engine.EngineEvent.NodeAdded;
 import io.spindle.core.engine.EngineEvent.NodeRemoved;
+import io.spindle.core.model.AppId;
 import io.spindle.core.model.InvalidInputException;
+import io.spindle.core.model.NodeId;
 import io.spindle.core.model.ResourceVector;
 import io.spindle.core.model.Resources;
 import io.spindle.core.model.Topology;
@@ -50,7 +52,7 @@ class EngineTest {
 
   private static Map<String, Long> containersByApp(List<Decision> decisions) {
     return decisions.stream().filter(Allocate.class::isInstance).map(Allocate.class::cast)
-        .collect(Collectors.groupingBy(Allocate::appId, Collectors.counting()));
+        .collect(Collectors.groupingBy(a -> a.appId().value(), Collectors.counting()));
   }
 
   @Test
@@ -58,15 +60,15 @@ class EngineTest {
     Engine e = engine(twoQueues());
     CycleResult first = e.cycle(List.of(
         new NodeAdded(gpuNode("n1", "/r1", 4)), new NodeAdded(gpuNode("n2", "/r2", 4)),
-        new AppSubmitted("b-app", "b", "bob", 0), new Demand("b-app", "w", ONE_GPU, 12)));
+        new AppSubmitted(AppId.of("b-app"), "b", "bob", 0), new Demand(AppId.of("b-app"), "w", ONE_GPU, 12)));
     // a is idle, so b borrows a's half: all 8 GPUs.
     assertThat(first.allocations()).hasSize(8);
 
     clock.advance(1_000);
-    CycleResult second = e.cycle(List.of(new AppSubmitted("a-app", "a", "alice", 0),
-        new Demand("a-app", "w", ONE_GPU, 4)));
+    CycleResult second = e.cycle(List.of(new AppSubmitted(AppId.of("a-app"), "a", "alice", 0),
+        new Demand(AppId.of("a-app"), "w", ONE_GPU, 4)));
     assertThat(second.allocations()).isEmpty();
-    assertThat(second.decisions()).contains(new Wait("a-app", "w", e.cluster().whyNotNow(ONE_GPU)));
+    assertThat(second.decisions()).contains(new Wait(AppId.of("a-app"), "w", e.cluster().whyNotNow(ONE_GPU)));
 
     // Four of b's containers finish. b still wants 4 more, but a is below its fair share: a gets them all.
     List<EngineEvent> finished = new ArrayList<>();
@@ -75,8 +77,8 @@ class EngineTest {
     }
     CycleResult third = e.cycle(finished);
     assertThat(containersByApp(third.decisions())).isEqualTo(Map.of("a-app", 4L));
-    assertThat(e.appUsage("a-app")).contains(ResourceVector.of(4 * 1024, 4, 4));
-    assertThat(e.appUsage("b-app")).contains(ResourceVector.of(4 * 1024, 4, 4));
+    assertThat(e.appUsage(AppId.of("a-app"))).contains(ResourceVector.of(4 * 1024, 4, 4));
+    assertThat(e.appUsage(AppId.of("b-app"))).contains(ResourceVector.of(4 * 1024, 4, 4));
   }
 
   @Test
@@ -86,7 +88,7 @@ class EngineTest {
     e.cycle(List.of(new NodeAdded(gpuNode("n1", "/r1", 4))));
     clock.advance(10);
     CycleResult r = e.cycle(List.of(
-        new AppSubmitted("b-old", "b", "u", 0), new Demand("b-old", "w", ONE_GPU, 4)));
+        new AppSubmitted(AppId.of("b-old"), "b", "u", 0), new Demand(AppId.of("b-old"), "w", ONE_GPU, 4)));
     assertThat(r.allocations()).hasSize(4);
     for (Allocate a : r.allocations()) {
       e.cycle(List.of(new ContainerFinished(a.allocationId())));
@@ -94,24 +96,24 @@ class EngineTest {
     // Now both queues want 4 GPUs. Fair shares are 3 (a) and 1 (b); b already ended its containers.
     clock.advance(10);
     CycleResult mixed = e.cycle(List.of(
-        new AppSubmitted("a-low", "a", "u", 0),
-        new AppSubmitted("a-high", "a", "u", 5),
-        new Demand("a-low", "w", ONE_GPU, 4),
-        new Demand("a-high", "w", ONE_GPU, 4),
-        new Demand("b-old", "w", ONE_GPU, 4)));
+        new AppSubmitted(AppId.of("a-low"), "a", "u", 0),
+        new AppSubmitted(AppId.of("a-high"), "a", "u", 5),
+        new Demand(AppId.of("a-low"), "w", ONE_GPU, 4),
+        new Demand(AppId.of("a-high"), "w", ONE_GPU, 4),
+        new Demand(AppId.of("b-old"), "w", ONE_GPU, 4)));
     // Order of service: a (0/3) -> a-high; b (0/1) ... ending at a=3, b=1.
     assertThat(containersByApp(mixed.decisions())).isEqualTo(Map.of("a-high", 3L, "b-old", 1L));
-    assertThat(mixed.allocations().get(0).appId()).isEqualTo("a-high");
+    assertThat(mixed.allocations().get(0).appId()).isEqualTo(AppId.of("a-high"));
   }
 
   @Test
   void olderApplicationFirstAtEqualPriority() {
     Engine e = engine(twoQueues());
     e.cycle(List.of(new NodeAdded(gpuNode("n1", "/r1", 2))));
-    e.cycle(List.of(new AppSubmitted("first", "a", "u", 0)));
+    e.cycle(List.of(new AppSubmitted(AppId.of("first"), "a", "u", 0)));
     clock.advance(5);
-    CycleResult r = e.cycle(List.of(new AppSubmitted("second", "a", "u", 0),
-        new Demand("second", "w", ONE_GPU, 2), new Demand("first", "w", ONE_GPU, 2)));
+    CycleResult r = e.cycle(List.of(new AppSubmitted(AppId.of("second"), "a", "u", 0),
+        new Demand(AppId.of("second"), "w", ONE_GPU, 2), new Demand(AppId.of("first"), "w", ONE_GPU, 2)));
     assertThat(containersByApp(r.decisions())).isEqualTo(Map.of("first", 2L));
   }
 
@@ -149,17 +151,17 @@ class EngineTest {
       List<EngineEvent> batch = new ArrayList<>();
       if (rnd.nextInt(3) == 0) {
         String app = "app" + apps++;
-        batch.add(new AppSubmitted(app, rnd.nextBoolean() ? "a" : "b", "u" + rnd.nextInt(3), rnd.nextInt(3)));
+        batch.add(new AppSubmitted(AppId.of(app), rnd.nextBoolean() ? "a" : "b", "u" + rnd.nextInt(3), rnd.nextInt(3)));
         Resources shape = rnd.nextInt(4) == 0
             ? Resources.of(2048, 2).withMig(List.of("1g.10gb", "2g.20gb", "3g.40gb").get(rnd.nextInt(3)), 1)
             : Resources.of(1024 * (1 + rnd.nextInt(8)), 1 + rnd.nextInt(4)).withGpus(rnd.nextInt(5));
-        batch.add(new Demand(app, "r", shape, 1 + rnd.nextInt(10)));
+        batch.add(new Demand(AppId.of(app), "r", shape, 1 + rnd.nextInt(10)));
       }
       for (int k = 0; k < 3; k++) {
         batch.add(new ContainerFinished(1 + rnd.nextInt(Math.max(1, c * 4))));
       }
       if (apps > 0 && rnd.nextInt(10) == 0) {
-        batch.add(new AppFinished("app" + rnd.nextInt(apps)));
+        batch.add(new AppFinished(AppId.of("app" + rnd.nextInt(apps))));
       }
       script.add(batch);
     }
@@ -174,16 +176,16 @@ class EngineTest {
     clock.advance(EngineSettings.DEFAULT_REGISTRATION_SETTLE_MILLIS); // Registration has settled.
 
     CycleResult r = e.cycle(List.of(
-        new AppSubmitted("lost", "nosuch", "u", 0),
-        new AppSubmitted("parent", "root", "u", 0),
-        new AppSubmitted("app", "a", "u", 0),
-        new Demand("app", "too-many-gpus", Resources.of(1024, 1).withGpus(9), 1),
-        new Demand("app", "bad-profile", Resources.of(1024, 1).withMig("5g.50gb", 1), 1),
-        new Demand("app", "no-mig-gpus", Resources.of(1024, 1).withMig("3g.40gb", 1), 1),
-        new Demand("app", "huge-memory", Resources.of(10_000_000, 1), 1),
-        new Demand("app", "unknown-model", Resources.of(1024, 1).withGpus(1).withGpuModel("Z9000"), 1),
-        new AppSubmitted("capped", "b", "u", 0),
-        new Demand("capped", "over-max", Resources.of(1024, 1).withGpus(8).withGpuModel("H100-80GB"), 1)));
+        new AppSubmitted(AppId.of("lost"), "nosuch", "u", 0),
+        new AppSubmitted(AppId.of("parent"), "root", "u", 0),
+        new AppSubmitted(AppId.of("app"), "a", "u", 0),
+        new Demand(AppId.of("app"), "too-many-gpus", Resources.of(1024, 1).withGpus(9), 1),
+        new Demand(AppId.of("app"), "bad-profile", Resources.of(1024, 1).withMig("5g.50gb", 1), 1),
+        new Demand(AppId.of("app"), "no-mig-gpus", Resources.of(1024, 1).withMig("3g.40gb", 1), 1),
+        new Demand(AppId.of("app"), "huge-memory", Resources.of(10_000_000, 1), 1),
+        new Demand(AppId.of("app"), "unknown-model", Resources.of(1024, 1).withGpus(1).withGpuModel("Z9000"), 1),
+        new AppSubmitted(AppId.of("capped"), "b", "u", 0),
+        new Demand(AppId.of("capped"), "over-max", Resources.of(1024, 1).withGpus(8).withGpuModel("H100-80GB"), 1)));
 
     Map<String, String> reasons = r.decisions().stream().filter(Reject.class::isInstance).map(Reject.class::cast)
         .collect(Collectors.toMap(j -> j.appId() + "/" + j.requestKey(), Reject::reason));
@@ -197,7 +199,7 @@ class EngineTest {
     // b's maximum is 50% of 16 GPUs = 8: one 8-GPU container fits, so it is not impossible...
     assertThat(reasons).doesNotContainKey("capped/over-max");
     CycleResult more = e.cycle(List.of(
-        new Demand("capped", "nine", Resources.of(1024, 1).withGpus(9), 1)));
+        new Demand(AppId.of("capped"), "nine", Resources.of(1024, 1).withGpus(9), 1)));
     // ...but 9 GPUs in one container is larger than any node and than the queue maximum.
     assertThat(more.decisions()).singleElement().isInstanceOf(Reject.class);
     assertThat(r.allocations()).hasSize(1);
@@ -208,9 +210,9 @@ class EngineTest {
     Engine e = engine(queues("root.queues", "a,b", "root.a.capacity", "50", "root.b.capacity", "50",
         "root.b.maximum-capacity", "75", "root.b.user-limit-factor", "-1"));
     e.cycle(List.of(new NodeAdded(gpuNode("n1", "/r1", 8))));
-    CycleResult r = e.cycle(List.of(new AppSubmitted("b1", "b", "u", 0), new Demand("b1", "w", ONE_GPU, 8)));
+    CycleResult r = e.cycle(List.of(new AppSubmitted(AppId.of("b1"), "b", "u", 0), new Demand(AppId.of("b1"), "w", ONE_GPU, 8)));
     assertThat(r.allocations()).hasSize(6);
-    assertThat(e.pendingReasons("b1").get("w")).contains("queue root.b is at its maximum-capacity");
+    assertThat(e.pendingReasons(AppId.of("b1")).get("w")).contains("queue root.b is at its maximum-capacity");
   }
 
   @Test
@@ -218,11 +220,11 @@ class EngineTest {
     Engine e = engine(queues("root.queues", "a,b", "root.a.capacity", "50", "root.b.capacity", "50"));
     e.cycle(List.of(new NodeAdded(gpuNode("n1", "/r1", 8))));
     CycleResult r = e.cycle(List.of(
-        new AppSubmitted("x", "b", "ann", 0), new Demand("x", "w", ONE_GPU, 8),
-        new AppSubmitted("y", "b", "ben", 0), new Demand("y", "w", ONE_GPU, 8)));
+        new AppSubmitted(AppId.of("x"), "b", "ann", 0), new Demand(AppId.of("x"), "w", ONE_GPU, 8),
+        new AppSubmitted(AppId.of("y"), "b", "ben", 0), new Demand(AppId.of("y"), "w", ONE_GPU, 8)));
     // Each user may hold 1 x b's guarantee (4 GPUs); together they borrow a's idle half.
     assertThat(containersByApp(r.decisions())).isEqualTo(Map.of("x", 4L, "y", 4L));
-    assertThat(e.pendingReasons("x").get("w")).contains("user ann is at the user limit");
+    assertThat(e.pendingReasons(AppId.of("x")).get("w")).contains("user ann is at the user limit");
   }
 
   @Test
@@ -231,32 +233,32 @@ class EngineTest {
     // one after him another.
     Engine e = engine(queues("root.queues", "a,b", "root.a.capacity", "50", "root.b.capacity", "50"));
     e.cycle(List.of(new NodeAdded(gpuNode("n1", "/r1", 4)), new NodeAdded(gpuNode("n2", "/r2", 4))));
-    e.cycle(List.of(new AppSubmitted("x", "b", "ann", 0), new Demand("x", "w", ONE_GPU, 4)));
-    CycleResult r = e.cycle(List.of(new AppSubmitted("y", "b", "ann", 0), new Demand("y", "w", ONE_GPU, 1),
-        new AppSubmitted("z", "b", "ben", 0), new Demand("z", "w", ONE_GPU, 2)));
+    e.cycle(List.of(new AppSubmitted(AppId.of("x"), "b", "ann", 0), new Demand(AppId.of("x"), "w", ONE_GPU, 4)));
+    CycleResult r = e.cycle(List.of(new AppSubmitted(AppId.of("y"), "b", "ann", 0), new Demand(AppId.of("y"), "w", ONE_GPU, 1),
+        new AppSubmitted(AppId.of("z"), "b", "ben", 0), new Demand(AppId.of("z"), "w", ONE_GPU, 2)));
     assertThat(containersByApp(r.decisions())).isEqualTo(Map.of("z", 2L));
     assertThat(r.allocations()).extracting(a -> a.nodeId() + "/" + a.gpus().get(0)).doesNotHaveDuplicates();
-    assertThat(e.pendingReasons("y").get("w")).contains("user ann is at the user limit");
+    assertThat(e.pendingReasons(AppId.of("y")).get("w")).contains("user ann is at the user limit");
   }
 
   @Test
   void migRequestsWaitForARepartitionThenLandOnReportedInstancesChargedBySliceSize() {
     Engine e = engine(twoQueues());
     e.cycle(List.of(new NodeAdded(node("m1", "/r1", 512_000, 64, Fixtures.H100, 1, 1, true))));
-    CycleResult r = e.cycle(List.of(new AppSubmitted("app", "a", "u", 0),
-        new Demand("app", "big", Resources.of(1024, 1).withMig("3g.40gb", 1), 2),
-        new Demand("app", "small", Resources.of(1024, 1).withMig("1g.10gb", 1), 1)));
+    CycleResult r = e.cycle(List.of(new AppSubmitted(AppId.of("app"), "a", "u", 0),
+        new Demand(AppId.of("app"), "big", Resources.of(1024, 1).withMig("3g.40gb", 1), 2),
+        new Demand(AppId.of("app"), "small", Resources.of(1024, 1).withMig("1g.10gb", 1), 1)));
     // No instance exists yet: the idle GPU is re-partitioned for the largest need first; the two 3g fill it.
     assertThat(r.allocations()).isEmpty();
     Decision.ReconfigureMig plan = r.decisions().stream().filter(Decision.ReconfigureMig.class::isInstance)
         .map(Decision.ReconfigureMig.class::cast).findFirst().orElseThrow();
     assertThat(plan.layout().placements()).extracting(Object::toString).containsExactly("3g.40gb@0", "3g.40gb@4");
     assertThat(plan.availableAtMillis()).isEqualTo(clock.nowMillis() + EngineSettings.DEFAULT_MIG_RECONFIGURE_MILLIS);
-    assertThat(e.pendingReasons("app").get("big")).contains("being re-partitioned");
+    assertThat(e.pendingReasons(AppId.of("app")).get("big")).contains("being re-partitioned");
 
     // Reported, but the reconfiguration time has not passed: the new instances do not count yet.
     clock.advance(1_000);
-    assertThat(e.cycle(List.of(new EngineEvent.MigLayoutReported("m1", 0, plan.layout()))).allocations()).isEmpty();
+    assertThat(e.cycle(List.of(new EngineEvent.MigLayoutReported(NodeId.of("m1"), 0, plan.layout()))).allocations()).isEmpty();
     clock.advance(EngineSettings.DEFAULT_MIG_RECONFIGURE_MILLIS);
     List<Allocate> allocs = e.cycle(List.of()).allocations();
     assertThat(allocs).hasSize(2);
@@ -265,7 +267,7 @@ class EngineTest {
     // 3g.40gb = max(3/7, 4/8) of a GPU = 420 units.
     assertThat(allocs.get(0).charge().gpuUnits()).isEqualTo(G / 2);
     // The GPU is busy and full now: the 1g could only go where a running 3g is, so that request waits, and says why.
-    assertThat(e.pendingReasons("app").get("small")).contains("without destroying an instance in use");
+    assertThat(e.pendingReasons(AppId.of("app")).get("small")).contains("without destroying an instance in use");
     assertThat(e.queueSnapshots().stream().filter(q -> q.path().equals("root.a")).findFirst().orElseThrow().usage())
         .isEqualTo(new ResourceVector(2048, 2, G));
   }
@@ -274,10 +276,10 @@ class EngineTest {
   void repartitionPacksSeveralSmallNeedsOntoOneGpu() {
     Engine e = engine(twoQueues());
     e.cycle(List.of(new NodeAdded(node("m1", "/r1", 512_000, 64, Fixtures.H100, 2, 2, true))));
-    CycleResult r = e.cycle(List.of(new AppSubmitted("app", "a", "u", 0),
-        new Demand("app", "3g", Resources.of(1024, 1).withMig("3g.40gb", 1), 1),
-        new Demand("app", "2g", Resources.of(1024, 1).withMig("2g.20gb", 1), 1),
-        new Demand("app", "1g", Resources.of(1024, 1).withMig("1g.10gb", 1), 2)));
+    CycleResult r = e.cycle(List.of(new AppSubmitted(AppId.of("app"), "a", "u", 0),
+        new Demand(AppId.of("app"), "3g", Resources.of(1024, 1).withMig("3g.40gb", 1), 1),
+        new Demand(AppId.of("app"), "2g", Resources.of(1024, 1).withMig("2g.20gb", 1), 1),
+        new Demand(AppId.of("app"), "1g", Resources.of(1024, 1).withMig("1g.10gb", 1), 2)));
     List<Decision.ReconfigureMig> plans = r.decisions().stream().filter(Decision.ReconfigureMig.class::isInstance)
         .map(Decision.ReconfigureMig.class::cast).toList();
     // One GPU holds all four; the other stays idle for whatever comes next.
@@ -290,12 +292,12 @@ class EngineTest {
     Engine e = engine(twoQueues());
     io.spindle.core.model.MigLayout layout = io.spindle.core.model.MigLayout.of(Fixtures.H100, List.of(
         new io.spindle.core.model.MigPlacement(Fixtures.H100.profile("7g.80gb").orElseThrow(), 0)));
-    e.cycle(List.of(new NodeAdded(new io.spindle.core.model.Node("m1", "/r1", 512_000, 64,
+    e.cycle(List.of(new NodeAdded(new io.spindle.core.model.Node(NodeId.of("m1"), "/r1", 512_000, 64,
         List.of(io.spindle.core.model.Gpu.mig(0, Fixtures.H100, 0, layout))))));
-    CycleResult r = e.cycle(List.of(new AppSubmitted("app", "a", "u", 0),
-        new Demand("app", "7g", Resources.of(1024, 1).withMig("7g.80gb", 1), 1)));
+    CycleResult r = e.cycle(List.of(new AppSubmitted(AppId.of("app"), "a", "u", 0),
+        new Demand(AppId.of("app"), "7g", Resources.of(1024, 1).withMig("7g.80gb", 1), 1)));
     assertThat(r.allocations()).hasSize(1);
-    assertThatThrownBy(() -> e.cycle(List.of(new EngineEvent.MigLayoutReported("m1", 0,
+    assertThatThrownBy(() -> e.cycle(List.of(new EngineEvent.MigLayoutReported(NodeId.of("m1"), 0,
         io.spindle.core.model.MigLayout.empty(Fixtures.H100)))))
         .isInstanceOf(InvalidInputException.class).hasMessageContaining("drops instance 7g.80gb@0");
   }
@@ -304,9 +306,9 @@ class EngineTest {
   void wholeGpuRequestsKeepNvlinkIslandsWhole() {
     Engine e = engine(twoQueues());
     e.cycle(List.of(new NodeAdded(node("pcie", "/r1", 512_000, 64, Fixtures.H100, 8, 4, false))));
-    CycleResult r = e.cycle(List.of(new AppSubmitted("app", "a", "u", 0),
-        new Demand("app", "one", ONE_GPU, 1),
-        new Demand("app", "four", Resources.of(1024, 1).withGpus(4), 1)));
+    CycleResult r = e.cycle(List.of(new AppSubmitted(AppId.of("app"), "a", "u", 0),
+        new Demand(AppId.of("app"), "one", ONE_GPU, 1),
+        new Demand(AppId.of("app"), "four", Resources.of(1024, 1).withGpus(4), 1)));
     // The single GPU goes to island 0; the 4-GPU container then needs an untouched island: island 1.
     assertThat(r.allocations().get(0).gpus()).extracting(GpuSlot::gpuIndex).containsExactly(0);
     assertThat(r.allocations().get(1).gpus()).extracting(GpuSlot::gpuIndex).containsExactly(4, 5, 6, 7);
@@ -316,10 +318,10 @@ class EngineTest {
   void nodeRemovalReleasesItsContainersAndUnknownNodesAreErrors() {
     Engine e = engine(twoQueues());
     e.cycle(List.of(new NodeAdded(gpuNode("n1", "/r1", 4)), new NodeAdded(gpuNode("n2", "/r2", 4))));
-    CycleResult r = e.cycle(List.of(new AppSubmitted("app", "a", "u", 0), new Demand("app", "w", ONE_GPU, 8)));
+    CycleResult r = e.cycle(List.of(new AppSubmitted(AppId.of("app"), "a", "u", 0), new Demand(AppId.of("app"), "w", ONE_GPU, 8)));
     assertThat(r.allocations()).hasSize(8);
-    e.cycle(List.of(new NodeRemoved("n1")));
-    assertThat(e.appUsage("app")).contains(ResourceVector.of(4 * 1024, 4, 4));
+    e.cycle(List.of(new NodeRemoved(NodeId.of("n1"))));
+    assertThat(e.appUsage(AppId.of("app"))).contains(ResourceVector.of(4 * 1024, 4, 4));
     assertThat(e.runningContainers()).isEqualTo(4);
     // A late completion of a container from the lost node is harmless.
     e.cycle(List.of(new ContainerFinished(r.allocations().get(0).allocationId())));
@@ -335,11 +337,11 @@ class EngineTest {
   void appFinishReleasesEverythingAndCancellingADemandStopsIt() {
     Engine e = engine(twoQueues());
     e.cycle(List.of(new NodeAdded(gpuNode("n1", "/r1", 2))));
-    e.cycle(List.of(new AppSubmitted("app", "a", "u", 0), new Demand("app", "w", ONE_GPU, 5)));
+    e.cycle(List.of(new AppSubmitted(AppId.of("app"), "a", "u", 0), new Demand(AppId.of("app"), "w", ONE_GPU, 5)));
     assertThat(e.runningContainers()).isEqualTo(2);
-    e.cycle(List.of(new Demand("app", "w", ONE_GPU, 0)));
-    assertThat(e.pendingReasons("app")).isEmpty();
-    e.cycle(List.of(new AppFinished("app")));
+    e.cycle(List.of(new Demand(AppId.of("app"), "w", ONE_GPU, 0)));
+    assertThat(e.pendingReasons(AppId.of("app"))).isEmpty();
+    e.cycle(List.of(new AppFinished(AppId.of("app"))));
     assertThat(e.runningContainers()).isZero();
     assertThat(e.queueSnapshots()).allSatisfy(q -> assertThat(q.usage()).isEqualTo(ResourceVector.ZERO));
     assertThat(e.queueSnapshots()).allSatisfy(q -> assertThat(q.pending()).isEqualTo(ResourceVector.ZERO));
@@ -349,7 +351,7 @@ class EngineTest {
   void reconfigureKeepsTheOldTreeWhenAQueueInUseWouldVanish() {
     Engine e = engine(twoQueues());
     e.cycle(List.of(new NodeAdded(gpuNode("n1", "/r1", 2)),
-        new AppSubmitted("app", "b", "u", 0), new Demand("app", "w", ONE_GPU, 1)));
+        new AppSubmitted(AppId.of("app"), "b", "u", 0), new Demand(AppId.of("app"), "w", ONE_GPU, 1)));
     QueueTree withoutB = queues("root.queues", "a", "root.a.capacity", "100");
     assertThatThrownBy(() -> e.reconfigure(withoutB)).isInstanceOf(QueueConfigException.class)
         .hasMessageContaining("root.b");
@@ -364,18 +366,18 @@ class EngineTest {
   @Test
   void recoveredContainersAreChargedAndKeepTheirCapacity() {
     Engine e = engine(twoQueues());
-    e.cycle(List.of(new NodeAdded(gpuNode("n1", "/r1", 4)), new AppSubmitted("app", "a", "u", 0)));
+    e.cycle(List.of(new NodeAdded(gpuNode("n1", "/r1", 4)), new AppSubmitted(AppId.of("app"), "a", "u", 0)));
     CycleResult r = e.cycle(List.of(
-        new EngineEvent.ContainerRecovered(-1, "app", "recovered", "n1", Resources.of(1024, 1).withGpus(3)),
-        new AppSubmitted("other", "b", "u", 0), new Demand("other", "w", ONE_GPU, 4)));
+        new EngineEvent.ContainerRecovered(-1, AppId.of("app"), "recovered", NodeId.of("n1"), Resources.of(1024, 1).withGpus(3)),
+        new AppSubmitted(AppId.of("other"), "b", "u", 0), new Demand(AppId.of("other"), "w", ONE_GPU, 4)));
     // Three GPUs are taken by the recovered container: only one is left for the newcomer.
     assertThat(r.allocations()).hasSize(1);
-    assertThat(e.appUsage("app")).contains(ResourceVector.of(1024, 1, 3));
+    assertThat(e.appUsage(AppId.of("app"))).contains(ResourceVector.of(1024, 1, 3));
     // When it ends, its GPUs go to the waiting request in the same cycle.
     assertThat(e.cycle(List.of(new ContainerFinished(-1))).allocations()).hasSize(3);
-    assertThat(e.appUsage("app")).contains(ResourceVector.ZERO);
+    assertThat(e.appUsage(AppId.of("app"))).contains(ResourceVector.ZERO);
     assertThatThrownBy(() -> e.cycle(List.of(
-        new EngineEvent.ContainerRecovered(-2, "app", "recovered", "n1", Resources.of(1024, 1).withGpus(3)))))
+        new EngineEvent.ContainerRecovered(-2, AppId.of("app"), "recovered", NodeId.of("n1"), Resources.of(1024, 1).withGpus(3)))))
         .isInstanceOf(InvalidInputException.class).hasMessageContaining("does not fit");
   }
 }

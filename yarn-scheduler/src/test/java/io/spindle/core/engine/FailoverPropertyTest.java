@@ -16,6 +16,7 @@ import io.spindle.core.engine.EngineEvent.CheckpointReported;
 import io.spindle.core.engine.EngineEvent.ContainerFinished;
 import io.spindle.core.engine.EngineEvent.Demand;
 import io.spindle.core.engine.EngineEvent.NodeAdded;
+import io.spindle.core.model.AppId;
 import io.spindle.core.model.Resources;
 import io.spindle.core.model.Topology;
 import io.spindle.core.preemption.CheckpointAnswer;
@@ -58,7 +59,7 @@ class FailoverPropertyTest {
 
   enum Behaviour { DONE_SOON, DONE_LATE, EXTEND_THEN_DONE, SILENT }
 
-  record Job(String app, String queue, int priority, int members, Resources shape, PlacementSpec spec,
+  record Job(AppId app, String queue, int priority, int members, Resources shape, PlacementSpec spec,
       long runMillis, long arrival, Behaviour behaviour, boolean reportsCheckpoints) {}
 
   @Test
@@ -83,10 +84,10 @@ class FailoverPropertyTest {
     final Random rnd;
     final ManualClock clock = new ManualClock(0);
     final FailoverTwin twin;
-    final Map<String, Job> jobs = new HashMap<>();
+    final Map<AppId, Job> jobs = new HashMap<>();
     final TreeMap<Long, List<EngineEvent>> inbox = new TreeMap<>();
-    final Map<String, Integer> completed = new HashMap<>();
-    final Set<String> done = new HashSet<>();
+    final Map<AppId, Integer> completed = new HashMap<>();
+    final Set<AppId> done = new HashSet<>();
     final Set<Long> answered = new HashSet<>();
     final TreeSet<Long> failoverAt = new TreeSet<>();
     final int[] counts = new int[5];
@@ -110,7 +111,7 @@ class FailoverPropertyTest {
       twin.cycle(nodes);
       int jobCount = 6 + rnd.nextInt(8);
       for (int j = 0; j < jobCount; j++) {
-        Job job = randomJob("j" + j);
+        Job job = randomJob(AppId.of("j" + j));
         jobs.put(job.app(), job);
         at(job.arrival(), new AppSubmitted(job.app(), job.queue(), "u" + rnd.nextInt(2), job.priority()));
         at(job.arrival(), new Demand(job.app(), "am", AM, 1, PlacementSpec.APPLICATION_MASTER));
@@ -242,7 +243,7 @@ class FailoverPropertyTest {
       inbox.computeIfAbsent(t, k -> new ArrayList<>()).add(e);
     }
 
-    private Job randomJob(String app) {
+    private Job randomJob(AppId app) {
       String queue = List.of("a", "b", "c").get(rnd.nextInt(3));
       int priority = rnd.nextInt(3);
       long arrival = STEP * rnd.nextInt((int) (ARRIVALS_UNTIL / STEP) + 1);

@@ -16,7 +16,9 @@ import io.spindle.core.engine.EngineEvent.ContainerFinished;
 import io.spindle.core.engine.EngineEvent.ContainerRecovered;
 import io.spindle.core.engine.EngineEvent.Demand;
 import io.spindle.core.engine.EngineEvent.NodeAdded;
+import io.spindle.core.model.AppId;
 import io.spindle.core.model.InvalidInputException;
+import io.spindle.core.model.NodeId;
 import io.spindle.core.model.ResourceVector;
 import io.spindle.core.model.Resources;
 import io.spindle.core.model.Topology;
@@ -82,20 +84,20 @@ class FailoverTest {
    * an extension of 60 s (deadline 250 s). Returns the gang's allocation ids.
    */
   private List<Long> reservedGangWithAnExtendedNotice(FailoverTwin t) {
-    CycleResult started = t.cycle(new AppSubmitted("vg", "b", "u", 0),
-        new Demand("vg", "workers", ONE_GPU, 8, PlacementSpec.gang(null, false)),
-        new AppSubmitted("vs", "b", "u", 0), new Demand("vs", "r", ONE_GPU, 8));
-    List<Long> gang = ids(started.allocations().stream().filter(a -> a.appId().equals("vg")).toList());
-    assertThat(started.allocations().stream().filter(a -> a.appId().equals("vg")))
-        .allMatch(a -> a.nodeId().equals("n1"));
-    CycleResult asked = at(t, 10_000, new AppSubmitted("owner", "a", "u", 0),
-        new Demand("owner", "workers", ONE_GPU, 8, PlacementSpec.gang(null, false)));
+    CycleResult started = t.cycle(new AppSubmitted(AppId.of("vg"), "b", "u", 0),
+        new Demand(AppId.of("vg"), "workers", ONE_GPU, 8, PlacementSpec.gang(null, false)),
+        new AppSubmitted(AppId.of("vs"), "b", "u", 0), new Demand(AppId.of("vs"), "r", ONE_GPU, 8));
+    List<Long> gang = ids(started.allocations().stream().filter(a -> a.appId().equals(AppId.of("vg"))).toList());
+    assertThat(started.allocations().stream().filter(a -> a.appId().equals(AppId.of("vg"))))
+        .allMatch(a -> a.nodeId().equals(NodeId.of("n1")));
+    CycleResult asked = at(t, 10_000, new AppSubmitted(AppId.of("owner"), "a", "u", 0),
+        new Demand(AppId.of("owner"), "workers", ONE_GPU, 8, PlacementSpec.gang(null, false)));
     assertThat(of(asked, Decision.Reserve.class)).singleElement()
-        .satisfies(r -> assertThat(r.nodeIds()).containsExactly("n1"));
+        .satisfies(r -> assertThat(r.nodeIds()).containsExactly(NodeId.of("n1")));
     RequestCheckpoint notice = of(at(t, 70_000), RequestCheckpoint.class).get(0);
     assertThat(notice.allocationIds()).containsExactlyInAnyOrderElementsOf(gang);
     assertThat(notice.deadlineMillis()).isEqualTo(190_000);
-    RequestCheckpoint extended = of(at(t, 100_000, new CheckpointAnswered("vg", notice.noticeId(),
+    RequestCheckpoint extended = of(at(t, 100_000, new CheckpointAnswered(AppId.of("vg"), notice.noticeId(),
         CheckpointAnswer.EXTEND, 60_000, null)), RequestCheckpoint.class).get(0);
     assertThat(extended.deadlineMillis()).isEqualTo(250_000);
     assertThat(extended.extensionsGranted()).isEqualTo(1);
@@ -122,7 +124,7 @@ class FailoverTest {
       assertThat(n.extensionsLeft()).isZero();
     });
     // The reservation still holds n1: nothing else may start there, though single containers fit.
-    CycleResult other = at(t, 120_000, new AppSubmitted("small", "b", "u", 0), new Demand("small", "r", ONE_GPU, 1));
+    CycleResult other = at(t, 120_000, new AppSubmitted(AppId.of("small"), "b", "u", 0), new Demand(AppId.of("small"), "r", ONE_GPU, 1));
     assertThat(other.allocations()).isEmpty();
 
     assertThat(of(at(t, 249_999), Preempt.class)).isEmpty();
@@ -135,7 +137,7 @@ class FailoverTest {
 
     CycleResult after = at(t, 251_000, finished(gang));
     assertThat(after.allocations()).hasSize(8)
-        .allSatisfy(a -> assertThat(List.of(a.appId(), a.nodeId())).containsExactly("owner", "n1"));
+        .allSatisfy(a -> assertThat(List.of(a.appId(), a.nodeId())).containsExactly(AppId.of("owner"), NodeId.of("n1")));
     assertThat(t.standby().pendingContainers()).as("the preempted gang waits again whole").isEqualTo(8 + 1);
   }
 
@@ -146,22 +148,22 @@ class FailoverTest {
     t.failover();
 
     CycleResult done = at(t, 150_000,
-        new CheckpointAnswered("vg", 1, CheckpointAnswer.DONE, 0, "hdfs:///ckpt/vg/step-40"));
+        new CheckpointAnswered(AppId.of("vg"), 1, CheckpointAnswer.DONE, 0, "hdfs:///ckpt/vg/step-40"));
     assertThat(of(done, Preempt.class)).singleElement().satisfies(p -> {
       assertThat(p.noticeId()).isEqualTo(1);
       assertThat(p.checkpointLocation()).isEqualTo("hdfs:///ckpt/vg/step-40");
       assertThat(p.reason()).contains("checkpoint done");
     });
     at(t, 151_000, finished(gang));
-    assertThat(t.standby().resumeCheckpoint("vg", "workers")).contains("hdfs:///ckpt/vg/step-40");
+    assertThat(t.standby().resumeCheckpoint(AppId.of("vg"), "workers")).contains("hdfs:///ckpt/vg/step-40");
 
     // A second failover, then a higher-priority request of queue b: its notice takes a fresh id.
     t.failover();
     assertThat(t.standbyState().nextNoticeId()).isEqualTo(2);
-    at(t, 160_000, new AppSubmitted("urgent", "b", "u", 9), new Demand("urgent", "r", ONE_GPU, 1));
+    at(t, 160_000, new AppSubmitted(AppId.of("urgent"), "b", "u", 9), new Demand(AppId.of("urgent"), "r", ONE_GPU, 1));
     List<RequestCheckpoint> next = of(at(t, 220_000), RequestCheckpoint.class);
     assertThat(next).singleElement().satisfies(n -> {
-      assertThat(n.appId()).isEqualTo("vs");
+      assertThat(n.appId()).isEqualTo(AppId.of("vs"));
       assertThat(n.noticeId()).isEqualTo(2);
     });
   }
@@ -170,30 +172,30 @@ class FailoverTest {
   void aVictimContainerThatEndedBeforeTheFailoverStaysChargedUntilItsReclaimCompletes() {
     // No reservations: the gang's victims may be anywhere, and only the plan keeps their capacity for it.
     FailoverTwin t = twin(HALVES, EngineSettings.defaults().withReservations(900_000, 0).withPreemption(ON), 2);
-    CycleResult filled = t.cycle(new AppSubmitted("vs", "b", "u", 0), new Demand("vs", "r", ONE_GPU, 16));
+    CycleResult filled = t.cycle(new AppSubmitted(AppId.of("vs"), "b", "u", 0), new Demand(AppId.of("vs"), "r", ONE_GPU, 16));
     assertThat(filled.allocations()).hasSize(16);
-    at(t, 10_000, new AppSubmitted("owner", "a", "u", 0),
-        new Demand("owner", "workers", ONE_GPU, 4, PlacementSpec.gang(null, false)));
+    at(t, 10_000, new AppSubmitted(AppId.of("owner"), "a", "u", 0),
+        new Demand(AppId.of("owner"), "workers", ONE_GPU, 4, PlacementSpec.gang(null, false)));
     List<RequestCheckpoint> notices = of(at(t, 70_000), RequestCheckpoint.class);
     assertThat(notices).hasSize(4);
     // Two victims are done at once and killed; the other two stay silent until the deadline (190 s).
     CycleResult done = at(t, 80_000,
-        new CheckpointAnswered("vs", notices.get(0).noticeId(), CheckpointAnswer.DONE, 0, null),
-        new CheckpointAnswered("vs", notices.get(1).noticeId(), CheckpointAnswer.DONE, 0, null));
+        new CheckpointAnswered(AppId.of("vs"), notices.get(0).noticeId(), CheckpointAnswer.DONE, 0, null),
+        new CheckpointAnswered(AppId.of("vs"), notices.get(1).noticeId(), CheckpointAnswer.DONE, 0, null));
     List<Long> killed = of(done, Preempt.class).stream().flatMap(p -> p.allocationIds().stream()).toList();
     assertThat(killed).hasSize(2);
     at(t, 81_000, finished(killed));
-    ResourceVector charged = t.reference.appUsage("vs").orElseThrow();
+    ResourceVector charged = t.reference.appUsage(AppId.of("vs")).orElseThrow();
     assertThat(charged).as("held while the other victims checkpoint").isEqualTo(ResourceVector.of(16 * 1024, 16, 16));
 
     RestoreReport report = t.failover();
     assertThat(report.dropped()).isEmpty();
-    assertThat(t.standby().appUsage("vs")).contains(charged);
+    assertThat(t.standby().appUsage(AppId.of("vs"))).contains(charged);
 
     // Another request of queue a cannot take the held GPUs meanwhile, on either engine.
     for (long now = 86_000; now < 190_000; now += 5_000) {
       CycleResult r = at(t, now, now == 86_000
-          ? new EngineEvent[] {new AppSubmitted("sneak", "a", "u", 0), new Demand("sneak", "r", ONE_GPU, 1)}
+          ? new EngineEvent[] {new AppSubmitted(AppId.of("sneak"), "a", "u", 0), new Demand(AppId.of("sneak"), "r", ONE_GPU, 1)}
           : new EngineEvent[0]);
       assertThat(r.allocations()).as("at %d ms", now).isEmpty();
     }
@@ -201,14 +203,14 @@ class FailoverTest {
     assertThat(rest).hasSize(2);
     CycleResult freed = at(t, 191_000, finished(rest));
     assertThat(freed.allocations()).as("the gang first, on the capacity reclaimed for it").hasSizeGreaterThanOrEqualTo(4)
-        .first().satisfies(a -> assertThat(a.appId()).isEqualTo("owner"));
+        .first().satisfies(a -> assertThat(a.appId()).isEqualTo(AppId.of("owner")));
   }
 
   @Test
   void aReclaimUnderWayIsOrderedAgainByTheStandbyWhileItsContainersStillRun() {
     FailoverTwin t = twin(HALVES, EngineSettings.defaults().withPreemption(ON), 2);
     List<Long> gang = reservedGangWithAnExtendedNotice(t);
-    CycleResult done = at(t, 150_000, new CheckpointAnswered("vg", 1, CheckpointAnswer.DONE, 0, "ckpt://vg"));
+    CycleResult done = at(t, 150_000, new CheckpointAnswered(AppId.of("vg"), 1, CheckpointAnswer.DONE, 0, "ckpt://vg"));
     assertThat(of(done, Preempt.class)).hasSize(1);
 
     t.failover(); // Before the kills were carried out: the containers come back running.
@@ -221,16 +223,16 @@ class FailoverTest {
     });
     assertThat(of(t.lastStandbyCycle(), RequestCheckpoint.class)).isEmpty();
     CycleResult after = at(t, 151_000, finished(gang));
-    assertThat(after.allocations()).hasSize(8).allMatch(a -> a.appId().equals("owner"));
+    assertThat(after.allocations()).hasSize(8).allMatch(a -> a.appId().equals(AppId.of("owner")));
   }
 
   @Test
   void recoveredSingleContainersAreSeparateVictimsAgainOnlyWithTheirUnitsRestored() {
     EngineSettings settings = EngineSettings.defaults().withPreemption(ON);
     FailoverTwin t = twin(ONE, settings, 1);
-    t.cycle(new AppSubmitted("low", "q", "u", 0), new Demand("low", "r", ONE_GPU, 8));
+    t.cycle(new AppSubmitted(AppId.of("low"), "q", "u", 0), new Demand(AppId.of("low"), "r", ONE_GPU, 8));
     t.failover();
-    at(t, 1_000, new AppSubmitted("high", "q", "u", 5), new Demand("high", "r", ONE_GPU, 1));
+    at(t, 1_000, new AppSubmitted(AppId.of("high"), "q", "u", 5), new Demand(AppId.of("high"), "r", ONE_GPU, 1));
     List<RequestCheckpoint> notices = of(at(t, 61_000), RequestCheckpoint.class);
     assertThat(notices).singleElement().satisfies(n -> assertThat(n.allocationIds()).hasSize(1));
 
@@ -238,13 +240,13 @@ class FailoverTest {
     ManualClock bareClock = new ManualClock(0);
     Engine bare = new Engine(CATALOG, ONE, RACK, bareClock, settings);
     List<EngineEvent> recovery = new ArrayList<>(List.of(new NodeAdded(gpuNode("n1", "/r1", 8)),
-        new AppSubmitted("low", "q", "u", 0)));
+        new AppSubmitted(AppId.of("low"), "q", "u", 0)));
     for (int i = 1; i <= 8; i++) {
-      recovery.add(new ContainerRecovered(-i, "low", "r", "n1", ONE_GPU));
+      recovery.add(new ContainerRecovered(-i, AppId.of("low"), "r", NodeId.of("n1"), ONE_GPU));
     }
     bare.cycle(recovery);
     bareClock.set(1_000);
-    bare.cycle(List.of(new AppSubmitted("high", "q", "u", 5), new Demand("high", "r", ONE_GPU, 1)));
+    bare.cycle(List.of(new AppSubmitted(AppId.of("high"), "q", "u", 5), new Demand(AppId.of("high"), "r", ONE_GPU, 1)));
     bareClock.set(61_000);
     assertThat(of(bare.cycle(List.of()), RequestCheckpoint.class)).singleElement()
         .satisfies(n -> assertThat(n.allocationIds()).hasSize(8));
@@ -254,10 +256,10 @@ class FailoverTest {
   void aReservationTimesOutWhenItWouldHaveAndItsBackoffHoldsAcrossFailovers() {
     // Preemption off: reservations and the run times containers declared are kept all the same.
     FailoverTwin t = twin(ONE, EngineSettings.defaults().withReservations(100_000, 4), 2);
-    t.cycle(new AppSubmitted("fill", "q", "u", 0),
-        new Demand("fill", "r", ONE_GPU, 12, PlacementSpec.SINGLE.withMaxRuntimeMillis(1_000_000)));
-    CycleResult reserved = at(t, 10_000, new AppSubmitted("gang", "q", "u", 0),
-        new Demand("gang", "workers", ONE_GPU, 8, PlacementSpec.gang(null, false)));
+    t.cycle(new AppSubmitted(AppId.of("fill"), "q", "u", 0),
+        new Demand(AppId.of("fill"), "r", ONE_GPU, 12, PlacementSpec.SINGLE.withMaxRuntimeMillis(1_000_000)));
+    CycleResult reserved = at(t, 10_000, new AppSubmitted(AppId.of("gang"), "q", "u", 0),
+        new Demand(AppId.of("gang"), "workers", ONE_GPU, 8, PlacementSpec.gang(null, false)));
     assertThat(of(reserved, Decision.Reserve.class)).singleElement()
         .satisfies(r -> assertThat(r.projectedStartMillis()).isEqualTo(1_000_000));
 
@@ -279,28 +281,28 @@ class FailoverTest {
     EngineSettings settings = EngineSettings.defaults().withPreemption(ON);
     Engine leader = new Engine(CATALOG, HALVES, RACK, clock, settings);
     leader.cycle(List.of(new NodeAdded(gpuNode("n1", "/r1", 8)), new NodeAdded(gpuNode("n2", "/r1", 8))));
-    CycleResult started = leader.cycle(List.of(new AppSubmitted("x", "b", "u", 0),
-        new Demand("x", "workers", ONE_GPU, 8, PlacementSpec.gang(null, false)),
-        new AppSubmitted("y", "b", "u", 0), new Demand("y", "r", ONE_GPU, 4),
-        new CheckpointReported("y", 0, "ckpt://y")));
+    CycleResult started = leader.cycle(List.of(new AppSubmitted(AppId.of("x"), "b", "u", 0),
+        new Demand(AppId.of("x"), "workers", ONE_GPU, 8, PlacementSpec.gang(null, false)),
+        new AppSubmitted(AppId.of("y"), "b", "u", 0), new Demand(AppId.of("y"), "r", ONE_GPU, 4),
+        new CheckpointReported(AppId.of("y"), 0, "ckpt://y")));
     clock.set(5_000);
-    leader.cycle(List.of(new AppSubmitted("g", "a", "u", 0),
-        new Demand("g", "workers", ONE_GPU, 8, PlacementSpec.gang(null, false))));
+    leader.cycle(List.of(new AppSubmitted(AppId.of("g"), "a", "u", 0),
+        new Demand(AppId.of("g"), "workers", ONE_GPU, 8, PlacementSpec.gang(null, false))));
     Map<Long, String> names = new HashMap<>();
     started.allocations().forEach(a -> names.put(a.allocationId(), a.appId() + "-" + a.allocationId()));
     DurableState saved = leader.durableState(names::get);
-    assertThat(saved.reservations()).singleElement().satisfies(r -> assertThat(r.nodeIds()).containsExactly("n2"));
+    assertThat(saved.reservations()).singleElement().satisfies(r -> assertThat(r.nodeIds()).containsExactly(NodeId.of("n2")));
 
     // n2 has not re-registered, y was not recovered, one of x's containers ended during the failover.
     Engine standby = new Engine(CATALOG, HALVES, RACK, clock, settings);
     List<EngineEvent> recovery = new ArrayList<>(List.of(new NodeAdded(gpuNode("n1", "/r1", 8)),
-        new AppSubmitted("x", "b", "u", 0), new AppSubmitted("g", "a", "u", 0)));
+        new AppSubmitted(AppId.of("x"), "b", "u", 0), new AppSubmitted(AppId.of("g"), "a", "u", 0)));
     Map<String, Long> recovered = new HashMap<>();
-    List<Allocate> xs = started.allocations().stream().filter(a -> a.appId().equals("x")).toList();
+    List<Allocate> xs = started.allocations().stream().filter(a -> a.appId().equals(AppId.of("x"))).toList();
     for (Allocate a : xs.subList(1, xs.size())) {
       long id = -a.allocationId();
       recovered.put(names.get(a.allocationId()), id);
-      recovery.add(new ContainerRecovered(id, "x", "workers", "n1", ONE_GPU));
+      recovery.add(new ContainerRecovered(id, AppId.of("x"), "workers", NodeId.of("n1"), ONE_GPU));
     }
     standby.cycle(recovery);
     RestoreReport report = standby.restore(saved, recovered::get);
@@ -329,19 +331,19 @@ class FailoverTest {
     EngineSettings settings = EngineSettings.defaults().withPreemption(ON);
     Engine leader = new Engine(CATALOG, ONE, RACK, clock, settings);
     leader.cycle(List.of(new NodeAdded(gpuNode("n1", "/r1", 8)), new NodeAdded(gpuNode("n2", "/r1", 8))));
-    CycleResult started = leader.cycle(List.of(new AppSubmitted("wide", "q", "u", 0),
-        new Demand("wide", "workers", ONE_GPU, 16, PlacementSpec.gang(null, false))));
+    CycleResult started = leader.cycle(List.of(new AppSubmitted(AppId.of("wide"), "q", "u", 0),
+        new Demand(AppId.of("wide"), "workers", ONE_GPU, 16, PlacementSpec.gang(null, false))));
     DurableState saved = leader.durableState(id -> "c" + id);
 
     Engine standby = new Engine(CATALOG, ONE, RACK, clock, settings);
     Map<String, Long> ids = new HashMap<>();
     List<EngineEvent> early = new ArrayList<>(List.of(new NodeAdded(gpuNode("n1", "/r1", 8)),
-        new AppSubmitted("wide", "q", "u", 0)));
+        new AppSubmitted(AppId.of("wide"), "q", "u", 0)));
     List<EngineEvent> late = new ArrayList<>(List.of(new NodeAdded(gpuNode("n2", "/r1", 8))));
     for (Allocate a : started.allocations()) {
       ids.put("c" + a.allocationId(), -a.allocationId());
-      (a.nodeId().equals("n1") ? early : late).add(
-          new ContainerRecovered(-a.allocationId(), "wide", "workers", a.nodeId(), ONE_GPU));
+      (a.nodeId().equals(NodeId.of("n1")) ? early : late).add(
+          new ContainerRecovered(-a.allocationId(), AppId.of("wide"), "workers", a.nodeId(), ONE_GPU));
     }
     standby.cycle(early);
     RestoreReport first = standby.restore(saved, ids::get);
@@ -358,8 +360,8 @@ class FailoverTest {
 
     // And it is preempted whole: a higher priority gang of the queue names all sixteen.
     clock.set(1_000);
-    standby.cycle(List.of(new AppSubmitted("high", "q", "u", 5),
-        new Demand("high", "workers", ONE_GPU, 2, PlacementSpec.gang(null, false))));
+    standby.cycle(List.of(new AppSubmitted(AppId.of("high"), "q", "u", 5),
+        new Demand(AppId.of("high"), "workers", ONE_GPU, 2, PlacementSpec.gang(null, false))));
     clock.set(61_000);
     assertThat(of(standby.cycle(List.of()), RequestCheckpoint.class)).singleElement()
         .satisfies(n -> assertThat(n.allocationIds()).hasSize(16));
@@ -377,20 +379,20 @@ class FailoverTest {
     }
     assertThat(e.durableVersion()).as("nothing changed").isEqualTo(before);
     assertThat(e.durableState(t::referenceName)).isEqualTo(state);
-    at(t, 101_000, new CheckpointReported("vs", 100_000, "ckpt://vs"));
+    at(t, 101_000, new CheckpointReported(AppId.of("vs"), 100_000, "ckpt://vs"));
     assertThat(e.durableVersion()).isGreaterThan(before);
     assertThat(e.durableState(t::referenceName).checkpoints()).singleElement()
-        .isEqualTo(new DurableState.CheckpointState("vs", 100_000, "ckpt://vs"));
+        .isEqualTo(new DurableState.CheckpointState(AppId.of("vs"), 100_000, "ckpt://vs"));
   }
 
   @Test
   void inconsistentStatesAndLateRestoresAreRefused() {
-    DurableState.UnitState unit = new DurableState.UnitState(3, "app", "r", ONE_GPU, PlacementSpec.SINGLE, 0, 1,
+    DurableState.UnitState unit = new DurableState.UnitState(3, AppId.of("app"), "r", ONE_GPU, PlacementSpec.SINGLE, 0, 1,
         List.of("c1"));
-    DurableState.NoticeState notice = new DurableState.NoticeState(1, 3, "app", "r",
-        List.of(new DurableState.NoticeContainer("c1", "n1", ONE_GPU, Long.MAX_VALUE, false)), 0, 120_000, 0, 1,
+    DurableState.NoticeState notice = new DurableState.NoticeState(1, 3, AppId.of("app"), "r",
+        List.of(new DurableState.NoticeContainer("c1", NodeId.of("n1"), ONE_GPU, Long.MAX_VALUE, false)), 0, 120_000, 0, 1,
         300_000, "why", null, CheckpointHandshake.State.NOTICED, null);
-    Need need = new Need("other", "r", "root.a", "u", 0, ResourceVector.of(1024, 1, 1), 1, false, true,
+    Need need = new Need(AppId.of("other"), "r", "root.a", "u", 0, ResourceVector.of(1024, 1, 1), 1, false, true,
         ResourceVector.ZERO, null);
     DurableState.ReclaimState reclaim = new DurableState.ReclaimState(need, false, List.of(notice));
 
@@ -401,9 +403,9 @@ class FailoverTest {
         .isInstanceOf(InvalidInputException.class).hasMessageContaining("not among the units");
     assertThatThrownBy(() -> state(2, List.of(unit, unit), List.of()))
         .isInstanceOf(InvalidInputException.class).hasMessageContaining("two units with the same id");
-    assertThatThrownBy(() -> new DurableState.NoticeState(1, 3, "app", "r", List.of(), 10, 5, 0, 1, 0, "why", null,
+    assertThatThrownBy(() -> new DurableState.NoticeState(1, 3, AppId.of("app"), "r", List.of(), 10, 5, 0, 1, 0, "why", null,
         CheckpointHandshake.State.NOTICED, null)).hasMessageContaining("deadlineMillis=5");
-    assertThatThrownBy(() -> new DurableState.NoticeState(1, 3, "app", "r", List.of(), 0, 5, 0, 1, 0, "why", null,
+    assertThatThrownBy(() -> new DurableState.NoticeState(1, 3, AppId.of("app"), "r", List.of(), 0, 5, 0, 1, 0, "why", null,
         CheckpointHandshake.State.RECLAIMING, null)).hasMessageContaining("needs reclaim reason");
 
     Engine fresh = new Engine(CATALOG, HALVES, RACK, clock, EngineSettings.defaults().withPreemption(ON));

@@ -12,6 +12,8 @@ import io.spindle.core.engine.EngineEvent.ContainerFinished;
 import io.spindle.core.engine.EngineEvent.ContainerRecovered;
 import io.spindle.core.engine.EngineEvent.Demand;
 import io.spindle.core.engine.EngineEvent.NodeAdded;
+import io.spindle.core.model.AppId;
+import io.spindle.core.model.NodeId;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -39,8 +41,8 @@ final class FailoverTwin {
   final Engine reference;
   private final Function<Clock, Engine> factory;
   private Engine standby;
-  private final Map<String, NodeAdded> nodes = new LinkedHashMap<>();
-  private final Map<String, AppSubmitted> apps = new LinkedHashMap<>();
+  private final Map<NodeId, NodeAdded> nodes = new LinkedHashMap<>();
+  private final Map<AppId, AppSubmitted> apps = new LinkedHashMap<>();
   private final Map<String, PlacementSpec> specs = new HashMap<>();
   /** Running containers as the driver knows them, by the reference's allocation id, in start order. */
   final Map<Long, Allocate> running = new LinkedHashMap<>();

@@ -9,7 +9,9 @@ import static org.assertj.core.api.Assertions.fail;
 
 import io.spindle.core.engine.Decision.Allocate;
 import io.spindle.core.engine.Decision.Reject;
+import io.spindle.core.model.AppId;
 import io.spindle.core.model.Node;
+import io.spindle.core.model.NodeId;
 import io.spindle.core.model.Resources;
 import io.spindle.core.model.Topology;
 import io.spindle.core.queue.QueueTree;
@@ -38,7 +40,7 @@ class GangPropertyTest {
   private static final long STEP = 10_000;
   private static final long HORIZON = 20_000_000;
 
-  record Job(String app, int members, Resources shape, boolean gang, String level, boolean required,
+  record Job(AppId app, int members, Resources shape, boolean gang, String level, boolean required,
       long runMillis, boolean declared, boolean impossible) {}
 
   @Test
@@ -60,7 +62,7 @@ class GangPropertyTest {
         "root.a.user-limit-factor", "-1", "root.b.user-limit-factor", "-1");
     Engine e = new Engine(CATALOG, tree, TOPO, clock, EngineSettings.defaults().withReservations(300_000, 1 + seed % 4));
     List<EngineEvent> nodes = new ArrayList<>();
-    Map<String, String> rackOf = new HashMap<>();
+    Map<NodeId, String> rackOf = new HashMap<>();
     int n = 0;
     for (String rack : TOPO.locations()) {
       for (int k = 0; k < 2; k++) {
@@ -74,14 +76,14 @@ class GangPropertyTest {
     List<Job> jobs = new ArrayList<>();
     TreeMap<Long, List<Job>> arrivals = new TreeMap<>();
     for (int j = 0; j < 20; j++) {
-      Job job = randomJob(rnd, "j" + j);
+      Job job = randomJob(rnd, AppId.of("j" + j));
       jobs.add(job);
       arrivals.computeIfAbsent((long) rnd.nextInt(30) * STEP, t -> new ArrayList<>()).add(job);
     }
-    Map<String, Job> byApp = new HashMap<>();
+    Map<AppId, Job> byApp = new HashMap<>();
     jobs.forEach(job -> byApp.put(job.app(), job));
-    Map<String, Integer> started = new HashMap<>();
-    Set<String> rejected = new HashSet<>();
+    Map<AppId, Integer> started = new HashMap<>();
+    Set<AppId> rejected = new HashSet<>();
     TreeMap<Long, List<Long>> ends = new TreeMap<>();
     int gangs = 0;
 
@@ -98,7 +100,7 @@ class GangPropertyTest {
       }
       CycleResult r = e.cycle(events);
 
-      Map<String, List<Allocate>> thisCycle = new HashMap<>();
+      Map<AppId, List<Allocate>> thisCycle = new HashMap<>();
       for (Decision d : r.decisions()) {
         if (d instanceof Allocate a) {
           thisCycle.computeIfAbsent(a.appId(), k -> new ArrayList<>()).add(a);
@@ -111,7 +113,7 @@ class GangPropertyTest {
           }
         }
       }
-      for (Map.Entry<String, List<Allocate>> c : thisCycle.entrySet()) {
+      for (Map.Entry<AppId, List<Allocate>> c : thisCycle.entrySet()) {
         Job job = byApp.get(c.getKey());
         if (job.gang()) {
           assertThat(started).as("seed %d: gang %s started twice", seed, job.app()).doesNotContainKey(job.app());
@@ -139,7 +141,7 @@ class GangPropertyTest {
     return new int[] {gangs, (int) jobs.stream().filter(Job::impossible).count()};
   }
 
-  private static void checkLevel(int seed, Job job, List<Allocate> members, Map<String, String> rackOf) {
+  private static void checkLevel(int seed, Job job, List<Allocate> members, Map<NodeId, String> rackOf) {
     if (!job.required()) {
       return;
     }
@@ -147,7 +149,7 @@ class GangPropertyTest {
     for (Allocate a : members) {
       String rack = rackOf.get(a.nodeId());
       domains.add(switch (job.level()) {
-        case "node" -> a.nodeId();
+        case "node" -> a.nodeId().value();
         case "rack" -> rack;
         case "spine" -> rack.substring(0, rack.indexOf('/', 1));
         default -> "cluster";
@@ -157,7 +159,7 @@ class GangPropertyTest {
   }
 
   /** Node: 8 GPUs; rack: 16; spine: 32; cluster: 64. A gang is impossible when its level cannot ever hold it. */
-  private static Job randomJob(Random rnd, String app) {
+  private static Job randomJob(Random rnd, AppId app) {
     long run = (1 + rnd.nextInt(30)) * STEP;
     boolean declared = rnd.nextInt(3) == 0;
     if (rnd.nextInt(3) == 0) {

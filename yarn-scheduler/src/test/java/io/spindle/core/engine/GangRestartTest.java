@@ -13,6 +13,8 @@ import io.spindle.core.engine.EngineEvent.ContainerLost;
 import io.spindle.core.engine.EngineEvent.Demand;
 import io.spindle.core.engine.EngineEvent.NodeAdded;
 import io.spindle.core.engine.EngineEvent.NodeRemoved;
+import io.spindle.core.model.AppId;
+import io.spindle.core.model.NodeId;
 import io.spindle.core.model.ResourceVector;
 import io.spindle.core.model.Resources;
 import io.spindle.core.model.Topology;
@@ -46,13 +48,13 @@ class GangRestartTest {
   /** Two 8-GPU nodes; a gang of 4 x 4 GPUs takes both, two members on each. */
   private List<Allocate> startGang(PlacementSpec spec) {
     cycle(new NodeAdded(gpuNode("n1", "/r1", 8)), new NodeAdded(gpuNode("n2", "/r1", 8)));
-    CycleResult started = cycle(new AppSubmitted("mpi", "a", "u", 0), new Demand("mpi", "ranks", FOUR_GPUS, 4, spec));
+    CycleResult started = cycle(new AppSubmitted(AppId.of("mpi"), "a", "u", 0), new Demand(AppId.of("mpi"), "ranks", FOUR_GPUS, 4, spec));
     assertThat(started.allocations()).hasSize(4);
     return started.allocations();
   }
 
   private static List<Long> idsOn(List<Allocate> allocations, String node) {
-    return allocations.stream().filter(a -> a.nodeId().equals(node)).map(Allocate::allocationId).toList();
+    return allocations.stream().filter(a -> a.nodeId().value().equals(node)).map(Allocate::allocationId).toList();
   }
 
   @Test
@@ -61,7 +63,7 @@ class GangRestartTest {
     List<Long> onN1 = idsOn(gang, "n1");
     List<Long> onN2 = idsOn(gang, "n2");
 
-    CycleResult lost = cycle(new NodeRemoved("n1"));
+    CycleResult lost = cycle(new NodeRemoved(NodeId.of("n1")));
 
     List<RestartGang> restarts = of(lost, RestartGang.class);
     assertThat(restarts).hasSize(1);
@@ -70,12 +72,12 @@ class GangRestartTest {
     assertThat(restarts.get(0).reason()).contains("gang of 4 lost 2 members (node n1 left)");
     io.spindle.core.status.AppHistory history = new io.spindle.core.status.AppHistory(10);
     history.record(lost);
-    assertThat(io.spindle.core.status.WhyExplainer.explain("mpi", engine.status(), history.of("mpi"), List.of()).text())
+    assertThat(io.spindle.core.status.WhyExplainer.explain(AppId.of("mpi"), engine.status(), history.of(AppId.of("mpi")), List.of()).text())
         .contains("its gang 'ranks' lost 2 members to the cluster; Spindle stopped the other 2 and re-queued the gang"
             + " whole");
-    assertThat(engine.pendingReasons("mpi")).containsKey("ranks");
+    assertThat(engine.pendingReasons(AppId.of("mpi"))).containsKey("ranks");
     assertThat(engine.pendingContainers()).as("the whole gang waits again").isEqualTo(4);
-    assertThat(engine.appUsage("mpi")).as("survivors stay charged until they have ended")
+    assertThat(engine.appUsage(AppId.of("mpi"))).as("survivors stay charged until they have ended")
         .contains(ResourceVector.of(2 * 4096, 8, 8));
     assertThat(lost.allocations()).as("nothing starts on GPUs still held by survivors").isEmpty();
 
@@ -107,10 +109,10 @@ class GangRestartTest {
   void aGangThatReplacesMembersItselfKeepsItsSurvivors() {
     List<Allocate> gang = startGang(GANG.withRestartOnMemberLoss(false));
 
-    CycleResult lost = cycle(new NodeRemoved("n1"));
+    CycleResult lost = cycle(new NodeRemoved(NodeId.of("n1")));
 
     assertThat(of(lost, RestartGang.class)).isEmpty();
-    assertThat(engine.appUsage("mpi")).contains(ResourceVector.of(2 * 4096, 8, 8));
+    assertThat(engine.appUsage(AppId.of("mpi"))).contains(ResourceVector.of(2 * 4096, 8, 8));
     assertThat(engine.pendingContainers()).as("the application asks for replacements itself").isZero();
     assertThat(idsOn(gang, "n2")).hasSize(2);
   }
@@ -118,28 +120,28 @@ class GangRestartTest {
   @Test
   void otherGangsAndSingleContainersAreUntouched() {
     cycle(new NodeAdded(gpuNode("n1", "/r1", 8)), new NodeAdded(gpuNode("n2", "/r1", 8)));
-    cycle(new AppSubmitted("left", "a", "u", 0), new Demand("left", "g", FOUR_GPUS, 2, GANG),
-        new AppSubmitted("single", "a", "u", 0), new Demand("single", "s", Resources.of(1024, 1).withGpus(1), 1));
+    cycle(new AppSubmitted(AppId.of("left"), "a", "u", 0), new Demand(AppId.of("left"), "g", FOUR_GPUS, 2, GANG),
+        new AppSubmitted(AppId.of("single"), "a", "u", 0), new Demand(AppId.of("single"), "s", Resources.of(1024, 1).withGpus(1), 1));
     // "left" holds 8 GPUs on one node; the single container is on the other or the same: find the untouched node.
-    CycleResult placed = cycle(new AppSubmitted("right", "a", "u", 0), new Demand("right", "g", FOUR_GPUS, 1, GANG));
+    CycleResult placed = cycle(new AppSubmitted(AppId.of("right"), "a", "u", 0), new Demand(AppId.of("right"), "g", FOUR_GPUS, 1, GANG));
     assertThat(placed.allocations()).hasSize(1);
-    String rightNode = placed.allocations().get(0).nodeId();
-    String otherNode = rightNode.equals("n1") ? "n2" : "n1";
+    NodeId rightNode = placed.allocations().get(0).nodeId();
+    NodeId otherNode = NodeId.of(rightNode.equals(NodeId.of("n1")) ? "n2" : "n1");
 
     CycleResult lost = cycle(new NodeRemoved(otherNode));
 
-    assertThat(of(lost, RestartGang.class)).extracting(RestartGang::appId).doesNotContain("right");
-    assertThat(engine.appUsage("right")).contains(ResourceVector.of(4096, 4, 4));
+    assertThat(of(lost, RestartGang.class)).extracting(RestartGang::appId).doesNotContain(AppId.of("right"));
+    assertThat(engine.appUsage(AppId.of("right"))).contains(ResourceVector.of(4096, 4, 4));
   }
 
   @Test
   void aReservationOnALostNodeIsDroppedAndNoneIsLeftBehind() {
     cycle(new NodeAdded(gpuNode("n1", "/r1", 8)), new NodeAdded(gpuNode("n2", "/r1", 8)));
-    cycle(new AppSubmitted("busy", "a", "u", 0), new Demand("busy", "s", FOUR_GPUS, 1));
-    cycle(new AppSubmitted("big", "a", "u", 0), new Demand("big", "g", Resources.of(8192, 8).withGpus(8), 2, GANG));
+    cycle(new AppSubmitted(AppId.of("busy"), "a", "u", 0), new Demand(AppId.of("busy"), "s", FOUR_GPUS, 1));
+    cycle(new AppSubmitted(AppId.of("big"), "a", "u", 0), new Demand(AppId.of("big"), "g", Resources.of(8192, 8).withGpus(8), 2, GANG));
     assertThat(engine.stats().reservations()).isEqualTo(1);
 
-    cycle(new NodeRemoved("n2"), new NodeRemoved("n1"));
+    cycle(new NodeRemoved(NodeId.of("n2")), new NodeRemoved(NodeId.of("n1")));
 
     assertThat(engine.stats().reservations()).isZero();
     assertThat(engine.cluster().reservations()).isEmpty();

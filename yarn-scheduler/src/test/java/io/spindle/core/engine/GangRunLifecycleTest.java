@@ -3,6 +3,7 @@ package io.spindle.core.engine;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.spindle.core.engine.GangRun.Phase;
+import io.spindle.core.model.AppId;
 import io.spindle.core.model.ResourceVector;
 import io.spindle.core.model.Resources;
 import org.junit.jupiter.api.Test;
@@ -11,7 +12,7 @@ import org.junit.jupiter.api.Test;
 class GangRunLifecycleTest {
 
   private static GangRun gang(boolean restartsOnLoss, long... members) {
-    GangRun run = new GangRun(1, "app", "k", Resources.of(1024, 1), PlacementSpec.gang(null, false),
+    GangRun run = new GangRun(1, AppId.of("app"), "k", Resources.of(1024, 1), PlacementSpec.gang(null, false),
         ResourceVector.ZERO, -1, 0, true, restartsOnLoss);
     for (long m : members) {
       run.members.add(m);

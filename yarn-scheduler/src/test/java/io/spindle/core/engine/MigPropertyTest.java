@@ -8,9 +8,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.spindle.core.engine.Decision.Allocate;
 import io.spindle.core.engine.Decision.ReconfigureMig;
+import io.spindle.core.model.AppId;
 import io.spindle.core.model.GpuModel;
 import io.spindle.core.model.MigLayout;
 import io.spindle.core.model.MigPlacement;
+import io.spindle.core.model.NodeId;
 import io.spindle.core.model.ResourceVector;
 import io.spindle.core.model.Resources;
 import io.spindle.core.model.Topology;
@@ -76,14 +78,14 @@ class MigPropertyTest {
 
     Map<Long, Allocate> running = new LinkedHashMap<>();
     Map<Long, String> queueOf = new HashMap<>();
-    Map<String, String> appQueue = new HashMap<>();
+    Map<AppId, String> appQueue = new HashMap<>();
     List<ReconfigureMig> inFlight = new ArrayList<>();
     int apps = 0;
     for (int step = 0; step < 25; step++) {
       List<EngineEvent> events = new ArrayList<>();
       int op = rnd.nextInt(10);
       if (op < 4) {
-        String app = "app" + apps++;
+        AppId app = AppId.of("app" + apps++);
         String queue = rnd.nextBoolean() ? "a" : "b";
         appQueue.put(app, queue);
         events.add(new EngineEvent.AppSubmitted(app, queue, "u", rnd.nextInt(2)));
@@ -135,7 +137,7 @@ class MigPropertyTest {
     // Everything ends: usage returns to exactly zero.
     List<EngineEvent> finishAll = new ArrayList<>();
     for (int a = 0; a < apps; a++) {
-      finishAll.add(new EngineEvent.AppFinished("app" + a));
+      finishAll.add(new EngineEvent.AppFinished(AppId.of("app" + a)));
     }
     e.cycle(finishAll);
     assertThat(e.runningContainers()).isZero();
@@ -163,7 +165,7 @@ class MigPropertyTest {
     ManualClock clock = new ManualClock(0);
     QueueTree tree = queues("root.queues", "a", "root.a.capacity", "100", "root.a.user-limit-factor", "-1");
     Engine e = new Engine(CATALOG, tree, TOPO, clock, EngineSettings.defaults().withMigReconfigureMillis(1_000));
-    Map<String, io.spindle.core.model.Node> nodes = new LinkedHashMap<>();
+    Map<NodeId, io.spindle.core.model.Node> nodes = new LinkedHashMap<>();
     GpuModel a100 = CATALOG.require("model", "A100-80GB");
     GpuModel[] models = {H100, H100, a100, A30};
     for (int n = 0; n < 4; n++) {
@@ -176,14 +178,14 @@ class MigPropertyTest {
     e.cycle(setup);
 
     Map<Long, Allocate> running = new LinkedHashMap<>();
-    Map<String, Resources> shapeOf = new HashMap<>();
+    Map<AppId, Resources> shapeOf = new HashMap<>();
     List<ReconfigureMig> inFlight = new ArrayList<>();
     int apps = 0;
     for (int step = 0; step < 30; step++) {
       List<EngineEvent> events = new ArrayList<>();
       int op = rnd.nextInt(10);
       if (op < 5) {
-        String app = "app" + apps++;
+        AppId app = AppId.of("app" + apps++);
         events.add(new EngineEvent.AppSubmitted(app, "a", "u", 0));
         boolean a30 = rnd.nextInt(4) == 0;
         String profile = a30 ? A30_PROFILES[rnd.nextInt(A30_PROFILES.length)]
@@ -221,7 +223,7 @@ class MigPropertyTest {
     }
     int checked = 0;
     for (int a = 0; a < apps; a++) {
-      String app = "app" + a;
+      AppId app = AppId.of("app" + a);
       // Requests held back by a queue limit (the cluster's few vcores) wait for another reason.
       if (e.pendingReasons(app).isEmpty() || !e.pendingReasons(app).get("r").contains("MIG instance")) {
         continue;
@@ -308,7 +310,7 @@ class MigPropertyTest {
       assertThat(a.charge()).isEqualTo(new ResourceVector(a.shape().memoryMb(), a.shape().vcores(), units));
       usage.merge(queueOf.get(a.allocationId()), a.charge(), ResourceVector::plus);
     }
-    for (String node : e.cluster().nodeIds()) {
+    for (NodeId node : e.cluster().nodeIds()) {
       // Rebuilding each layout re-checks legality: legal starts, no overlap, compute budget, instance limits.
       e.cluster().migLayouts(node).forEach((gpu, layout) ->
           assertThat(MigLayout.of(layout.model(), layout.placements())).isEqualTo(layout));

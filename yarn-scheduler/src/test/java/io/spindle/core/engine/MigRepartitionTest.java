@@ -11,10 +11,12 @@ import io.spindle.core.engine.EngineEvent.AppSubmitted;
 import io.spindle.core.engine.EngineEvent.Demand;
 import io.spindle.core.engine.EngineEvent.MigLayoutReported;
 import io.spindle.core.engine.EngineEvent.NodeAdded;
+import io.spindle.core.model.AppId;
 import io.spindle.core.model.Gpu;
 import io.spindle.core.model.MigLayout;
 import io.spindle.core.model.MigPlacement;
 import io.spindle.core.model.Node;
+import io.spindle.core.model.NodeId;
 import io.spindle.core.model.Resources;
 import io.spindle.core.model.Topology;
 import io.spindle.core.queue.QueueTree;
@@ -51,7 +53,7 @@ class MigRepartitionTest {
     for (int i = 0; i < layouts.length; i++) {
       gpus.add(Gpu.mig(i, H100, 0, layouts[i]));
     }
-    return new Node(id, "/r1", memoryMb, vcores, gpus);
+    return new Node(NodeId.of(id), "/r1", memoryMb, vcores, gpus);
   }
 
   static Resources mig(String profile, int instances) {
@@ -79,8 +81,8 @@ class MigRepartitionTest {
   void aContainerTakesTheSamePlacementOnTwoGpus() {
     // Both GPUs have 7g@0: equal placements, different devices.
     engine.cycle(List.of(new NodeAdded(migNode("m1", 512_000, 64, layout("7g.80gb@0"), layout("7g.80gb@0")))));
-    CycleResult r = engine.cycle(List.of(new AppSubmitted("app", "a", "u", 0),
-        new Demand("app", "c", mig("7g.80gb", 2), 1)));
+    CycleResult r = engine.cycle(List.of(new AppSubmitted(AppId.of("app"), "a", "u", 0),
+        new Demand(AppId.of("app"), "c", mig("7g.80gb", 2), 1)));
 
     assertThat(plans(r)).isEmpty();
     assertThat(r.allocations()).singleElement().satisfies(a -> assertThat(a.gpus()).extracting(Object::toString)
@@ -93,8 +95,8 @@ class MigRepartitionTest {
   void neverRepartitionsAGpuToTheLayoutItAlreadyHas() {
     // GPU 0 already holds the 7g the container needs; GPU 1 is empty. The container wants two 7g on one node.
     engine.cycle(List.of(new NodeAdded(migNode("m1", 512_000, 64, layout("7g.80gb@0"), MigLayout.empty(H100)))));
-    CycleResult r = engine.cycle(List.of(new AppSubmitted("app", "a", "u", 0),
-        new Demand("app", "c", mig("7g.80gb", 2), 1)));
+    CycleResult r = engine.cycle(List.of(new AppSubmitted(AppId.of("app"), "a", "u", 0),
+        new Demand(AppId.of("app"), "c", mig("7g.80gb", 2), 1)));
     assertThat(plans(r)).as("only the empty GPU is re-partitioned")
         .singleElement().satisfies(p -> {
           assertThat(p.gpuIndex()).isEqualTo(1);
@@ -109,8 +111,8 @@ class MigRepartitionTest {
     // Both GPUs are idle; GPU 0's two free 3g instances are worth keeping when GPU 1 is empty.
     engine.cycle(List.of(new NodeAdded(migNode("m1", 512_000, 64,
         layout("3g.40gb@0", "3g.40gb@4"), MigLayout.empty(H100)))));
-    CycleResult r = engine.cycle(List.of(new AppSubmitted("app", "a", "u", 0),
-        new Demand("app", "c", mig("7g.80gb", 1), 1)));
+    CycleResult r = engine.cycle(List.of(new AppSubmitted(AppId.of("app"), "a", "u", 0),
+        new Demand(AppId.of("app"), "c", mig("7g.80gb", 1), 1)));
 
     assertThat(plans(r)).singleElement().satisfies(p -> assertThat(p.gpuIndex()).isEqualTo(1));
   }
@@ -122,12 +124,12 @@ class MigRepartitionTest {
     // "small" has two free 3g instances but 2 vcores; the container asks 4.
     engine.cycle(List.of(new NodeAdded(migNode("small", 512_000, 2, layout("3g.40gb@0", "3g.40gb@4"))),
         new NodeAdded(migNode("big", 512_000, 64, MigLayout.empty(H100)))));
-    CycleResult r = engine.cycle(List.of(new AppSubmitted("app", "a", "u", 0),
-        new Demand("app", "c", Resources.of(1024, 4).withMig("3g.40gb", 1), 1)));
+    CycleResult r = engine.cycle(List.of(new AppSubmitted(AppId.of("app"), "a", "u", 0),
+        new Demand(AppId.of("app"), "c", Resources.of(1024, 4).withMig("3g.40gb", 1), 1)));
 
-    assertThat(plans(r)).singleElement().satisfies(p -> assertThat(p.nodeId()).isEqualTo("big"));
+    assertThat(plans(r)).singleElement().satisfies(p -> assertThat(p.nodeId()).isEqualTo(NodeId.of("big")));
     assertThat(applyAll(plans(r)).allocations()).singleElement()
-        .satisfies(a -> assertThat(a.nodeId()).isEqualTo("big"));
+        .satisfies(a -> assertThat(a.nodeId()).isEqualTo(NodeId.of("big")));
   }
 
   @Test
@@ -136,35 +138,35 @@ class MigRepartitionTest {
     io.spindle.core.model.GpuModel a100 = CATALOG.require("model", "A100-80GB");
     MigLayout a100Layout = MigLayout.of(a100, List.of(new MigPlacement(a100.profile("3g.40gb").orElseThrow(), 0)));
     engine.cycle(List.of(
-        new NodeAdded(new Node("a", "/r1", 512_000, 64, List.of(Gpu.mig(0, a100, 0, a100Layout)))),
+        new NodeAdded(new Node(NodeId.of("a"), "/r1", 512_000, 64, List.of(Gpu.mig(0, a100, 0, a100Layout)))),
         new NodeAdded(migNode("h", 512_000, 64, MigLayout.empty(H100)))));
-    CycleResult r = engine.cycle(List.of(new AppSubmitted("app", "a", "u", 0),
-        new Demand("app", "c", mig("3g.40gb", 1).withGpuModel("H100-80GB"), 1)));
+    CycleResult r = engine.cycle(List.of(new AppSubmitted(AppId.of("app"), "a", "u", 0),
+        new Demand(AppId.of("app"), "c", mig("3g.40gb", 1).withGpuModel("H100-80GB"), 1)));
 
-    assertThat(plans(r)).singleElement().satisfies(p -> assertThat(p.nodeId()).isEqualTo("h"));
-    assertThat(applyAll(plans(r)).allocations()).singleElement().satisfies(a -> assertThat(a.nodeId()).isEqualTo("h"));
+    assertThat(plans(r)).singleElement().satisfies(p -> assertThat(p.nodeId()).isEqualTo(NodeId.of("h")));
+    assertThat(applyAll(plans(r)).allocations()).singleElement().satisfies(a -> assertThat(a.nodeId()).isEqualTo(NodeId.of("h")));
   }
 
   @Test
   void instancesOnTheirWayCountOnlyForRequestsTheirNodeCanHold() {
     engine.cycle(List.of(new NodeAdded(migNode("small", 512_000, 8, MigLayout.empty(H100))),
         new NodeAdded(migNode("big", 512_000, 64, MigLayout.empty(H100)))));
-    CycleResult first = engine.cycle(List.of(new AppSubmitted("app", "a", "u", 0),
-        new Demand("app", "thin", mig("3g.40gb", 1), 1)));
-    assertThat(plans(first)).singleElement().satisfies(p -> assertThat(p.nodeId()).isEqualTo("small"));
+    CycleResult first = engine.cycle(List.of(new AppSubmitted(AppId.of("app"), "a", "u", 0),
+        new Demand(AppId.of("app"), "thin", mig("3g.40gb", 1), 1)));
+    assertThat(plans(first)).singleElement().satisfies(p -> assertThat(p.nodeId()).isEqualTo(NodeId.of("small")));
 
     // While small is being re-partitioned, a request arrives that needs 48 vcores: small's 3g are no use to it.
     clock.advance(1_000);
     CycleResult second = engine.cycle(List.of(
-        new Demand("app", "fat", Resources.of(1024, 48).withMig("3g.40gb", 1), 1)));
-    assertThat(plans(second)).singleElement().satisfies(p -> assertThat(p.nodeId()).isEqualTo("big"));
+        new Demand(AppId.of("app"), "fat", Resources.of(1024, 48).withMig("3g.40gb", 1), 1)));
+    assertThat(plans(second)).singleElement().satisfies(p -> assertThat(p.nodeId()).isEqualTo(NodeId.of("big")));
 
     List<ReconfigureMig> all = new ArrayList<>(plans(first));
     all.addAll(plans(second));
     List<Allocate> placed = applyAll(all).allocations();
     assertThat(placed).extracting(Allocate::requestKey).containsExactlyInAnyOrder("thin", "fat");
     assertThat(placed).filteredOn(a -> a.requestKey().equals("fat")).singleElement()
-        .satisfies(a -> assertThat(a.nodeId()).isEqualTo("big"));
+        .satisfies(a -> assertThat(a.nodeId()).isEqualTo(NodeId.of("big")));
   }
 
   // ------------------------------------------------------------------ B: one container, one node
@@ -174,13 +176,13 @@ class MigRepartitionTest {
     // m1's GPU 0 is busy; the container needs two 7g on one node, which only m2 can give.
     engine.cycle(List.of(new NodeAdded(migNode("m1", 512_000, 64, layout("7g.80gb@0"), MigLayout.empty(H100))),
         new NodeAdded(migNode("m2", 512_000, 64, MigLayout.empty(H100), MigLayout.empty(H100)))));
-    engine.cycle(List.of(new AppSubmitted("other", "a", "u", 0), new Demand("other", "c", mig("7g.80gb", 1), 1)));
-    CycleResult r = engine.cycle(List.of(new AppSubmitted("app", "a", "u", 0),
-        new Demand("app", "c", mig("7g.80gb", 2), 1)));
+    engine.cycle(List.of(new AppSubmitted(AppId.of("other"), "a", "u", 0), new Demand(AppId.of("other"), "c", mig("7g.80gb", 1), 1)));
+    CycleResult r = engine.cycle(List.of(new AppSubmitted(AppId.of("app"), "a", "u", 0),
+        new Demand(AppId.of("app"), "c", mig("7g.80gb", 2), 1)));
 
-    assertThat(plans(r)).hasSize(2).allSatisfy(p -> assertThat(p.nodeId()).isEqualTo("m2"));
+    assertThat(plans(r)).hasSize(2).allSatisfy(p -> assertThat(p.nodeId()).isEqualTo(NodeId.of("m2")));
     assertThat(applyAll(plans(r)).allocations()).singleElement().satisfies(a -> {
-      assertThat(a.nodeId()).isEqualTo("m2");
+      assertThat(a.nodeId()).isEqualTo(NodeId.of("m2"));
       assertThat(a.gpus()).hasSize(2);
     });
   }
@@ -190,12 +192,12 @@ class MigRepartitionTest {
     // Two containers of 6 vcores: "small" (8 vcores) can run one of them, however many instances its GPU has.
     engine.cycle(List.of(new NodeAdded(migNode("small", 512_000, 8, MigLayout.empty(H100))),
         new NodeAdded(migNode("big", 512_000, 64, MigLayout.empty(H100)))));
-    CycleResult r = engine.cycle(List.of(new AppSubmitted("app", "a", "u", 0),
-        new Demand("app", "c", Resources.of(1024, 6).withMig("1g.10gb", 1), 2)));
+    CycleResult r = engine.cycle(List.of(new AppSubmitted(AppId.of("app"), "a", "u", 0),
+        new Demand(AppId.of("app"), "c", Resources.of(1024, 6).withMig("1g.10gb", 1), 2)));
 
-    assertThat(plans(r)).extracting(ReconfigureMig::nodeId).containsExactlyInAnyOrder("small", "big");
+    assertThat(plans(r)).extracting(ReconfigureMig::nodeId).containsExactlyInAnyOrder(NodeId.of("small"), NodeId.of("big"));
     assertThat(applyAll(plans(r)).allocations()).extracting(Allocate::nodeId)
-        .containsExactlyInAnyOrder("small", "big");
+        .containsExactlyInAnyOrder(NodeId.of("small"), NodeId.of("big"));
   }
 
   // ------------------------------------------------------------------ D: what fills the rest of a planned GPU
@@ -206,13 +208,13 @@ class MigRepartitionTest {
         layout("1g.10gb@0", "1g.10gb@1", "1g.10gb@2", "1g.10gb@3", "1g.10gb@4", "1g.10gb@5", "1g.10gb@6"),
         MigLayout.empty(H100)))));
     // Three 1g.10gb requests are served by GPU 0's free instances: no re-partition, but they are recent demand.
-    CycleResult small = engine.cycle(List.of(new AppSubmitted("small", "a", "u", 0),
-        new Demand("small", "c", mig("1g.10gb", 1), 3)));
+    CycleResult small = engine.cycle(List.of(new AppSubmitted(AppId.of("small"), "a", "u", 0),
+        new Demand(AppId.of("small"), "c", mig("1g.10gb", 1), 3)));
     assertThat(small.allocations()).hasSize(3);
     assertThat(plans(small)).isEmpty();
 
-    CycleResult big = engine.cycle(List.of(new AppSubmitted("big", "a", "u", 0),
-        new Demand("big", "c", mig("4g.40gb", 1), 1)));
+    CycleResult big = engine.cycle(List.of(new AppSubmitted(AppId.of("big"), "a", "u", 0),
+        new Demand(AppId.of("big"), "c", mig("4g.40gb", 1), 1)));
     // The 4g leaves 4 memory and 3 compute slices: the recent mix (1g.10gb) gets them instead of nothing.
     assertThat(plans(big)).singleElement().satisfies(p -> assertThat(p.layout())
         .isEqualTo(layout("4g.40gb@0", "1g.10gb@4", "1g.10gb@5", "1g.10gb@6")));
@@ -223,12 +225,12 @@ class MigRepartitionTest {
     engine.cycle(List.of(new NodeAdded(migNode("m1", 512_000, 64,
         layout("2g.20gb@0", "2g.20gb@2", "2g.20gb@4", "1g.20gb@6"), MigLayout.empty(H100), MigLayout.empty(H100)))));
     // Served at once by GPU 0: 2g.20gb was asked for twice the memory slices of 1g.20gb.
-    CycleResult first = engine.cycle(List.of(new AppSubmitted("app", "a", "u", 0),
-        new Demand("app", "two", mig("2g.20gb", 1), 2), new Demand("app", "one", mig("1g.20gb", 1), 1)));
+    CycleResult first = engine.cycle(List.of(new AppSubmitted(AppId.of("app"), "a", "u", 0),
+        new Demand(AppId.of("app"), "two", mig("2g.20gb", 1), 2), new Demand(AppId.of("app"), "one", mig("1g.20gb", 1), 1)));
     assertThat(first.allocations()).hasSize(3);
 
-    CycleResult r = engine.cycle(List.of(new Demand("app", "four", mig("4g.40gb", 1), 1),
-        new Demand("app", "seven", mig("7g.80gb", 1), 1)));
+    CycleResult r = engine.cycle(List.of(new Demand(AppId.of("app"), "four", mig("4g.40gb", 1), 1),
+        new Demand(AppId.of("app"), "seven", mig("7g.80gb", 1), 1)));
     // Beside the 4g: a 2g first (quotient 4/2 against 2/2), then 1g.20gb and 2g tie at 1 and the name decides;
     // then compute is used up. The 7g's GPU is full with it.
     assertThat(plans(r)).extracting(ReconfigureMig::layout).containsExactlyInAnyOrder(
@@ -239,7 +241,7 @@ class MigRepartitionTest {
 
   /** Places one container of {@code shape} on the current instances; returns it. */
   private Allocate run(String app, Resources shape) {
-    CycleResult r = engine.cycle(List.of(new AppSubmitted(app, "a", "u", 0), new Demand(app, "c", shape, 1)));
+    CycleResult r = engine.cycle(List.of(new AppSubmitted(AppId.of(app), "a", "u", 0), new Demand(AppId.of(app), "c", shape, 1)));
     return r.allocations().get(0);
   }
 
@@ -249,8 +251,8 @@ class MigRepartitionTest {
     Allocate four = run("four", mig("4g.40gb", 1));
     assertThat(four.gpus()).extracting(Object::toString).containsExactly("gpu0:4g.40gb@0");
 
-    CycleResult r = engine.cycle(List.of(new AppSubmitted("app", "a", "u", 0),
-        new Demand("app", "c", mig("3g.40gb", 1), 1)));
+    CycleResult r = engine.cycle(List.of(new AppSubmitted(AppId.of("app"), "a", "u", 0),
+        new Demand(AppId.of("app"), "c", mig("3g.40gb", 1), 1)));
     // Beside the running 4g, not on the empty GPU 1, which stays whole for a 7g.
     assertThat(plans(r)).singleElement().satisfies(p -> {
       assertThat(p.gpuIndex()).isZero();
@@ -266,8 +268,8 @@ class MigRepartitionTest {
         layout("3g.40gb@0", "1g.10gb@4", "1g.10gb@5", "1g.10gb@6")))));
     run("three", mig("3g.40gb", 1));
 
-    CycleResult r = engine.cycle(List.of(new AppSubmitted("app", "a", "u", 0),
-        new Demand("app", "c", mig("2g.20gb", 1), 1)));
+    CycleResult r = engine.cycle(List.of(new AppSubmitted(AppId.of("app"), "a", "u", 0),
+        new Demand(AppId.of("app"), "c", mig("2g.20gb", 1), 1)));
     // 2g.20gb may start at 0, 2 or 4: only 4 is free of the running 3g, and only 1g@4 and 1g@5 are in its way.
     assertThat(plans(r)).singleElement().satisfies(p -> assertThat(p.layout())
         .isEqualTo(layout("3g.40gb@0", "2g.20gb@4", "1g.10gb@6")));
@@ -277,8 +279,8 @@ class MigRepartitionTest {
   void instancesARepartitionKeepsServeWhileItIsInFlight() {
     engine.cycle(List.of(new NodeAdded(migNode("m1", 512_000, 64, layout("4g.40gb@0", "1g.10gb@6")))));
     run("four", mig("4g.40gb", 1));
-    CycleResult r = engine.cycle(List.of(new AppSubmitted("app", "a", "u", 0),
-        new Demand("app", "c", mig("2g.20gb", 1), 1)));
+    CycleResult r = engine.cycle(List.of(new AppSubmitted(AppId.of("app"), "a", "u", 0),
+        new Demand(AppId.of("app"), "c", mig("2g.20gb", 1), 1)));
     assertThat(plans(r)).singleElement().satisfies(p -> assertThat(p.layout())
         .isEqualTo(layout("4g.40gb@0", "2g.20gb@4", "1g.10gb@6")));
 
@@ -286,7 +288,7 @@ class MigRepartitionTest {
     clock.advance(1_000);
     Allocate one = run("one", mig("1g.10gb", 1));
     assertThat(one.gpus()).extracting(Object::toString).containsExactly("gpu0:1g.10gb@6");
-    assertThat(engine.pendingReasons("app").get("c")).contains("being re-partitioned");
+    assertThat(engine.pendingReasons(AppId.of("app")).get("c")).contains("being re-partitioned");
     assertThat(applyAll(plans(r)).allocations()).singleElement()
         .satisfies(a -> assertThat(a.gpus()).extracting(Object::toString).containsExactly("gpu0:2g.20gb@4"));
   }

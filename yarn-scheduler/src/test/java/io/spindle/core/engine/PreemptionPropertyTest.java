@@ -10,6 +10,7 @@ import io.spindle.core.engine.Decision.Allocate;
 import io.spindle.core.engine.Decision.CancelCheckpoint;
 import io.spindle.core.engine.Decision.Preempt;
 import io.spindle.core.engine.Decision.RequestCheckpoint;
+import io.spindle.core.model.AppId;
 import io.spindle.core.model.ResourceVector;
 import io.spindle.core.model.Resources;
 import io.spindle.core.model.Topology;
@@ -67,7 +68,7 @@ class PreemptionPropertyTest {
   private static final long CHURN_HORIZON = 20_000_000;
   private static final Topology RACKS = Topology.builder("rack").location("/r1").location("/r2").build();
 
-  record Job(String app, String queue, int priority, int members, Resources shape, boolean gang, long runMillis,
+  record Job(AppId app, String queue, int priority, int members, Resources shape, boolean gang, long runMillis,
       long arrival, Behaviour behaviour, boolean reportsCheckpoints) {}
 
   enum Behaviour { DONE_SOON, DONE_LATE, EXTEND_THEN_DONE, EXTEND_TWICE, SILENT }
@@ -89,7 +90,7 @@ class PreemptionPropertyTest {
   }
 
   /** A reclaim carried out: victim app and queue, beneficiary app and queue, when its notice went out. */
-  record Edge(String victimApp, String victimQueue, String forApp, String forQueue, long noticedAt) {}
+  record Edge(AppId victimApp, String victimQueue, AppId forApp, String forQueue, long noticedAt) {}
 
   @Test
   void randomWorkloadsNeverLoopNeverDoublePreemptAndBalance() {
@@ -125,7 +126,7 @@ class PreemptionPropertyTest {
     boolean light;
     final ManualClock clock = new ManualClock(0);
     Engine engine;
-    final Map<String, Job> jobs = new LinkedHashMap<>();
+    final Map<AppId, Job> jobs = new LinkedHashMap<>();
     final TreeMap<Long, List<EngineEvent>> inbox = new TreeMap<>();
     /** Allocation id -> app, for running containers (not yet reported ended). */
     final Map<Long, Allocate> running = new HashMap<>();
@@ -139,10 +140,10 @@ class PreemptionPropertyTest {
     final Set<Long> named = new HashSet<>();
     /** Gang instance (the ids allocated together) by allocation id. */
     final Map<Long, Set<Long>> instanceOf = new HashMap<>();
-    final Map<String, Integer> completed = new HashMap<>();
-    final Map<String, Integer> outstanding = new HashMap<>();
-    final Map<String, Long> waitingSince = new HashMap<>();
-    final Set<String> done = new HashSet<>();
+    final Map<AppId, Integer> completed = new HashMap<>();
+    final Map<AppId, Integer> outstanding = new HashMap<>();
+    final Map<AppId, Long> waitingSince = new HashMap<>();
+    final Set<AppId> done = new HashSet<>();
     final List<Edge> edges = new ArrayList<>();
     final List<Long> loadChanges = new ArrayList<>();
     int withdrawnCount;
@@ -178,7 +179,7 @@ class PreemptionPropertyTest {
       int jobCount = light ? 2 + rnd.nextInt(4) : 8 + rnd.nextInt(8);
       int lightGpus = 0;
       for (int j = 0; j < jobCount; j++) {
-        Job job = randomJob("j" + j, leaves);
+        Job job = randomJob(AppId.of("j" + j), leaves);
         if (light) {
           lightGpus += job.members() * job.shape().gpus();
           if (lightGpus > 16) {
@@ -285,7 +286,7 @@ class PreemptionPropertyTest {
     }
 
     private void observe(CycleResult r, long now) {
-      Map<String, List<Allocate>> byApp = new LinkedHashMap<>();
+      Map<AppId, List<Allocate>> byApp = new LinkedHashMap<>();
       Map<String, QueueSnapshot> snap = new HashMap<>();
       for (QueueSnapshot s : engine.queueSnapshots()) {
         snap.put(s.path(), s);
@@ -423,11 +424,11 @@ class PreemptionPropertyTest {
       QueueSnapshot root = engine.queueSnapshots().get(0);
       assertThat(root.usage().gpuUnits() + free * ResourceVector.GPU_UNITS).as("seed %d: charged + free", seed)
           .isEqualTo(root.guarantee().gpuUnits());
-      Map<String, Long> live = new HashMap<>();
-      Map<String, Long> maybe = new HashMap<>();
+      Map<AppId, Long> live = new HashMap<>();
+      Map<AppId, Long> maybe = new HashMap<>();
       running.values().forEach(a -> live.merge(a.appId(), a.charge().gpuUnits(), Long::sum));
       endedNamed.values().forEach(a -> maybe.merge(a.appId(), a.charge().gpuUnits(), Long::sum));
-      for (String app : jobs.keySet()) {
+      for (AppId app : jobs.keySet()) {
         long used = engine.appUsage(app).map(ResourceVector::gpuUnits).orElse(0L);
         long low = live.getOrDefault(app, 0L);
         assertThat(used).as("seed %d: %s charged", seed, app).isBetween(low, low + maybe.getOrDefault(app, 0L));
@@ -479,7 +480,7 @@ class PreemptionPropertyTest {
       throw new AssertionError(leaf);
     }
 
-    private Job randomJob(String app, List<String> leaves) {
+    private Job randomJob(AppId app, List<String> leaves) {
       String queue = leaves.get(rnd.nextInt(leaves.size()));
       int priority = rnd.nextInt(3);
       long arrival = STEP * rnd.nextInt((int) (ARRIVALS_UNTIL / STEP) + 1);

@@ -15,6 +15,8 @@ import io.spindle.core.engine.EngineEvent.CheckpointReported;
 import io.spindle.core.engine.EngineEvent.ContainerFinished;
 import io.spindle.core.engine.EngineEvent.Demand;
 import io.spindle.core.engine.EngineEvent.NodeAdded;
+import io.spindle.core.model.AppId;
+import io.spindle.core.model.NodeId;
 import io.spindle.core.model.ResourceVector;
 import io.spindle.core.model.Resources;
 import io.spindle.core.model.Topology;
@@ -68,7 +70,7 @@ class PreemptionTest {
 
   /** Queue b borrows all 16 GPUs as single containers; returns their allocation ids. */
   private List<Long> borrowEverything(Engine e) {
-    CycleResult r = e.cycle(List.of(new AppSubmitted("borrower", "b", "u", 0), new Demand("borrower", "r", ONE_GPU, 16)));
+    CycleResult r = e.cycle(List.of(new AppSubmitted(AppId.of("borrower"), "b", "u", 0), new Demand(AppId.of("borrower"), "r", ONE_GPU, 16)));
     assertThat(r.allocations()).hasSize(16);
     return r.allocations().stream().map(Allocate::allocationId).toList();
   }
@@ -77,7 +79,7 @@ class PreemptionTest {
   void aQueueBelowItsGuaranteeGetsGpusBackAfterTheStarvationDelayAndNotBefore() {
     Engine e = engine(HALVES, ON, 2);
     borrowEverything(e);
-    CycleResult asked = at(e, 10_000, new AppSubmitted("owner", "a", "u", 0), new Demand("owner", "r", ONE_GPU, 4));
+    CycleResult asked = at(e, 10_000, new AppSubmitted(AppId.of("owner"), "a", "u", 0), new Demand(AppId.of("owner"), "r", ONE_GPU, 4));
     assertThat(asked.allocations()).isEmpty();
 
     for (long t = 20_000; t < 70_000; t += 10_000) {
@@ -87,14 +89,14 @@ class PreemptionTest {
     List<RequestCheckpoint> notices = of(at(e, 70_000), RequestCheckpoint.class);
     // Preempt only what is needed: four single GPUs for four single containers, nothing more.
     assertThat(notices).hasSize(4).allSatisfy(n -> {
-      assertThat(n.appId()).isEqualTo("borrower");
+      assertThat(n.appId()).isEqualTo(AppId.of("borrower"));
       assertThat(n.allocationIds()).hasSize(1);
       assertThat(n.deadlineMillis()).isEqualTo(190_000);
-      assertThat(n.forAppId()).isEqualTo("owner");
+      assertThat(n.forAppId()).isEqualTo(AppId.of("owner"));
       assertThat(n.reason()).contains("root.a is below its fair share");
     });
     // Victims still count as used while the application checkpoints: nothing moves, nobody is asked twice.
-    assertThat(e.appUsage("borrower")).contains(ResourceVector.of(16 * 1024, 16, 16));
+    assertThat(e.appUsage(AppId.of("borrower"))).contains(ResourceVector.of(16 * 1024, 16, 16));
     assertThat(of(at(e, 100_000), RequestCheckpoint.class)).isEmpty();
 
     // Silence: reclaimed at the deadline exactly.
@@ -104,15 +106,15 @@ class PreemptionTest {
     assertThat(preempts.stream().flatMap(p -> p.allocationIds().stream()).toList())
         .containsExactlyInAnyOrderElementsOf(notices.stream().flatMap(n -> n.allocationIds().stream()).toList());
     assertThat(preempts.get(0).reason()).contains("deadline");
-    assertThat(e.appUsage("borrower")).as("charged until the driver reports them ended")
+    assertThat(e.appUsage(AppId.of("borrower"))).as("charged until the driver reports them ended")
         .contains(ResourceVector.of(16 * 1024, 16, 16));
 
     List<Long> killed = preempts.stream().flatMap(p -> p.allocationIds().stream()).toList();
     clock.set(190_500);
     CycleResult after = e.cycle(finished(killed));
-    assertThat(after.allocations()).hasSize(4).allMatch(a -> a.appId().equals("owner"));
+    assertThat(after.allocations()).hasSize(4).allMatch(a -> a.appId().equals(AppId.of("owner")));
     assertThat(of(after, Decision.Wait.class)).anySatisfy(w -> {
-      assertThat(w.appId()).isEqualTo("borrower");
+      assertThat(w.appId()).isEqualTo(AppId.of("borrower"));
       assertThat(w.reason()).startsWith("re-queued after preemption");
     });
     assertThat(e.pendingContainers()).as("the borrower's 4 wait again").isEqualTo(4);
@@ -129,20 +131,20 @@ class PreemptionTest {
     Resources amShape = Resources.of(1024, 1).withGpus(1);
     Engine e = engine(HALVES, ON, 2);
     // Queue b holds all 16 GPUs: 15 in application masters (one started, 14 recovered) and 1 in a worker.
-    CycleResult started = e.cycle(List.of(new AppSubmitted("borrower", "b", "u", 0),
-        new Demand("borrower", "am", amShape, 1, PlacementSpec.APPLICATION_MASTER),
-        new Demand("borrower", "worker", ONE_GPU, 1)));
+    CycleResult started = e.cycle(List.of(new AppSubmitted(AppId.of("borrower"), "b", "u", 0),
+        new Demand(AppId.of("borrower"), "am", amShape, 1, PlacementSpec.APPLICATION_MASTER),
+        new Demand(AppId.of("borrower"), "worker", ONE_GPU, 1)));
     assertThat(started.allocations()).hasSize(2);
     long worker = started.allocations().stream().filter(a -> a.requestKey().equals("worker")).findFirst()
         .orElseThrow().allocationId();
     List<EngineEvent> recovered = new ArrayList<>();
     for (int i = 0; i < 14; i++) {
-      recovered.add(new EngineEvent.ContainerRecovered(-1 - i, "borrower", "recovered-am", i < 6 ? "n1" : "n2",
+      recovered.add(new EngineEvent.ContainerRecovered(-1 - i, AppId.of("borrower"), "recovered-am", NodeId.of(i < 6 ? "n1" : "n2"),
           amShape, false));
     }
     e.cycle(recovered);
 
-    at(e, 1_000, new AppSubmitted("owner", "a", "u", 0), new Demand("owner", "r", ONE_GPU, 4));
+    at(e, 1_000, new AppSubmitted(AppId.of("owner"), "a", "u", 0), new Demand(AppId.of("owner"), "r", ONE_GPU, 4));
     List<RequestCheckpoint> notices = of(at(e, 61_000), RequestCheckpoint.class);
     assertThat(notices).as("only the worker can be taken back; masters stay").singleElement()
         .satisfies(n -> assertThat(n.allocationIds()).containsExactly(worker));
@@ -152,24 +154,24 @@ class PreemptionTest {
   void aHigherPriorityGangPreemptsALowerPriorityGangOfItsQueueWholeAndDoneReclaimsAtOnce() {
     QueueTree one = queues("root.queues", "q", "root.q.capacity", "100", "root.q.user-limit-factor", "-1");
     Engine e = engine(one, ON, 1);
-    CycleResult low = e.cycle(List.of(new AppSubmitted("low", "q", "u", 0),
-        new Demand("low", "workers", ONE_GPU, 8, PlacementSpec.gang(null, false))));
+    CycleResult low = e.cycle(List.of(new AppSubmitted(AppId.of("low"), "q", "u", 0),
+        new Demand(AppId.of("low"), "workers", ONE_GPU, 8, PlacementSpec.gang(null, false))));
     List<Long> lowIds = low.allocations().stream().map(Allocate::allocationId).toList();
     assertThat(lowIds).hasSize(8);
 
-    at(e, 1_000, new AppSubmitted("high", "q", "u", 5),
-        new Demand("high", "workers", ONE_GPU, 4, PlacementSpec.gang(null, false)));
+    at(e, 1_000, new AppSubmitted(AppId.of("high"), "q", "u", 5),
+        new Demand(AppId.of("high"), "workers", ONE_GPU, 4, PlacementSpec.gang(null, false)));
     assertThat(of(at(e, 60_999), RequestCheckpoint.class)).isEmpty();
     List<RequestCheckpoint> notices = of(at(e, 61_000), RequestCheckpoint.class);
     assertThat(notices).singleElement().satisfies(n -> {
-      assertThat(n.appId()).isEqualTo("low");
+      assertThat(n.appId()).isEqualTo(AppId.of("low"));
       assertThat(n.allocationIds()).as("the whole gang, never part of it").containsExactlyInAnyOrderElementsOf(lowIds);
       assertThat(n.reason()).contains("outranks");
     });
 
     long notice = notices.get(0).noticeId();
     CycleResult done = at(e, 75_000,
-        new CheckpointAnswered("low", notice, CheckpointAnswer.DONE, 0, "hdfs:///ckpt/low/step-900"));
+        new CheckpointAnswered(AppId.of("low"), notice, CheckpointAnswer.DONE, 0, "hdfs:///ckpt/low/step-900"));
     assertThat(of(done, Preempt.class)).singleElement().satisfies(p -> {
       assertThat(p.noticeId()).isEqualTo(notice);
       assertThat(p.allocationIds()).containsExactlyInAnyOrderElementsOf(lowIds);
@@ -181,10 +183,10 @@ class PreemptionTest {
     CycleResult half = at(e, 75_500, finished(lowIds.subList(0, 4)).toArray(EngineEvent[]::new));
     assertThat(half.allocations()).isEmpty();
     CycleResult all = at(e, 76_000, finished(lowIds.subList(4, 8)).toArray(EngineEvent[]::new));
-    assertThat(all.allocations()).hasSize(4).allMatch(a -> a.appId().equals("high"));
-    assertThat(e.resumeCheckpoint("low", "workers")).contains("hdfs:///ckpt/low/step-900");
+    assertThat(all.allocations()).hasSize(4).allMatch(a -> a.appId().equals(AppId.of("high")));
+    assertThat(e.resumeCheckpoint(AppId.of("low"), "workers")).contains("hdfs:///ckpt/low/step-900");
     assertThat(of(all, Decision.Wait.class)).anySatisfy(w -> {
-      assertThat(w.appId()).isEqualTo("low");
+      assertThat(w.appId()).isEqualTo(AppId.of("low"));
       assertThat(w.reason()).contains("resumes from hdfs:///ckpt/low/step-900");
     });
     assertThat(e.pendingContainers()).as("the gang of 8 waits again, whole").isEqualTo(8);
@@ -200,17 +202,17 @@ class PreemptionTest {
     Engine e = engine(HALVES, ON, 2);
     // Queue b: "old" started at 0; "fresh" at 50 s; "saved" started at 0 but checkpointed at 55 s. Each 1 GPU.
     // "filler" (two 6-GPU containers) and "pad" (1 GPU) fill the rest from 0.
-    e.cycle(List.of(new AppSubmitted("old", "b", "u", 0), new Demand("old", "r", ONE_GPU, 1),
-        new AppSubmitted("saved", "b", "u", 0), new Demand("saved", "r", ONE_GPU, 1),
-        new AppSubmitted("filler", "b", "u", 0), new Demand("filler", "r", ONE_GPU.withGpus(6), 2),
-        new AppSubmitted("pad", "b", "u", 0), new Demand("pad", "r", ONE_GPU, 1)));
-    at(e, 50_000, new AppSubmitted("fresh", "b", "u", 0), new Demand("fresh", "r", ONE_GPU, 1));
-    at(e, 55_000, new CheckpointReported("saved", 55_000, "s3://saved/55"));
-    at(e, 60_000, new AppSubmitted("owner", "a", "u", 0), new Demand("owner", "r", ONE_GPU, 1));
+    e.cycle(List.of(new AppSubmitted(AppId.of("old"), "b", "u", 0), new Demand(AppId.of("old"), "r", ONE_GPU, 1),
+        new AppSubmitted(AppId.of("saved"), "b", "u", 0), new Demand(AppId.of("saved"), "r", ONE_GPU, 1),
+        new AppSubmitted(AppId.of("filler"), "b", "u", 0), new Demand(AppId.of("filler"), "r", ONE_GPU.withGpus(6), 2),
+        new AppSubmitted(AppId.of("pad"), "b", "u", 0), new Demand(AppId.of("pad"), "r", ONE_GPU, 1)));
+    at(e, 50_000, new AppSubmitted(AppId.of("fresh"), "b", "u", 0), new Demand(AppId.of("fresh"), "r", ONE_GPU, 1));
+    at(e, 55_000, new CheckpointReported(AppId.of("saved"), 55_000, "s3://saved/55"));
+    at(e, 60_000, new AppSubmitted(AppId.of("owner"), "a", "u", 0), new Demand(AppId.of("owner"), "r", ONE_GPU, 1));
     CycleResult r = at(e, 120_000);
     // Work lost at 120 s, in GPU-seconds: saved 65, fresh 70, old and pad 120, filler 720 each.
     assertThat(of(r, RequestCheckpoint.class)).singleElement()
-        .satisfies(n -> assertThat(n.appId()).isEqualTo("saved"));
+        .satisfies(n -> assertThat(n.appId()).isEqualTo(AppId.of("saved")));
     // Silent until the deadline: the last reported checkpoint is what it resumes from.
     CycleResult reclaimed = at(e, 240_000);
     assertThat(of(reclaimed, Preempt.class)).singleElement()
@@ -224,25 +226,25 @@ class PreemptionTest {
         "root.b.spindle.preemption.max-extensions", "2", "root.b.spindle.preemption.max-extension-seconds", "30");
     Engine e = engine(tree, ON, 2);
     borrowEverything(e);
-    at(e, 10_000, new AppSubmitted("owner", "a", "u", 0), new Demand("owner", "r", ONE_GPU, 1));
+    at(e, 10_000, new AppSubmitted(AppId.of("owner"), "a", "u", 0), new Demand(AppId.of("owner"), "r", ONE_GPU, 1));
     RequestCheckpoint n = of(at(e, 70_000), RequestCheckpoint.class).get(0);
     assertThat(n.deadlineMillis()).isEqualTo(190_000);
     assertThat(n.extensionsLeft()).isEqualTo(2);
 
     // Asks for 60 s, gets the queue's 30 s.
     RequestCheckpoint first = of(at(e, 100_000,
-        new CheckpointAnswered("borrower", n.noticeId(), CheckpointAnswer.EXTEND, 60_000, null)),
+        new CheckpointAnswered(AppId.of("borrower"), n.noticeId(), CheckpointAnswer.EXTEND, 60_000, null)),
         RequestCheckpoint.class).get(0);
     assertThat(first.noticeId()).isEqualTo(n.noticeId());
     assertThat(first.deadlineMillis()).isEqualTo(220_000);
     assertThat(first.extensionsLeft()).isEqualTo(1);
     RequestCheckpoint second = of(at(e, 110_000,
-        new CheckpointAnswered("borrower", n.noticeId(), CheckpointAnswer.EXTEND, 10_000, null)),
+        new CheckpointAnswered(AppId.of("borrower"), n.noticeId(), CheckpointAnswer.EXTEND, 10_000, null)),
         RequestCheckpoint.class).get(0);
     assertThat(second.deadlineMillis()).isEqualTo(230_000);
     assertThat(second.extensionsLeft()).isZero();
     RequestCheckpoint refused = of(at(e, 120_000,
-        new CheckpointAnswered("borrower", n.noticeId(), CheckpointAnswer.EXTEND, 10_000, null)),
+        new CheckpointAnswered(AppId.of("borrower"), n.noticeId(), CheckpointAnswer.EXTEND, 10_000, null)),
         RequestCheckpoint.class).get(0);
     assertThat(refused.deadlineMillis()).isEqualTo(230_000);
     assertThat(refused.refusal()).contains("no extensions left");
@@ -257,7 +259,7 @@ class PreemptionTest {
     assertThat(of(at(e, 230_000), Preempt.class)).singleElement()
         .satisfies(p -> assertThat(p.reason()).contains("after 2 extensions"));
     // A late answer changes nothing.
-    assertThat(at(e, 231_000, new CheckpointAnswered("borrower", n.noticeId(), CheckpointAnswer.DONE, 0, "x"))
+    assertThat(at(e, 231_000, new CheckpointAnswered(AppId.of("borrower"), n.noticeId(), CheckpointAnswer.DONE, 0, "x"))
         .decisions()).isEmpty();
   }
 
@@ -265,14 +267,14 @@ class PreemptionTest {
   void nothingIsTakenFromAQueueAtOrBelowItsFairShare() {
     Engine e = engine(HALVES, ON, 2);
     // Both queues hold their 8 GPUs; b asks for 8 more. Its fair share is 8 (a asks for what it holds): b is at it.
-    e.cycle(List.of(new AppSubmitted("x", "a", "u", 0), new Demand("x", "r", ONE_GPU, 8),
-        new AppSubmitted("y", "b", "u", 0), new Demand("y", "r", ONE_GPU, 8)));
-    at(e, 1_000, new AppSubmitted("z", "b", "u", 9), new Demand("z", "r", ONE_GPU, 8));
+    e.cycle(List.of(new AppSubmitted(AppId.of("x"), "a", "u", 0), new Demand(AppId.of("x"), "r", ONE_GPU, 8),
+        new AppSubmitted(AppId.of("y"), "b", "u", 0), new Demand(AppId.of("y"), "r", ONE_GPU, 8)));
+    at(e, 1_000, new AppSubmitted(AppId.of("z"), "b", "u", 9), new Demand(AppId.of("z"), "r", ONE_GPU, 8));
     for (long t = 10_000; t < 1_000_000; t += 10_000) {
       CycleResult r = at(e, t);
       // z outranks y inside b; still, b may not be pushed below its fair share... and it is not: y's GPUs go to z.
       for (RequestCheckpoint n : of(r, RequestCheckpoint.class)) {
-        assertThat(n.appId()).as("never queue a, which is at its fair share").isEqualTo("y");
+        assertThat(n.appId()).as("never queue a, which is at its fair share").isEqualTo(AppId.of("y"));
       }
     }
   }
@@ -282,10 +284,10 @@ class PreemptionTest {
     Engine e = engine(HALVES, ON, 2);
     // b runs one gang of 16 over both nodes; a wants 4 GPUs. Taking the gang whole would leave b at 0 — below its
     // fair share of 8 — and a part of it is never taken: a waits for the gang to end.
-    CycleResult gang = e.cycle(List.of(new AppSubmitted("g", "b", "u", 0),
-        new Demand("g", "w", ONE_GPU, 16, PlacementSpec.gang(null, false))));
+    CycleResult gang = e.cycle(List.of(new AppSubmitted(AppId.of("g"), "b", "u", 0),
+        new Demand(AppId.of("g"), "w", ONE_GPU, 16, PlacementSpec.gang(null, false))));
     assertThat(gang.allocations()).hasSize(16);
-    at(e, 1_000, new AppSubmitted("owner", "a", "u", 0), new Demand("owner", "r", ONE_GPU, 4));
+    at(e, 1_000, new AppSubmitted(AppId.of("owner"), "a", "u", 0), new Demand(AppId.of("owner"), "r", ONE_GPU, 4));
     for (long t = 10_000; t < 600_000; t += 10_000) {
       assertThat(of(at(e, t), RequestCheckpoint.class)).isEmpty();
     }
@@ -295,12 +297,12 @@ class PreemptionTest {
   void aNoticeIsWithdrawnWhenItsRequestStartsOtherwise() {
     Engine e = engine(HALVES, ON, 2);
     List<Long> borrowed = borrowEverything(e);
-    at(e, 10_000, new AppSubmitted("owner", "a", "u", 0), new Demand("owner", "r", ONE_GPU, 1));
+    at(e, 10_000, new AppSubmitted(AppId.of("owner"), "a", "u", 0), new Demand(AppId.of("owner"), "r", ONE_GPU, 1));
     RequestCheckpoint n = of(at(e, 70_000), RequestCheckpoint.class).get(0);
     long other = borrowed.stream().filter(id -> !n.allocationIds().contains(id)).findFirst().orElseThrow();
     // Another of the borrower's containers ends on its own: the owner gets it, and the notice is withdrawn.
     CycleResult r = at(e, 80_000, new ContainerFinished(other));
-    assertThat(r.allocations()).singleElement().satisfies(a -> assertThat(a.appId()).isEqualTo("owner"));
+    assertThat(r.allocations()).singleElement().satisfies(a -> assertThat(a.appId()).isEqualTo(AppId.of("owner")));
     assertThat(of(r, CancelCheckpoint.class)).singleElement()
         .satisfies(c -> assertThat(c.noticeId()).isEqualTo(n.noticeId()));
     assertThat(of(at(e, 190_000), Preempt.class)).isEmpty();
@@ -311,7 +313,7 @@ class PreemptionTest {
     Engine e = new Engine(CATALOG, HALVES, RACK, clock);
     e.cycle(List.of(new NodeAdded(gpuNode("n1", "/r1", 8)), new NodeAdded(gpuNode("n2", "/r1", 8))));
     borrowEverything(e);
-    at(e, 1_000, new AppSubmitted("owner", "a", "u", 0), new Demand("owner", "r", ONE_GPU, 4));
+    at(e, 1_000, new AppSubmitted(AppId.of("owner"), "a", "u", 0), new Demand(AppId.of("owner"), "r", ONE_GPU, 4));
     for (long t = 10_000; t < 1_000_000; t += 10_000) {
       CycleResult r = at(e, t);
       assertThat(r.decisions()).noneMatch(d -> d instanceof RequestCheckpoint || d instanceof Preempt);
@@ -322,7 +324,7 @@ class PreemptionTest {
   void maxVictimsPerCycleSpreadsNoticesOverCycles() {
     Engine e = engine(HALVES, ON.withMaxVictimsPerCycle(3), 2);
     borrowEverything(e);
-    at(e, 10_000, new AppSubmitted("owner", "a", "u", 0), new Demand("owner", "r", ONE_GPU, 8));
+    at(e, 10_000, new AppSubmitted(AppId.of("owner"), "a", "u", 0), new Demand(AppId.of("owner"), "r", ONE_GPU, 8));
     Map<Long, Long> perCycle = new java.util.TreeMap<>();
     for (long t = 70_000; t <= 100_000; t += 10_000) {
       perCycle.put(t, (long) of(at(e, t), RequestCheckpoint.class).size());
@@ -343,8 +345,8 @@ class PreemptionTest {
     Engine e = engine(HALVES, ON, 2);
     List<String> out = new ArrayList<>();
     borrowEverything(e);
-    at(e, 5_000, new AppSubmitted("o1", "a", "u", 1), new Demand("o1", "r", ONE_GPU, 3),
-        new AppSubmitted("o2", "a", "u", 0), new Demand("o2", "g", ONE_GPU, 2, PlacementSpec.gang(null, false)));
+    at(e, 5_000, new AppSubmitted(AppId.of("o1"), "a", "u", 1), new Demand(AppId.of("o1"), "r", ONE_GPU, 3),
+        new AppSubmitted(AppId.of("o2"), "a", "u", 0), new Demand(AppId.of("o2"), "g", ONE_GPU, 2, PlacementSpec.gang(null, false)));
     for (long t = 10_000; t < 400_000; t += 5_000) {
       CycleResult r = at(e, t);
       out.addAll(r.decisions().stream().map(Object::toString).collect(Collectors.toList()));
@@ -370,11 +372,11 @@ class PreemptionTest {
   void aStarvingGangThatReservedANodeGetsAWholeGangReclaimed() {
     Engine e = engine(HALVES, ON.withStarvationMillis(1_000).withCheckpointGraceMillis(6_000), 2);
     Resources four = Resources.of(2048, 1).withGpus(4);
-    at(e, 0, new AppSubmitted("older", "a", "u", 0), new Demand("older", "w", four, 2,
+    at(e, 0, new AppSubmitted(AppId.of("older"), "a", "u", 0), new Demand(AppId.of("older"), "w", four, 2,
         PlacementSpec.gang(null, false)));
-    at(e, 1000, new AppSubmitted("young", "a", "u", 0), new Demand("young", "w", four, 2,
+    at(e, 1000, new AppSubmitted(AppId.of("young"), "a", "u", 0), new Demand(AppId.of("young"), "w", four, 2,
         PlacementSpec.gang(null, false)));
-    at(e, 2000, new AppSubmitted("urgent", "b", "u", 0), new Demand("urgent", "w", four, 2,
+    at(e, 2000, new AppSubmitted(AppId.of("urgent"), "b", "u", 0), new Demand(AppId.of("urgent"), "w", four, 2,
         PlacementSpec.gang(null, false)));
     List<RequestCheckpoint> notices = new ArrayList<>();
     for (long t = 2100; t < 10_000 && notices.isEmpty(); t += 100) {
@@ -382,6 +384,6 @@ class PreemptionTest {
     }
     assertThat(notices).hasSize(1);
     assertThat(notices.get(0).allocationIds()).hasSize(2);
-    assertThat(notices.get(0).forAppId()).isEqualTo("urgent");
+    assertThat(notices.get(0).forAppId()).isEqualTo(AppId.of("urgent"));
   }
 }

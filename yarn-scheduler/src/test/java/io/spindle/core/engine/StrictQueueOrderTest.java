@@ -9,6 +9,7 @@ import io.spindle.core.engine.Decision.Allocate;
 import io.spindle.core.engine.EngineEvent.AppSubmitted;
 import io.spindle.core.engine.EngineEvent.Demand;
 import io.spindle.core.engine.EngineEvent.NodeAdded;
+import io.spindle.core.model.AppId;
 import io.spindle.core.model.Resources;
 import io.spindle.core.model.Topology;
 import io.spindle.core.queue.QueueTree;
@@ -28,12 +29,12 @@ class StrictQueueOrderTest {
     Engine e = new Engine(CATALOG, TWO_QUEUES, Topology.singleRack(), clock, settings);
     e.cycle(List.of(new NodeAdded(gpuNode("n1", Topology.DEFAULT_RACK, 8))));
     // 6 of 8 GPUs busy; then, in queue a: a 4-GPU job (does not fit) ahead of a 1-GPU job (fits); in b a 1-GPU job.
-    e.cycle(List.of(new AppSubmitted("busy", "a", "u", 0), new Demand("busy", "r", gpus(6), 1)));
+    e.cycle(List.of(new AppSubmitted(AppId.of("busy"), "a", "u", 0), new Demand(AppId.of("busy"), "r", gpus(6), 1)));
     clock.advance(1_000);
-    CycleResult r = e.cycle(List.of(new AppSubmitted("big", "a", "u", 0), new Demand("big", "r", gpus(4), 1),
-        new AppSubmitted("small", "a", "u", 0), new Demand("small", "r", gpus(1), 1),
-        new AppSubmitted("other", "b", "u", 0), new Demand("other", "r", gpus(1), 1)));
-    return r.allocations().stream().map(Allocate::appId).sorted().toList();
+    CycleResult r = e.cycle(List.of(new AppSubmitted(AppId.of("big"), "a", "u", 0), new Demand(AppId.of("big"), "r", gpus(4), 1),
+        new AppSubmitted(AppId.of("small"), "a", "u", 0), new Demand(AppId.of("small"), "r", gpus(1), 1),
+        new AppSubmitted(AppId.of("other"), "b", "u", 0), new Demand(AppId.of("other"), "r", gpus(1), 1)));
+    return r.allocations().stream().map(a -> a.appId().value()).sorted().toList();
   }
 
   private static Resources gpus(int n) {

@@ -115,7 +115,7 @@ class ModelValidationTest {
   @Test
   void nodeRejectsDuplicateGpuIndex() {
     InvalidInputException e = invalid(
-        () -> new Node("n1", "/s1/r1", 1024, 8, List.of(gpu(0, H100), gpu(1, H100), gpu(0, H100))), "node.gpus");
+        () -> new Node(NodeId.of("n1"), "/s1/r1", 1024, 8, List.of(gpu(0, H100), gpu(1, H100), gpu(0, H100))), "node.gpus");
     assertThat(e.value()).isEqualTo("n1/gpu0");
     assertThat(e.getMessage()).contains("duplicate GPU index");
   }
@@ -123,39 +123,39 @@ class ModelValidationTest {
   @Test
   void nodeRejectsMixedGpuModels() {
     InvalidInputException e = invalid(
-        () -> new Node("n1", "/s1/r1", 1024, 8, List.of(gpu(0, H100), gpu(1, A100))), "node.gpus");
+        () -> new Node(NodeId.of("n1"), "/s1/r1", 1024, 8, List.of(gpu(0, H100), gpu(1, A100))), "node.gpus");
     assertThat(e.value()).isEqualTo("n1");
     assertThat(e.getMessage()).contains("H100-80GB").contains("A100-80GB");
   }
 
   @Test
   void nodeRejectsBlankId() {
-    invalid(() -> new Node(" ", "/s1/r1", 1024, 8, List.of()), "node.id");
+    invalid(() -> new Node(NodeId.of(" "), "/s1/r1", 1024, 8, List.of()), "node.id");
     invalid(() -> new Node(null, "/s1/r1", 1024, 8, List.of()), "node.id");
   }
 
   @Test
   void nodeRejectsBlankLocation() {
-    invalid(() -> new Node("n1", "", 1024, 8, List.of()), "node.location");
+    invalid(() -> new Node(NodeId.of("n1"), "", 1024, 8, List.of()), "node.location");
   }
 
   @Test
   void nodeRejectsNegativeMemory() {
-    InvalidInputException e = invalid(() -> new Node("n1", "/s1/r1", -1, 8, List.of()), "node.memoryMb");
+    InvalidInputException e = invalid(() -> new Node(NodeId.of("n1"), "/s1/r1", -1, 8, List.of()), "node.memoryMb");
     assertThat(e.value()).isEqualTo("-1");
   }
 
   @Test
   void nodeRejectsNegativeVcores() {
-    invalid(() -> new Node("n1", "/s1/r1", 1024, -8, List.of()), "node.vcores");
+    invalid(() -> new Node(NodeId.of("n1"), "/s1/r1", 1024, -8, List.of()), "node.vcores");
   }
 
   @Test
   void nodeReportsModelAndCapacity() {
-    Node n = new Node("n1", "/s1/r1", 2048, 16, List.of(gpu(0, H100), new Gpu(1, H100, 0, true)));
+    Node n = new Node(NodeId.of("n1"), "/s1/r1", 2048, 16, List.of(gpu(0, H100), new Gpu(1, H100, 0, true)));
     assertThat(n.gpuModel()).isSameAs(H100);
     assertThat(n.capacity()).isEqualTo(new ResourceVector(2048, 16, 2 * 840));
-    Node cpu = new Node("c1", "/s1/r1", 2048, 16, List.of());
+    Node cpu = new Node(NodeId.of("c1"), "/s1/r1", 2048, 16, List.of());
     assertThat(cpu.gpuModel()).isNull();
     assertThat(cpu.capacity()).isEqualTo(new ResourceVector(2048, 16, 0));
   }
@@ -202,9 +202,9 @@ class ModelValidationTest {
   @Test
   void requireLocationRejectsNodeOutsideTheTopology() {
     Topology t = Topology.builder("spine", "rack").location("/s1/r1").location("/s1/r2").build();
-    Node inside = new Node("n1", "/s1/r1", 1024, 8, List.of());
+    Node inside = new Node(NodeId.of("n1"), "/s1/r1", 1024, 8, List.of());
     t.requireLocation(inside);
-    Node outside = new Node("n9", "/s2/r1", 1024, 8, List.of());
+    Node outside = new Node(NodeId.of("n9"), "/s2/r1", 1024, 8, List.of());
     InvalidInputException e = invalid(() -> t.requireLocation(outside), "node.location");
     assertThat(e.value()).contains("n9").contains("/s2/r1");
     assertThat(e.getMessage()).contains("outside the topology");
@@ -222,6 +222,6 @@ class ModelValidationTest {
     assertThat(t.levels()).containsExactly("rack");
     assertThat(t.contains(Topology.DEFAULT_RACK)).isTrue();
     assertThat(t.contains("/s1/r1")).isFalse();
-    t.requireLocation(new Node("n1", Topology.DEFAULT_RACK, 1, 1, List.of()));
+    t.requireLocation(new Node(NodeId.of("n1"), Topology.DEFAULT_RACK, 1, 1, List.of()));
   }
 }

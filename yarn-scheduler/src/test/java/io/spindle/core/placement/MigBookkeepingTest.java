@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.spindle.core.model.GpuModel;
 import io.spindle.core.model.MigLayout;
 import io.spindle.core.model.MigPlacement;
+import io.spindle.core.model.NodeId;
 import io.spindle.core.model.Topology;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -22,7 +23,7 @@ class MigBookkeepingTest {
   void aNodeHandsOutOneListOfItsMigGpus() {
     ClusterState cluster = new ClusterState(TOPO);
     cluster.addNode(node("m1", "/r1", 1024, 8, H100, 4, 4, true));
-    NodeState n = cluster.node("m1");
+    NodeState n = cluster.node(NodeId.of("m1"));
     assertThat(n.migGpus()).hasSize(4).isSameAs(n.migGpus());
   }
 
@@ -33,20 +34,20 @@ class MigBookkeepingTest {
     cluster.addNode(node("m2", "/r1", 1024, 8, H100, 4, 4, true));
     assertThat(cluster.gpusInFlight()).isEmpty();
 
-    cluster.beginReconfigure("m1", 2, SEVEN, 5_000);
-    cluster.beginReconfigure("m2", 0, SEVEN, 5_000);
+    cluster.beginReconfigure(NodeId.of("m1"), 2, SEVEN, 5_000);
+    cluster.beginReconfigure(NodeId.of("m2"), 0, SEVEN, 5_000);
     assertThat(cluster.gpusInFlight().keySet()).extracting(g -> g.gpu.index()).containsExactly(2, 0);
     assertThat(cluster.migInstancesInFlight("7g.80gb")).isEqualTo(2);
 
-    cluster.reportMigLayout("m1", 2, SEVEN);
+    cluster.reportMigLayout(NodeId.of("m1"), 2, SEVEN);
     cluster.activateReconfiguredGpus(4_999);
     assertThat(cluster.gpusInFlight()).hasSize(2);
     cluster.activateReconfiguredGpus(5_000);
     // Reported and due: back in service. Not reported yet: still in flight.
-    assertThat(cluster.gpusInFlight().values()).extracting(NodeState::id).containsExactly("m2");
+    assertThat(cluster.gpusInFlight().values()).extracting(NodeState::id).containsExactly(NodeId.of("m2"));
     assertThat(cluster.freeMigInstances("7g.80gb")).isEqualTo(1);
 
-    cluster.removeNode("m2");
+    cluster.removeNode(NodeId.of("m2"));
     assertThat(cluster.gpusInFlight()).isEmpty();
     assertThat(cluster.migInstancesInFlight("7g.80gb")).isZero();
   }

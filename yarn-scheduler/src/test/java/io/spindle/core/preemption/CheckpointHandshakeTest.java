@@ -3,6 +3,7 @@ package io.spindle.core.preemption;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.spindle.core.model.AppId;
 import io.spindle.core.preemption.CheckpointHandshake.Outcome;
 import io.spindle.core.preemption.CheckpointHandshake.State;
 import java.util.List;
@@ -12,7 +13,7 @@ import org.junit.jupiter.api.Test;
 class CheckpointHandshakeTest {
 
   private static CheckpointHandshake notice() {
-    return new CheckpointHandshake(7, 3, "app", "r", List.of(11L, 12L), 1_000, 120_000, 2, 30_000, "why");
+    return new CheckpointHandshake(7, 3, AppId.of("app"), "r", List.of(11L, 12L), 1_000, 120_000, 2, 30_000, "why");
   }
 
   @Test
@@ -106,15 +107,15 @@ class CheckpointHandshakeTest {
 
   @Test
   void aResumedVictimWithNothingLeftRunningHasEndedUnlessItWasLetGo() {
-    CheckpointHandshake.Saved noticed = new CheckpointHandshake.Saved(7, 3, "app", "r", List.of(11L), List.of(),
+    CheckpointHandshake.Saved noticed = new CheckpointHandshake.Saved(7, 3, AppId.of("app"), "r", List.of(11L), List.of(),
         1_000, 121_000, 0, 2, 30_000, "why", null, State.NOTICED, null);
     assertThat(CheckpointHandshake.resume(noticed).state()).isEqualTo(State.ENDED);
-    CheckpointHandshake.Saved withdrawn = new CheckpointHandshake.Saved(7, 3, "app", "r", List.of(11L), List.of(),
+    CheckpointHandshake.Saved withdrawn = new CheckpointHandshake.Saved(7, 3, AppId.of("app"), "r", List.of(11L), List.of(),
         1_000, 121_000, 0, 2, 30_000, "why", null, State.WITHDRAWN, null);
     assertThat(CheckpointHandshake.resume(withdrawn).state()).isEqualTo(State.WITHDRAWN);
-    assertThatThrownBy(() -> new CheckpointHandshake.Saved(7, 3, "app", "r", List.of(11L), List.of(12L), 1_000,
+    assertThatThrownBy(() -> new CheckpointHandshake.Saved(7, 3, AppId.of("app"), "r", List.of(11L), List.of(12L), 1_000,
         121_000, 0, 2, 30_000, "why", null, State.NOTICED, null)).hasMessageContaining("not all among");
-    assertThatThrownBy(() -> new CheckpointHandshake.Saved(7, 3, "app", "r", List.of(11L), List.of(11L), 1_000,
+    assertThatThrownBy(() -> new CheckpointHandshake.Saved(7, 3, AppId.of("app"), "r", List.of(11L), List.of(11L), 1_000,
         121_000, 3, 2, 30_000, "why", null, State.NOTICED, null)).hasMessageContaining("3 extensions granted of 2");
   }
 }

@@ -2,6 +2,7 @@ package io.spindle.core.preemption;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.spindle.core.model.AppId;
 import io.spindle.core.model.ResourceVector;
 import java.util.ArrayList;
 import java.util.List;
@@ -58,11 +59,11 @@ class PreemptionPlannerTest {
   }
 
   private static Candidate unit(long id, String queue, int priority, int gpus, long start) {
-    return new Candidate(id, "app" + id, "r", queue, "u", priority, gpus(gpus), start, Long.MIN_VALUE, List.of(id));
+    return new Candidate(id, AppId.of("app" + id), "r", queue, "u", priority, gpus(gpus), start, Long.MIN_VALUE, List.of(id));
   }
 
   private static Need need(String queue, int priority, int gpus, boolean cross) {
-    return new Need("needy", "r", queue, "u", priority, gpus(gpus), 1, false, cross, ResourceVector.ZERO, null);
+    return new Need(AppId.of("needy"), "r", queue, "u", priority, gpus(gpus), 1, false, cross, ResourceVector.ZERO, null);
   }
 
   private static PreemptionPlanner planner(List<QueueView> queues, long freeGpus, Candidate... candidates) {

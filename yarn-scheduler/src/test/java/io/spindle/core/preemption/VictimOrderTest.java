@@ -2,6 +2,7 @@ package io.spindle.core.preemption;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.spindle.core.model.AppId;
 import io.spindle.core.model.ResourceVector;
 import java.util.ArrayList;
 import java.util.List;
@@ -13,7 +14,7 @@ class VictimOrderTest {
   private static final long NOW = 1_000_000;
 
   private static Candidate unit(long id, String queue, int priority, int gpus, long start, long checkpoint) {
-    return new Candidate(id, "app" + id, "r", queue, "u", priority, ResourceVector.of(1024L * gpus, gpus, gpus),
+    return new Candidate(id, AppId.of("app" + id), "r", queue, "u", priority, ResourceVector.of(1024L * gpus, gpus, gpus),
         start, checkpoint, List.of(id * 10));
   }
 
@@ -42,11 +43,11 @@ class VictimOrderTest {
 
   @Test
   void containersWithoutGpusLoseNoGpuWorkAndTiesGoToTheShortestRunThenTheNewest() {
-    Candidate cpuLong = new Candidate(1, "a", "r", "b", "u", 0, ResourceVector.of(4096, 4, 0), 0, Long.MIN_VALUE,
+    Candidate cpuLong = new Candidate(1, AppId.of("a"), "r", "b", "u", 0, ResourceVector.of(4096, 4, 0), 0, Long.MIN_VALUE,
         List.of(1L));
-    Candidate cpuShort = new Candidate(2, "a", "r", "b", "u", 0, ResourceVector.of(4096, 4, 0), 500_000,
+    Candidate cpuShort = new Candidate(2, AppId.of("a"), "r", "b", "u", 0, ResourceVector.of(4096, 4, 0), 500_000,
         Long.MIN_VALUE, List.of(2L));
-    Candidate cpuShortNewer = new Candidate(3, "a", "r", "b", "u", 0, ResourceVector.of(4096, 4, 0), 500_000,
+    Candidate cpuShortNewer = new Candidate(3, AppId.of("a"), "r", "b", "u", 0, ResourceVector.of(4096, 4, 0), 500_000,
         Long.MIN_VALUE, List.of(3L));
     assertThat(cpuLong.workLost(NOW)).isZero();
     assertThat(order(Map.of(), cpuLong, cpuShort, cpuShortNewer, unit(4, "b", 0, 1, 999_000, Long.MIN_VALUE)))

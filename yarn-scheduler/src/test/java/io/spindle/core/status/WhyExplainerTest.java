@@ -16,6 +16,8 @@ import io.spindle.core.engine.EngineSettings;
 import io.spindle.core.engine.EngineStatus;
 import io.spindle.core.engine.ManualClock;
 import io.spindle.core.engine.PlacementSpec;
+import io.spindle.core.model.AppId;
+import io.spindle.core.model.NodeId;
 import io.spindle.core.model.Resources;
 import io.spindle.core.model.Topology;
 import io.spindle.core.preemption.PreemptionSettings;
@@ -53,15 +55,15 @@ class WhyExplainerTest {
   }
 
   private Explanation why(String appId) {
-    return WhyExplainer.explain(appId, engine.status(), history.of(appId), List.of());
+    return WhyExplainer.explain(AppId.of(appId), engine.status(), history.of(AppId.of(appId)), List.of());
   }
 
   @Test
   void aGangWaitingOnItsReservationSaysWhichNodesAreHeldAndWhenItShouldStart() {
     start(HALVES, PreemptionSettings.defaults());
-    cycle(new AppSubmitted("small", "b", "bob", 0),
-        new Demand("small", "one", ONE_GPU, 1, PlacementSpec.SINGLE.withMaxRuntimeMillis(600_000)));
-    cycle(new AppSubmitted("big", "a", "alice", 0), new Demand("big", "workers", EIGHT_GPUS, 2, GANG));
+    cycle(new AppSubmitted(AppId.of("small"), "b", "bob", 0),
+        new Demand(AppId.of("small"), "one", ONE_GPU, 1, PlacementSpec.SINGLE.withMaxRuntimeMillis(600_000)));
+    cycle(new AppSubmitted(AppId.of("big"), "a", "alice", 0), new Demand(AppId.of("big"), "workers", EIGHT_GPUS, 2, GANG));
 
     Explanation e = why("big");
 
@@ -72,15 +74,15 @@ class WhyExplainerTest {
         .contains("(projected start 2023-11-14T22:23:20Z)")
         .contains("in /r1 are reserved for it since 2023-11-14 22:13:20 UTC")
         .contains("estimated start 2023-11-14 22:23:20 UTC (in 600 s)");
-    EngineStatus.Held held = engine.status().app("big").orElseThrow().requests().get(0).reservation();
-    assertThat(held.nodeIds()).containsExactlyInAnyOrder("n1", "n2");
+    EngineStatus.Held held = engine.status().app(AppId.of("big")).orElseThrow().requests().get(0).reservation();
+    assertThat(held.nodeIds()).containsExactlyInAnyOrder(NodeId.of("n1"), NodeId.of("n2"));
   }
 
   @Test
   void aQueueAtItsMaximumIsNamedWithItsLimit() {
     start(queues("root.queues", "a,b", "root.a.capacity", "25", "root.a.maximum-capacity", "25",
         "root.b.capacity", "75", "root.a.user-limit-factor", "-1"), PreemptionSettings.defaults());
-    cycle(new AppSubmitted("greedy", "a", "carol", 0), new Demand("greedy", "r", ONE_GPU, 8));
+    cycle(new AppSubmitted(AppId.of("greedy"), "a", "carol", 0), new Demand(AppId.of("greedy"), "r", ONE_GPU, 8));
 
     Explanation e = why("greedy");
 
@@ -93,8 +95,8 @@ class WhyExplainerTest {
   void aGangLargerThanTheClusterIsRejectedAndStaysExplainedAfterTheEngineForgetsIt() {
     start(HALVES, PreemptionSettings.defaults());
     clock.advance(EngineSettings.DEFAULT_REGISTRATION_SETTLE_MILLIS);
-    cycle(new AppSubmitted("huge", "a", "dave", 0), new Demand("huge", "workers", EIGHT_GPUS, 3, GANG));
-    cycle(new EngineEvent.AppFinished("huge")); // The RM kills a rejected application.
+    cycle(new AppSubmitted(AppId.of("huge"), "a", "dave", 0), new Demand(AppId.of("huge"), "workers", EIGHT_GPUS, 3, GANG));
+    cycle(new EngineEvent.AppFinished(AppId.of("huge"))); // The RM kills a rejected application.
 
     Explanation e = why("huge");
 
@@ -107,9 +109,9 @@ class WhyExplainerTest {
   void containersPreemptedForAGangNameTheGangAndItsApplication() {
     start(HALVES, PreemptionSettings.defaults().withEnabled(true));
     long t0 = clock.nowMillis();
-    CycleResult borrowed = cycle(new AppSubmitted("borrower", "b", "erin", 0), new Demand("borrower", "r", ONE_GPU, 16));
+    CycleResult borrowed = cycle(new AppSubmitted(AppId.of("borrower"), "b", "erin", 0), new Demand(AppId.of("borrower"), "r", ONE_GPU, 16));
     assertThat(borrowed.allocations()).hasSize(16);
-    cycle(new AppSubmitted("owner", "a", "frank", 0), new Demand("owner", "workers", ONE_GPU.withGpus(2), 4, GANG));
+    cycle(new AppSubmitted(AppId.of("owner"), "a", "frank", 0), new Demand(AppId.of("owner"), "workers", ONE_GPU.withGpus(2), 4, GANG));
 
     clock.set(t0 + 61_000);
     CycleResult noticed = cycle();
