@@ -1,0 +1,44 @@
+package io.spindle.core.model;
+
+import static io.spindle.core.model.InvalidInputException.requireNonBlank;
+
+/**
+ * An id that is a piece of text the engine never parses: it only compares, hashes and orders it. Two ids are equal
+ * when they are of one kind and their text is equal.
+ *
+ * <p>Hashing and ordering are those of the text, so maps and sorts keyed by ids behave exactly as they did when ids
+ * were bare strings (the simulator's and the journal's replays depend on that).
+ */
+abstract class TextId<T extends TextId<T>> implements Comparable<T> {
+
+  private final String value;
+
+  TextId(String field, String value) {
+    this.value = requireNonBlank(field, value);
+  }
+
+  /** The text, as drivers and formats (journal, fenced state, status API) write it. */
+  public final String value() {
+    return value;
+  }
+
+  @Override
+  public final int compareTo(T other) {
+    return value.compareTo(((TextId<?>) other).value);
+  }
+
+  @Override
+  public final boolean equals(Object o) {
+    return o != null && o.getClass() == getClass() && ((TextId<?>) o).value.equals(value);
+  }
+
+  @Override
+  public final int hashCode() {
+    return value.hashCode();
+  }
+
+  @Override
+  public final String toString() {
+    return value;
+  }
+}
