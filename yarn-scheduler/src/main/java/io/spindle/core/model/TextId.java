@@ -7,9 +7,10 @@ import static io.spindle.core.model.InvalidInputException.requireNonBlank;
  * when they are of one kind and their text is equal.
  *
  * <p>Hashing and ordering are those of the text, so maps and sorts keyed by ids behave exactly as they did when ids
- * were bare strings (the simulator's and the journal's replays depend on that).
+ * were bare strings (the simulator's and the journal's replays depend on that). Public because the ids are; only
+ * this package extends it (the constructor is package-private).
  */
-abstract class TextId<T extends TextId<T>> implements Comparable<T> {
+public abstract class TextId<T extends TextId<T>> implements Comparable<T> {
 
   private final String value;
 
