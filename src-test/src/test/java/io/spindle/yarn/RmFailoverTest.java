@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.spindle.client.CheckpointNoticeView;
 import io.spindle.client.SpindleCheckpointClient;
 import io.spindle.core.engine.QueueSnapshot;
+import io.spindle.core.model.AppId;
 import io.spindle.core.model.ResourceVector;
 import io.spindle.local.RmHaPair;
 import java.nio.file.Files;
@@ -25,6 +26,7 @@ import org.apache.hadoop.yarn.api.records.ContainerId;
 import org.apache.hadoop.yarn.api.records.ContainerLaunchContext;
 import org.apache.hadoop.yarn.api.records.ContainerState;
 import org.apache.hadoop.yarn.api.records.ContainerStatus;
+import org.apache.hadoop.yarn.api.records.Priority;
 import org.apache.hadoop.yarn.client.api.NMClient;
 import org.apache.hadoop.yarn.client.api.YarnClient;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
@@ -64,6 +66,7 @@ class RmFailoverTest {
     c.set("yarn.scheduler.spindle.zk.auth", "digest:spindle-rm:failover-test");
     MiniClusterSupport.gpuPreemption(c, zk.getConnectString(), GRACE_SECONDS);
     c.set("yarn.scheduler.spindle.preemption.max-extensions", "0");
+    c.setInt(YarnConfiguration.MAX_CLUSTER_LEVEL_APPLICATION_PRIORITY, 10);
     Configuration queues = new Configuration(false);
     MiniClusterSupport.halvesAandB(queues);
     try (java.io.OutputStream out = Files.newOutputStream(confDir.resolve("capacity-scheduler.xml"))) {
@@ -101,6 +104,11 @@ class RmFailoverTest {
       UnmanagedAm spared = victim == first ? second : first;
       CheckpointNoticeView before = notice(victim);
       assertThat(spindle(0).queueSnapshots()).isNotEmpty();
+      // A priority changed on the old leader (yarn application -updatePriority) is the one the new leader schedules
+      // by: YARN's state store carries it, and recovery gives it to Spindle. The spared gang only rises, so the
+      // notice already out stays the one the test follows.
+      assertThat(client.updateApplicationPriority(spared.applicationId(), Priority.newInstance(6)).getPriority())
+          .isEqualTo(6);
 
       RmHaPair.handOver(cluster, 0, 1);
       assertThat(cluster.getActiveRMIndex()).isEqualTo(1);
@@ -122,6 +130,9 @@ class RmFailoverTest {
       assertThat(spindle(1).metrics().registry().meter("spindle.recovered.containers").getCount())
           .as("both gangs' containers, from the NodeManagers").isEqualTo(4);
       assertThat(usage(spindle(1), "root.b").gpus()).as("nothing started for the urgent gang yet").isZero();
+      assertThat(client.getApplicationReport(spared.applicationId()).getPriority().getPriority()).isEqualTo(6);
+      assertThat(spindle(1).status().app(AppId.of(spared.applicationId().toString())).orElseThrow().priority())
+          .as("the updated priority, after the failover").isEqualTo(6);
       CheckpointNoticeView after = notice(victim);
       assertThat(after.noticeId()).isEqualTo(before.noticeId());
       assertThat(after.deadlineMillis()).as("the deadline is honoured, not restarted").isEqualTo(before.deadlineMillis());

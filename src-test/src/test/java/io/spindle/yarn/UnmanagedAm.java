@@ -67,7 +67,16 @@ public final class UnmanagedAm implements AutoCloseable {
   /** As {@link #submit(YarnClient, String, String, Set)}; {@code keepContainers} keeps them across attempts. */
   public static ApplicationId submit(YarnClient yarn, String name, String queue, Set<String> tags,
       boolean keepContainers) throws Exception {
+    return submit(yarn, name, queue, tags, keepContainers, null);
+  }
+
+  /** As {@link #submit(YarnClient, String, String, Set, boolean)}, asking for {@code priority} ({@code null}: none). */
+  public static ApplicationId submit(YarnClient yarn, String name, String queue, Set<String> tags,
+      boolean keepContainers, Priority priority) throws Exception {
     ApplicationSubmissionContext ctx = yarn.createApplication().getApplicationSubmissionContext();
+    if (priority != null) {
+      ctx.setPriority(priority);
+    }
     ctx.setKeepContainersAcrossApplicationAttempts(keepContainers);
     ctx.setApplicationName(name);
     ctx.setQueue(queue);

@@ -10,6 +10,7 @@ import io.spindle.core.model.AppId;
 import io.spindle.core.model.NodeId;
 import io.spindle.core.preemption.CheckpointAnswer;
 import io.spindle.journal.avro.AppFinishedRecord;
+import io.spindle.journal.avro.AppPriorityChangedRecord;
 import io.spindle.journal.avro.AppSubmittedRecord;
 import io.spindle.journal.avro.CheckpointAnswerRecord;
 import io.spindle.journal.avro.CheckpointAnsweredRecord;
@@ -54,6 +55,8 @@ final class EventRecords {
     } else if (event instanceof EngineEvent.CheckpointAnswered e) {
       return new CheckpointAnsweredRecord(e.appId().value(), e.noticeId(),
           CheckpointAnswerRecord.valueOf(e.answer().name()), e.requestedExtensionMillis(), e.checkpointLocation());
+    } else if (event instanceof EngineEvent.AppPriorityChanged e) {
+      return new AppPriorityChangedRecord(e.appId().value(), e.priority());
     } else if (event instanceof EngineEvent.CheckpointReported e) {
       return new CheckpointReportedRecord(e.appId().value(), e.lastCheckpointMillis(), e.location());
     }
@@ -84,6 +87,8 @@ final class EventRecords {
     } else if (record instanceof CheckpointAnsweredRecord r) {
       return new EngineEvent.CheckpointAnswered(AppId.of(r.getAppId()), r.getNoticeId(),
           CheckpointAnswer.valueOf(r.getAnswer().name()), r.getRequestedExtensionMillis(), r.getCheckpointLocation());
+    } else if (record instanceof AppPriorityChangedRecord r) {
+      return new EngineEvent.AppPriorityChanged(AppId.of(r.getAppId()), r.getPriority());
     } else if (record instanceof CheckpointReportedRecord r) {
       return new EngineEvent.CheckpointReported(AppId.of(r.getAppId()), r.getLastCheckpointMillis(), r.getLocation());
     }

@@ -10,7 +10,12 @@ import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
+import org.apache.hadoop.yarn.api.records.Priority;
+import org.apache.hadoop.yarn.exceptions.YarnException;
+import org.apache.hadoop.security.UserGroupInformation;
+import org.apache.hadoop.thirdparty.com.google.common.util.concurrent.SettableFuture;
 import org.apache.hadoop.yarn.server.resourcemanager.RMContext;
+import org.apache.hadoop.yarn.server.resourcemanager.recovery.records.ApplicationStateData;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppEventType;
@@ -82,6 +87,10 @@ final class AppLifecycle {
       rejection = QueueRegistry.refusesSubmission(((QueueRegistry.Admission.Admitted) admission).queue(), appId,
           user).orElse(null);
     }
+    if (rejection == null && !recovering) { // A recovered application was accepted once; it is not judged again.
+      SpindleQueue leaf = ((QueueRegistry.Admission.Admitted) admission).queue();
+      rejection = leaf.rules().refuses(leaf.path(), appId, user, applications.values()).orElse(null);
+    }
     if (rejection != null) {
       LOG.info("Rejected application {}: {}", appId, rejection);
       rm.get().getDispatcher().getEventHandler().handle(
@@ -89,16 +98,49 @@ final class AppLifecycle {
       return;
     }
     SpindleQueue queue = ((QueueRegistry.Admission.Admitted) admission).queue();
-    applications.put(appId, new SchedulerApplication<>(queue, user, unmanagedAm));
+    // The RM set the priority through checkAndGetApplicationPriority; after a restart it is the one last updated.
+    Priority priority = rmApp == null || rmApp.getApplicationPriority() == null ? Priority.newInstance(0)
+        : rmApp.getApplicationPriority();
+    applications.put(appId, new SchedulerApplication<>(queue, user, priority, unmanagedAm));
     asks.put(appId, new AppAsks(tags, unmanagedAm));
     queue.getMetrics().submitApp(user, unmanagedAm);
-    int priority = rmApp == null || rmApp.getApplicationPriority() == null ? 0
-        : rmApp.getApplicationPriority().getPriority();
-    toEngine.accept(new EngineEvent.AppSubmitted(YarnIds.app(appId), queue.path(), user, priority));
+    toEngine.accept(new EngineEvent.AppSubmitted(YarnIds.app(appId), queue.path(), user, priority.getPriority()));
     LOG.info("Accepted application {} from {} into {} (tags {})", appId, user, queue.path(), tags);
     if (!recovering) {
       rm.get().getDispatcher().getEventHandler().handle(new RMAppEvent(appId, RMAppEventType.APP_ACCEPTED));
     }
+  }
+
+  /**
+   * {@code yarn application -updatePriority}, as CapacityScheduler does it: checked like a submission's, written to
+   * the RM's state store (so a restarted or failed-over RM recovers the application at it), then in force from the
+   * engine's next cycle.
+   */
+  Priority updatePriority(Priority requested, ApplicationId appId, SettableFuture<Object> future,
+      UserGroupInformation user) throws YarnException {
+    SchedulerApplication<SpindleAppAttempt> app = applications.get(appId);
+    RMApp rmApp = rm.get().getRMApps().get(appId);
+    if (app == null || rmApp == null) {
+      throw new YarnException("Application '" + appId + "' is not present, hence could not change priority.");
+    }
+    Priority p = queues.priorities().check(requested, user, rmApp.getQueue(), appId);
+    if (p.equals(app.getPriority())) {
+      future.set(null);
+      return p;
+    }
+    rmApp.getApplicationSubmissionContext().setPriority(p);
+    ApplicationStateData state = ApplicationStateData.newInstance(rmApp.getSubmitTime(), rmApp.getStartTime(),
+        rmApp.getApplicationSubmissionContext(), rmApp.getUser(), rmApp.getCallerContext());
+    state.setApplicationTimeouts(rmApp.getApplicationTimeouts());
+    rm.get().getStateStore().updateApplicationStateSynchronously(state, false, future);
+    app.setPriority(p);
+    if (app.getCurrentAppAttempt() != null) {
+      app.getCurrentAppAttempt().setPriority(p);
+    }
+    toEngine.accept(new EngineEvent.AppPriorityChanged(YarnIds.app(appId), p.getPriority()));
+    LOG.info("Priority '{}' is updated in queue :{} for application: {} for the user: {}", p, rmApp.getQueue(), appId,
+        rmApp.getUser());
+    return p;
   }
 
   void addAttempt(ApplicationAttemptId attemptId, boolean transferState, boolean recovering) {
@@ -113,6 +155,7 @@ final class AppLifecycle {
     if (transferState) {
       attempt.transferStateFromPreviousAttempt(app.getCurrentAppAttempt());
     }
+    attempt.setPriority(app.getPriority());
     app.setCurrentAppAttempt(attempt);
     queue.getMetrics().submitAppAttempt(app.getUser(), app.isUnmanagedAM());
     AppAsks appAsks = asks.get(attemptId.getApplicationId());

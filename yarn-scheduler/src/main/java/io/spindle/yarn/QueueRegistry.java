@@ -3,6 +3,7 @@ package io.spindle.yarn;
 import io.spindle.core.engine.EngineStatus;
 import io.spindle.core.engine.QueueSnapshot;
 import io.spindle.core.model.ResourceVector;
+import io.spindle.core.queue.Capacity;
 import io.spindle.core.queue.QueueConfig;
 import io.spindle.core.queue.QueueConfigParser;
 import io.spindle.core.queue.QueueTree;
@@ -21,11 +22,15 @@ import org.apache.hadoop.security.UserGroupInformation;
 import org.apache.hadoop.security.authorize.AccessControlList;
 import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
+import org.apache.hadoop.yarn.api.records.Priority;
 import org.apache.hadoop.yarn.api.records.QueueACL;
 import org.apache.hadoop.yarn.api.records.QueueInfo;
 import org.apache.hadoop.yarn.api.records.QueueUserACLInfo;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.QueueMetrics;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplication;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacitySchedulerConfiguration;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The queue tree as YARN sees it: one {@link SpindleQueue} per queue with its metrics and ACLs, who may submit where,
@@ -34,21 +39,28 @@ import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplicat
  */
 final class QueueRegistry {
 
+  private static final Logger LOG = LoggerFactory.getLogger(QueueRegistry.class);
+
   static final String ACL_SUBMIT = "acl_submit_applications";
   static final String ACL_ADMINISTER = "acl_administer_queue";
 
-  /** One consistent generation: the parsed tree and its YARN queues by path. */
-  private record Generation(QueueTree tree, Map<String, SpindleQueue> byPath) {}
+  /** One consistent generation: the parsed tree, its YARN queues by path, and the configuration they came from. */
+  private record Generation(QueueTree tree, Map<String, SpindleQueue> byPath, Configuration conf) {}
 
   private final Supplier<EngineStatus> published;
-  private volatile Generation current = new Generation(null, Map.of());
+  private final Supplier<Priority> clusterMaxPriority;
+  private volatile Generation current = new Generation(null, Map.of(), null);
+  private volatile ApplicationPriorities priorities;
 
-  QueueRegistry(Supplier<EngineStatus> published) {
+  QueueRegistry(Supplier<EngineStatus> published, Supplier<Priority> clusterMaxPriority) {
     this.published = published;
+    this.clusterMaxPriority = clusterMaxPriority;
   }
 
   /** Makes {@code next} the tree YARN sees, its ACLs read from {@code c}. */
   void install(QueueTree next, Configuration c) {
+    warnIgnoredKeys(next);
+    Map<String, QueueRules> rules = QueueRules.read(next, new CapacitySchedulerConfiguration(c, false));
     Map<String, SpindleQueue> byPath = new LinkedHashMap<>();
     Map<String, SpindleQueue> before = current.byPath();
     for (QueueConfig q : next.all()) {
@@ -65,9 +77,47 @@ final class QueueRegistry {
           c.get(QueueConfigParser.key(q.path(), ACL_SUBMIT), root ? "*" : " ")));
       acls.put(QueueACL.ADMINISTER_QUEUE, new AccessControlList(
           c.get(QueueConfigParser.key(q.path(), ACL_ADMINISTER), root ? "*" : " ")));
-      byPath.put(q.path(), new SpindleQueue(q, parent, metrics, acls, this::fractions));
+      byPath.put(q.path(), new SpindleQueue(q, parent, metrics, acls, this::fractions, rules.get(q.path())));
     }
-    current = new Generation(next, Map.copyOf(byPath));
+    current = new Generation(next, Map.copyOf(byPath), c);
+  }
+
+  /**
+   * The priority rules of the current queues. Built on first use after a reload or a change of the cluster's maximum
+   * priority (which YARN's admin refresh sets apart from the queues), so both are always those in force.
+   */
+  ApplicationPriorities priorities() {
+    Generation g = current;
+    Priority max = clusterMaxPriority.get();
+    ApplicationPriorities p = priorities;
+    if (p == null || p.tree() != g.tree() || !p.clusterMax().equals(max)) {
+      p = new ApplicationPriorities(g.tree(), g.conf(), max);
+      priorities = p;
+    }
+    return p;
+  }
+
+  /** One warning per undeclared queue, naming its keys: what CapacityScheduler ignores silently, shown. */
+  private static void warnIgnoredKeys(QueueTree tree) {
+    Map<String, List<QueueTree.IgnoredKey>> byQueue = new LinkedHashMap<>();
+    tree.ignoredKeys().forEach(k -> byQueue.computeIfAbsent(k.queue(), q -> new ArrayList<>()).add(k));
+    byQueue.forEach((queue, keys) -> LOG.warn("Ignoring {} key(s) of queue {}, which no .queues list declares{}: {}",
+        keys.size(), queue, keys.get(0).nearest() == null ? "" : " (did you mean " + keys.get(0).nearest() + "?)",
+        keys.stream().map(QueueTree.IgnoredKey::key).toList()));
+  }
+
+  /**
+   * Why {@code next} may not replace the queues in force, as CapacityScheduler refuses it: a queue may leave the
+   * configuration only once it is STOPPED (and, the engine checks, empty).
+   */
+  Optional<String> refusesRemoval(QueueTree next) {
+    for (SpindleQueue q : current.byPath().values()) {
+      if (next.get(q.path()).isEmpty() && q.rules().state() != org.apache.hadoop.yarn.api.records.QueueState.STOPPED) {
+        return Optional.of(q.path() + " cannot be deleted from the capacity scheduler configuration, as the queue is "
+            + "not yet in stopped state. Current State : " + q.rules().state());
+      }
+    }
+    return Optional.empty();
   }
 
   int size() {
@@ -83,10 +133,8 @@ final class QueueRegistry {
     Generation g = current;
     Optional<QueueConfig> leaf = g.tree().leaf(queueName);
     if (leaf.isEmpty()) {
-      return new Admission.Refused(g.tree().get(queueName).isPresent()
-          ? "Spindle: queue '" + queueName + "' is a parent queue; submit to a leaf queue: " + leafNames(g.tree())
-          : "Spindle: application " + appId + " submitted by user " + user + " to unknown queue '" + queueName
-              + "'; leaf queues: " + leafNames(g.tree()));
+      return new Admission.Refused("Spindle: application " + appId + " submitted by user " + user + ": "
+          + g.tree().whyNotALeaf(queueName).orElseThrow());
     }
     return new Admission.Admitted(g.byPath().get(leaf.get().path()));
   }
@@ -106,10 +154,6 @@ final class QueueRegistry {
     record Admitted(SpindleQueue queue) implements Admission {}
 
     record Refused(String reason) implements Admission {}
-  }
-
-  private static List<String> leafNames(QueueTree t) {
-    return t.leaves().stream().map(QueueConfig::path).toList();
   }
 
   /** By full path, or by short name as YARN's CLI gives it (the first queue of that name). */
@@ -161,14 +205,33 @@ final class QueueRegistry {
     return out;
   }
 
+  /**
+   * Before any node has registered (or when the engine has not published yet) the shares the configuration gives, as
+   * CapacityScheduler shows them; a share given in absolute resources has no fraction without a cluster.
+   */
+  private SpindleQueue.Fractions configured(String path) {
+    QueueConfig q = current.tree() == null ? null : current.tree().get(path).orElse(null);
+    if (q == null) {
+      return SpindleQueue.Fractions.NONE;
+    }
+    return new SpindleQueue.Fractions(fraction(q.capacity(), 0), 0, fraction(q.maximumCapacity(), 1));
+  }
+
+  private static float fraction(Capacity c, float absolute) {
+    if (c instanceof Capacity.Percent p) {
+      return (float) (p.percent() / 100);
+    }
+    return c instanceof Capacity.Weight w ? (float) (w.percent() / 100) : absolute;
+  }
+
   private SpindleQueue.Fractions fractions(String path) {
     EngineStatus status = published.get();
     QueueSnapshot s = status.queue(path).orElse(null);
     QueueSnapshot parent = status.queue(path.contains(".") ? path.substring(0, path.lastIndexOf('.')) : path)
         .orElse(null);
     QueueSnapshot root = status.queue(QueueTree.ROOT).orElse(null);
-    if (s == null || parent == null || root == null) {
-      return SpindleQueue.Fractions.NONE;
+    if (s == null || parent == null || root == null || root.guarantee().equals(ResourceVector.ZERO)) {
+      return configured(path);
     }
     ResourceVector cluster = root.guarantee();
     double parentGuarantee = Math.max(1e-9, parent.guarantee().dominantShare(cluster));

@@ -50,10 +50,12 @@ final class SpindleQueue implements Queue {
   private final ActiveUsersManager users;
   private final Map<QueueACL, AccessControlList> acls;
   private final Figures figures;
+  private final QueueRules rules;
 
   SpindleQueue(QueueConfig config, SpindleQueue parent, QueueMetrics metrics, Map<QueueACL, AccessControlList> acls,
-      Figures figures) {
+      Figures figures, QueueRules rules) {
     this.config = config;
+    this.rules = rules;
     this.parent = parent;
     this.metrics = metrics;
     this.users = new ActiveUsersManager(metrics);
@@ -74,6 +76,10 @@ final class SpindleQueue implements Queue {
 
   boolean isLeaf() {
     return config.isLeaf();
+  }
+
+  QueueRules rules() {
+    return rules;
   }
 
   @Override
@@ -101,7 +107,7 @@ final class SpindleQueue implements Queue {
     }
     return QueueInfo.newInstance(config.name(), config.path(), f.capacity(), f.maximumCapacity(),
         f.usedCapacity(), childInfos,
-        Collections.emptyList(), QueueState.RUNNING, Set.of(), null, null, false, (float) config.weight(), -1);
+        Collections.emptyList(), rules.state(), Set.of(), null, null, false, (float) config.weight(), -1);
   }
 
   @Override

@@ -35,12 +35,14 @@ import java.util.concurrent.TimeUnit;
 import org.apache.hadoop.conf.Configurable;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.security.UserGroupInformation;
+import org.apache.hadoop.thirdparty.com.google.common.util.concurrent.SettableFuture;
 import org.apache.hadoop.yarn.api.protocolrecords.SignalContainerRequest;
 import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
 import org.apache.hadoop.yarn.api.records.ContainerId;
 import org.apache.hadoop.yarn.api.records.ContainerStatus;
 import org.apache.hadoop.yarn.api.records.NodeId;
+import org.apache.hadoop.yarn.api.records.Priority;
 import org.apache.hadoop.yarn.api.records.QueueACL;
 import org.apache.hadoop.yarn.api.records.QueueInfo;
 import org.apache.hadoop.yarn.api.records.QueueUserACLInfo;
@@ -50,6 +52,7 @@ import org.apache.hadoop.yarn.api.records.ResourceRequest;
 import org.apache.hadoop.yarn.api.records.SchedulingRequest;
 import org.apache.hadoop.yarn.api.records.SignalContainerCommand;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
+import org.apache.hadoop.yarn.exceptions.YarnException;
 import org.apache.hadoop.yarn.proto.YarnServiceProtos.SchedulerResourceTypes;
 import org.apache.hadoop.yarn.server.api.protocolrecords.NMContainerStatus;
 import org.apache.hadoop.yarn.server.resourcemanager.RMContext;
@@ -115,7 +118,7 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
   private final SpindleMetrics metrics = new SpindleMetrics();
   private MetricsExposure metricsExposure;
   private SpindleWeb web;
-  private final QueueRegistry queues = new QueueRegistry(this::status);
+  private final QueueRegistry queues = new QueueRegistry(this::status, this::getMaxClusterLevelAppPriority);
   private EngineRunner engine;
   private SchedulerSettings settings;
   private YarnResources translate;
@@ -234,6 +237,10 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     try {
       Map<String, String> entries = SchedulerSettings.entries(schedulerConf);
       next = new QueueConfigParser().parse(entries);
+      Optional<String> removal = queues.refusesRemoval(next);
+      if (removal.isPresent()) {
+        throw new IllegalArgumentException(removal.get());
+      }
       engine.reconfigure(next, entries);
     } catch (IllegalArgumentException e) {
       throw new IOException("Spindle refused the new queue configuration, the previous one stays in force: "
@@ -448,6 +455,18 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
       rmContext.getDispatcher().getEventHandler().handle(new RMNodeSignalContainerEvent(c.getContainer().getNodeId(),
           SignalContainerRequest.newInstance(id, SignalContainerCommand.GRACEFUL_SHUTDOWN)));
     }
+  }
+
+  @Override
+  public Priority checkAndGetApplicationPriority(Priority requested, UserGroupInformation user, String queue,
+      ApplicationId appId) throws YarnException {
+    return queues.priorities().check(requested, user, queue, appId);
+  }
+
+  @Override
+  public Priority updateApplicationPriority(Priority requested, ApplicationId appId, SettableFuture<Object> future,
+      UserGroupInformation user) throws YarnException {
+    return apps.updatePriority(requested, appId, future, user);
   }
 
   /** The leaf queue path of an application Spindle knows, for per-queue metrics. */

@@ -77,6 +77,7 @@ class JournalRoundTripTest {
         new EngineEvent.CheckpointAnswered(AppId.of("application_1_0001"), 6, CheckpointAnswer.EXTEND, 60_000, null),
         new EngineEvent.CheckpointReported(AppId.of("application_1_0002"), 1_700_000_000_000L, "s3://bucket/ckpt/7"),
         new EngineEvent.CheckpointReported(AppId.of("application_1_0002"), 1_700_000_000_500L, null),
+        new EngineEvent.AppPriorityChanged(AppId.of("application_1_0002"), 7),
         new EngineEvent.AppFinished(AppId.of("application_1_0002")));
   }
 

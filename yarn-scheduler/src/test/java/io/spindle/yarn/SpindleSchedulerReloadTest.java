@@ -46,8 +46,6 @@ class SpindleSchedulerReloadTest {
             P + "root.a.capacity"},
         {Map.of(P + "root.queues", "a,b/c", P + "root.a.capacity", "40", P + "root.b.capacity", "60"),
             P + "root.queues"},
-        {Map.of(P + "root.queues", "a,b", P + "root.a.capacity", "40", P + "root.b.capacity", "60",
-            P + "root.c.capacity", "10"), P + "root.c.capacity"},
         {Map.of(P + "root.queues", "a,b", P + "root.a.capacity", "[memory=9223372036854775807Ti]",
             P + "root.b.capacity", "60"), P + "root.a.capacity"},
         {deep(200), P + "root" + ".q".repeat(QueueConfigParser.MAX_DEPTH) + ".queues"},
@@ -64,6 +62,15 @@ class SpindleSchedulerReloadTest {
             + key + ": ");
     assertThat(tree()).isEqualTo(before).isEqualTo("root[a, b]");
     assertThatThrownBy(() -> scheduler.getQueueInfo("q", false, false)).hasMessageContaining("Unknown queue");
+  }
+
+  @Test
+  void aReloadWithKeysOfAnUndeclaredQueueIsTakenAndTheKeysIgnored() throws Exception {
+    // CapacityScheduler takes such a file (a removed queue's keys, the shipped root.default.* ones): so does Spindle.
+    scheduler.reinitialize(conf(Map.of(P + "root.queues", "a,b", P + "root.a.capacity", "30", P + "root.b.capacity",
+        "70", P + "root.c.capacity", "10")), null);
+    assertThat(tree()).isEqualTo("root[a, b]");
+    assertThat(scheduler.getQueueInfo("a", false, false).getCapacity()).isEqualTo(0.3f);
   }
 
   /**

@@ -1,5 +1,6 @@
 package io.spindle.core.engine;
 
+import io.spindle.core.engine.EngineEvent.AppPriorityChanged;
 import io.spindle.core.engine.EngineEvent.AppSubmitted;
 import io.spindle.core.engine.EngineEvent.Demand;
 import io.spindle.core.model.AppId;
@@ -85,15 +86,24 @@ final class Admission {
     Optional<QueueConfig> leaf = tree.leaf(e.queue());
     if (leaf.isEmpty()) {
       state.rejected(e.appId());
-      boolean isParent = tree.get(e.queue()).isPresent();
-      String leaves = tree.leaves().stream().map(QueueConfig::path).toList().toString();
-      decisions.add(new Decision.Reject(e.appId(), null, isParent
-          ? "queue '" + e.queue() + "' is a parent queue; submit to one of the leaf queues " + leaves
-          : "unknown queue '" + e.queue() + "'; leaf queues are " + leaves));
+      decisions.add(new Decision.Reject(e.appId(), null, tree.whyNotALeaf(e.queue()).orElseThrow()));
       return;
     }
     String user = e.user() == null || e.user().isBlank() ? "unknown" : e.user();
     state.addApp(e.appId(), state.queue(leaf.get().path()), user, e.priority(), clock.nowMillis());
+  }
+
+  void reprioritize(AppPriorityChanged e) {
+    AppState app = state.app(e.appId());
+    if (app == null || app.priority == e.priority()) {
+      return;
+    }
+    // The waiting set is sorted by priority: take the application out before its key changes.
+    boolean waiting = app.leaf.waitingApps.remove(app);
+    app.priority = e.priority();
+    if (waiting) {
+      app.leaf.waitingApps.add(app);
+    }
   }
 
   void finish(AppId appId) {

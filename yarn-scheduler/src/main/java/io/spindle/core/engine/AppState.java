@@ -24,7 +24,8 @@ final class AppState {
 
   final AppId id;
   final String user;
-  final int priority;
+  /** Changed only through {@link Admission#reprioritize}, which keeps the leaf's waiting order sorted. */
+  int priority;
   final long submitTimeMillis;
   final long seq;
   QueueState leaf;

@@ -171,6 +171,8 @@ public final class Engine {
       admission.submit(e, decisions);
     } else if (event instanceof AppFinished e) {
       admission.finish(e.appId());
+    } else if (event instanceof EngineEvent.AppPriorityChanged e) {
+      admission.reprioritize(e);
     } else if (event instanceof Demand e) {
       admission.demand(e, decisions);
     } else if (event instanceof ContainerFinished e) {

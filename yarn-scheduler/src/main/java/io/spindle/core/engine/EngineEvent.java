@@ -21,6 +21,13 @@ public sealed interface EngineEvent {
    */
   record AppSubmitted(AppId appId, String queue, String user, int priority) implements EngineEvent {}
 
+  /**
+   * The application's priority changed while it runs ({@code yarn application -updatePriority}): its waiting
+   * requests are ordered by the new one from this cycle on, and it ranks by it as a victim and as a beneficiary of
+   * preemption. Containers it already holds stay where they are.
+   */
+  record AppPriorityChanged(AppId appId, int priority) implements EngineEvent {}
+
   /** The application ended: its pending demands are dropped and its containers released. */
   record AppFinished(AppId appId) implements EngineEvent {}
 

@@ -3,8 +3,9 @@ package io.spindle.core.queue;
 import io.spindle.core.model.ResourceVector;
 
 /**
- * A queue's capacity or maximum capacity as configured: either a percentage of the parent's (the classic
- * CapacityScheduler form) or an absolute vector ({@code [memory=…,vcores=…,yarn.io/gpu=…]}).
+ * A queue's capacity or maximum capacity as configured: a percentage of the parent's (the classic
+ * CapacityScheduler form), a weight among its siblings ({@code 3w}, capacities only), or an absolute vector
+ * ({@code [memory=…,vcores=…,yarn.io/gpu=…]}).
  */
 public sealed interface Capacity {
 
@@ -33,6 +34,31 @@ public sealed interface Capacity {
     @Override
     public String toString() {
       return percent + "%";
+    }
+  }
+
+  /**
+   * CapacityScheduler's weight mode: the queue's share of its parent is its weight over the sum of its siblings'
+   * weights. {@code percent} is that share, filled in by the parser once all siblings are read.
+   */
+  record Weight(double weight, double percent) implements Capacity {
+    @Override
+    public ResourceVector resolveGuarantee(ResourceVector parent) {
+      return new Percent(percent).resolveGuarantee(parent);
+    }
+
+    @Override
+    public ResourceVector resolveMaximum(ResourceVector parent) {
+      return resolveGuarantee(parent);
+    }
+
+    @Override
+    public String toString() {
+      return trim(weight) + "w (" + trim(percent) + "% of the parent)";
+    }
+
+    private static String trim(double d) {
+      return d == Math.rint(d) ? Long.toString((long) d) : String.format(java.util.Locale.ROOT, "%.4g", d);
     }
   }
 

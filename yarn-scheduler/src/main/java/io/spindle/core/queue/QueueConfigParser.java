@@ -19,8 +19,10 @@ import java.util.regex.Pattern;
  * <p>Keys read, for each queue path {@code <p>} ({@code root}, {@code root.eng}, …):
  * <ul>
  *   <li>{@code yarn.scheduler.capacity.<p>.queues}: comma-separated children
- *   <li>{@code yarn.scheduler.capacity.<p>.capacity}: percent of the parent, or {@code [memory=…,vcores=…,yarn.io/gpu=…]}
- *   <li>{@code yarn.scheduler.capacity.<p>.maximum-capacity}: the same forms; default 100 (the parent's maximum)
+ *   <li>{@code yarn.scheduler.capacity.<p>.capacity}: percent of the parent, a weight among the siblings
+ *       ({@code 2w}, CapacityScheduler's weight mode), or {@code [memory=…,vcores=…,yarn.io/gpu=…]}
+ *   <li>{@code yarn.scheduler.capacity.<p>.maximum-capacity}: a percentage or absolute form; default 100 (the
+ *       parent's maximum), as is {@code -1}
  *   <li>{@code yarn.scheduler.capacity.<p>.user-limit-factor}: default 1; -1 for no per-user limit
  *   <li>{@code yarn.scheduler.capacity.<p>.spindle.weight}: share of idle capacity when borrowing; default 1
  *   <li>{@code yarn.scheduler.capacity.<p>.spindle.preemption.max-extensions} and
@@ -29,6 +31,8 @@ import java.util.regex.Pattern;
  *       {@code yarn.scheduler.spindle.preemption.*} settings
  * </ul>
  * Other CapacityScheduler keys of a queue (ACLs, state, ordering policy, node labels) are left to the adapters.
+ * Keys aimed at a queue that no {@code .queues} list declares are ignored, as CapacityScheduler ignores them, and
+ * listed in {@link QueueTree#ignoredKeys()} with the declared queue nearest to the one they name (typos show).
  */
 public final class QueueConfigParser {
 
@@ -76,23 +80,26 @@ public final class QueueConfigParser {
   public QueueTree parse(Map<String, String> conf) {
     Map<String, String> c = new TreeMap<>(conf);
     Map<String, List<String>> children = new LinkedHashMap<>();
-    readChildren(c, QueueTree.ROOT, 0, children, new HashSet<>());
-    rejectUnknownQueueKeys(c, children.keySet());
+    readChildren(c, QueueTree.ROOT, 0, children);
+    List<QueueTree.IgnoredKey> ignored = keysOfUndeclaredQueues(c, children.keySet());
 
     Map<String, QueueConfig> queues = new LinkedHashMap<>();
     for (Map.Entry<String, List<String>> e : children.entrySet()) {
       queues.put(e.getKey(), readQueue(c, e.getKey(), e.getValue()));
     }
-    for (QueueConfig q : queues.values()) {
+    for (QueueConfig q : List.copyOf(queues.values())) {
       if (!q.isLeaf()) {
+        List<QueueConfig> kids = q.children().stream().map(n -> queues.get(q.path() + "." + n)).toList();
+        for (QueueConfig k : resolveWeights(q, kids)) {
+          queues.put(k.path(), k);
+        }
         checkChildren(q, q.children().stream().map(n -> queues.get(q.path() + "." + n)).toList());
       }
     }
-    return new QueueTree(queues);
+    return new QueueTree(queues, ignored);
   }
 
-  private void readChildren(Map<String, String> c, String path, int depth, Map<String, List<String>> out,
-      Set<String> leafNames) {
+  private void readChildren(Map<String, String> c, String path, int depth, Map<String, List<String>> out) {
     String key = key(path, QUEUES);
     String raw = c.get(key);
     Set<String> names = new java.util.LinkedHashSet<>();
@@ -117,17 +124,19 @@ public final class QueueConfigParser {
     }
     out.put(path, List.copyOf(names));
     for (String name : names) {
-      String childPath = path + "." + name;
-      if (c.get(key(childPath, QUEUES)) == null && !leafNames.add(name)) {
-        throw new QueueConfigException(key,
-            "duplicate queue: leaf name '" + name + "' is used twice; applications name leaf queues by that name");
-      }
-      readChildren(c, childPath, depth + 1, out, leafNames);
+      // A leaf name may recur under another parent (root.eng.dev, root.sales.dev): applications then name it by
+      // its full path, and QueueTree.lookup calls the short name ambiguous.
+      readChildren(c, path + "." + name, depth + 1, out);
     }
   }
 
-  /** A key aimed at a queue that the {@code .queues} lists do not declare is a typo that would silently lose a limit. */
-  private void rejectUnknownQueueKeys(Map<String, String> c, Set<String> known) {
+  /**
+   * Keys aimed at a queue that the {@code .queues} lists do not declare. CapacityScheduler ignores them (they are
+   * what an admin leaves behind after removing a queue or replacing {@code root.default}); so does Spindle, but it
+   * names each with the declared queue nearest to it, because a typo in a queue name would lose a limit silently.
+   */
+  private List<QueueTree.IgnoredKey> keysOfUndeclaredQueues(Map<String, String> c, Set<String> known) {
+    List<QueueTree.IgnoredKey> ignored = new ArrayList<>();
     for (String key : c.keySet()) {
       if (!key.startsWith(PREFIX + QueueTree.ROOT + ".")) {
         continue;
@@ -150,17 +159,44 @@ public final class QueueConfigParser {
       String last = suffix.substring(suffix.lastIndexOf('.') + 1);
       boolean aimsAtQueue = STANDARD_QUEUE_KEYS.contains(last) || suffix.substring(dot + 1).startsWith(SPINDLE);
       if (aimsAtQueue && QUEUE_NAME.matcher(first).matches() && !isCapacitySchedulerSubProperty(first)) {
-        throw new QueueConfigException(key, "unknown queue '" + owner + "." + first + "'; declared queues: "
-            + firstFew(known));
+        String queue = owner + "." + first;
+        ignored.add(new QueueTree.IgnoredKey(key, queue, nearest(queue, known)));
       }
     }
+    return ignored;
   }
 
-  /** A list short enough to read in a log line or an rmadmin answer, however many queues there are. */
-  private static String firstFew(Set<String> queues) {
-    List<String> some = queues.stream().limit(20).toList();
-    return some.size() == queues.size() ? some.toString()
-        : some.toString().replace("]", ", … (" + queues.size() + " in all)]");
+  /** The declared path fewest single-character edits away from {@code path}; ties go to the first declared. */
+  private static String nearest(String path, Set<String> known) {
+    String best = null;
+    int bestDistance = Integer.MAX_VALUE;
+    for (String k : known) {
+      int d = editDistance(path, k);
+      if (d < bestDistance) {
+        best = k;
+        bestDistance = d;
+      }
+    }
+    return best;
+  }
+
+  private static int editDistance(String a, String b) {
+    int[] prev = new int[b.length() + 1];
+    int[] cur = new int[b.length() + 1];
+    for (int j = 0; j <= b.length(); j++) {
+      prev[j] = j;
+    }
+    for (int i = 1; i <= a.length(); i++) {
+      cur[0] = i;
+      for (int j = 1; j <= b.length(); j++) {
+        int substitute = prev[j - 1] + (a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1);
+        cur[j] = Math.min(substitute, Math.min(prev[j], cur[j - 1]) + 1);
+      }
+      int[] t = prev;
+      prev = cur;
+      cur = t;
+    }
+    return prev[b.length()];
   }
 
   private static Set<String> union(Set<String> a, Set<String> b) {
@@ -194,7 +230,9 @@ public final class QueueConfigParser {
     if (path.equals(QueueTree.ROOT)) {
       for (String k : List.of(CAPACITY, MAXIMUM_CAPACITY)) {
         String v = c.get(key(path, k));
-        if (v != null && !(parseCapacity(key(path, k), v) instanceof Capacity.Percent p && p.percent() == 100)) {
+        Capacity given = v == null ? null : parseCapacity(key(path, k), v);
+        if (given != null && !(given instanceof Capacity.Percent p && p.percent() == 100)
+            && !(given instanceof Capacity.Weight) && !(k.equals(MAXIMUM_CAPACITY) && v.strip().equals("-1"))) {
           throw new QueueConfigException(key(path, k), "root always holds the whole cluster; only 100 is allowed");
         }
       }
@@ -209,7 +247,13 @@ public final class QueueConfigParser {
       capacity = parseCapacity(capKey, raw);
       String maxKey = key(path, MAXIMUM_CAPACITY);
       String rawMax = c.get(maxKey);
-      maximum = rawMax == null ? new Capacity.Percent(DEFAULT_MAXIMUM_PERCENT) : parseCapacity(maxKey, rawMax);
+      // -1 is CapacityScheduler's "undefined": the parent's maximum, as when the key is absent.
+      maximum = rawMax == null || rawMax.strip().equals("-1") ? new Capacity.Percent(DEFAULT_MAXIMUM_PERCENT)
+          : parseCapacity(maxKey, rawMax);
+      if (maximum instanceof Capacity.Weight) {
+        throw new QueueConfigException(maxKey, "'" + rawMax + "': a maximum-capacity cannot be a weight; give a "
+            + "percentage or an absolute resource");
+      }
       checkMaximumNotBelowCapacity(maxKey, capacity, maximum);
     }
     double ulf = parseNumber(c, key(path, USER_LIMIT_FACTOR), DEFAULT_USER_LIMIT_FACTOR);
@@ -262,8 +306,37 @@ public final class QueueConfigParser {
     }
   }
 
+  /**
+   * Siblings in weight mode share their parent by weight over the sum of their weights (all zero: nothing each),
+   * as in CapacityScheduler. Returns the children with their share filled in, or none when they are not weighted.
+   */
+  private static List<QueueConfig> resolveWeights(QueueConfig parent, List<QueueConfig> kids) {
+    long weighted = kids.stream().filter(k -> k.capacity() instanceof Capacity.Weight).count();
+    if (weighted == 0) {
+      return List.of();
+    }
+    if (weighted != kids.size()) {
+      throw new QueueConfigException(key(parent.path(), QUEUES), "children of " + parent.path()
+          + " mix weights (Nw) with percentage or absolute capacities; use one form for all siblings");
+    }
+    double sum = kids.stream().mapToDouble(k -> ((Capacity.Weight) k.capacity()).weight()).sum();
+    List<QueueConfig> out = new ArrayList<>();
+    for (QueueConfig k : kids) {
+      double w = ((Capacity.Weight) k.capacity()).weight();
+      Capacity.Weight resolved = new Capacity.Weight(w, sum == 0 ? 0 : w * 100 / sum);
+      checkMaximumNotBelowCapacity(key(k.path(), MAXIMUM_CAPACITY), new Capacity.Percent(resolved.percent()),
+          k.maximumCapacity());
+      out.add(new QueueConfig(k.path(), k.children(), resolved, k.maximumCapacity(), k.userLimitFactor(), k.weight(),
+          k.preemption()));
+    }
+    return out;
+  }
+
   private static void checkChildren(QueueConfig parent, List<QueueConfig> kids) {
     String key = key(parent.path(), QUEUES);
+    if (kids.stream().allMatch(k -> k.capacity() instanceof Capacity.Weight)) {
+      return; // Shares by weight always add up to the parent.
+    }
     long percents = kids.stream().filter(k -> k.capacity() instanceof Capacity.Percent).count();
     if (percents != 0 && percents != kids.size()) {
       throw new QueueConfigException(key, "children of " + parent.path()
@@ -323,8 +396,16 @@ public final class QueueConfigParser {
       return parseAbsolute(key, v);
     }
     if (v.endsWith("w")) {
-      throw new QueueConfigException(key, "weight-mode capacity '" + raw
-          + "' is not supported; use a percentage or an absolute resource, and spindle.weight for borrowing");
+      double weight;
+      try {
+        weight = parseDecimal(v.substring(0, v.length() - 1).strip());
+      } catch (NumberFormatException e) {
+        throw new QueueConfigException(key, "'" + raw + "' is not a weight (a number followed by w, e.g. 2w)");
+      }
+      if (!(weight >= 0) || Double.isInfinite(weight)) {
+        throw new QueueConfigException(key, "a weight must not be negative; was " + raw);
+      }
+      return new Capacity.Weight(weight, Double.NaN);
     }
     double pct;
     try {

@@ -1,6 +1,7 @@
 package io.spindle.core.queue;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -12,17 +13,45 @@ public final class QueueTree {
   public static final String ROOT = "root";
 
   private final Map<String, QueueConfig> byPath;
-  private final Map<String, QueueConfig> leavesByName;
+  private final Map<String, List<QueueConfig>> byName;
+  private final List<IgnoredKey> ignoredKeys;
 
-  QueueTree(Map<String, QueueConfig> byPathInDepthFirstOrder) {
-    this.byPath = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(byPathInDepthFirstOrder));
-    Map<String, QueueConfig> leaves = new LinkedHashMap<>();
+  QueueTree(Map<String, QueueConfig> byPathInDepthFirstOrder, List<IgnoredKey> ignoredKeys) {
+    this.byPath = Collections.unmodifiableMap(new LinkedHashMap<>(byPathInDepthFirstOrder));
+    Map<String, List<QueueConfig>> names = new LinkedHashMap<>();
     for (QueueConfig q : byPath.values()) {
-      if (q.isLeaf()) {
-        leaves.put(q.name(), q);
-      }
+      names.computeIfAbsent(q.name(), n -> new ArrayList<>()).add(q);
     }
-    this.leavesByName = java.util.Collections.unmodifiableMap(leaves);
+    names.replaceAll((n, list) -> List.copyOf(list));
+    this.byName = Collections.unmodifiableMap(names);
+    this.ignoredKeys = List.copyOf(ignoredKeys);
+  }
+
+  /**
+   * A key of the configuration that names a queue no {@code .queues} list declares, which Spindle ignores as
+   * CapacityScheduler does (the keys of a queue that was removed, or of the shipped {@code root.default} after an
+   * admin replaced it). Kept so that a typo is shown to the admin, not lost.
+   *
+   * @param queue the undeclared queue the key aims at
+   * @param nearest the declared queue whose path is closest to it, the likely intended one
+   */
+  public record IgnoredKey(String key, String queue, String nearest) {
+    public String describe() {
+      return key + ": queue '" + queue + "' is not declared by any .queues list, so the key is ignored"
+          + (nearest == null ? "" : " (did you mean '" + nearest + "'?)");
+    }
+  }
+
+  /** What a queue name given by a user or an admin command is. */
+  public sealed interface Lookup {
+    record Leaf(QueueConfig queue) implements Lookup {}
+
+    record Parent(QueueConfig queue) implements Lookup {}
+
+    /** A short name that two or more queues share: only a full path says which. */
+    record Ambiguous(String name, List<String> paths) implements Lookup {}
+
+    record Unknown(String name) implements Lookup {}
   }
 
   public QueueConfig root() {
@@ -39,7 +68,7 @@ public final class QueueTree {
   }
 
   public List<QueueConfig> leaves() {
-    return List.copyOf(leavesByName.values());
+    return byPath.values().stream().filter(QueueConfig::isLeaf).toList();
   }
 
   public List<QueueConfig> children(QueueConfig parent) {
@@ -51,21 +80,61 @@ public final class QueueTree {
   }
 
   /**
-   * The leaf an application names, by full path ({@code root.eng.train}) or by leaf name ({@code train}), as
-   * {@code yarn application -queue} accepts both.
+   * A queue by full path ({@code root.eng.train}) or by short name ({@code train}), as {@code yarn application
+   * -queue} accepts both; a short name two queues share is ambiguous, as in CapacityScheduler.
    */
-  public Optional<QueueConfig> leaf(String nameOrPath) {
+  public Lookup lookup(String nameOrPath) {
     if (nameOrPath == null) {
-      return Optional.empty();
+      return new Lookup.Unknown(null);
     }
-    QueueConfig byFullPath = byPath.get(nameOrPath);
-    if (byFullPath != null) {
-      return byFullPath.isLeaf() ? Optional.of(byFullPath) : Optional.empty();
+    QueueConfig q = byPath.get(nameOrPath);
+    if (q == null) {
+      List<QueueConfig> named = byName.getOrDefault(nameOrPath, List.of());
+      if (named.size() > 1) {
+        return new Lookup.Ambiguous(nameOrPath, named.stream().map(QueueConfig::path).toList());
+      }
+      q = named.isEmpty() ? null : named.get(0);
     }
-    return Optional.ofNullable(leavesByName.get(nameOrPath));
+    if (q == null) {
+      return new Lookup.Unknown(nameOrPath);
+    }
+    return q.isLeaf() ? new Lookup.Leaf(q) : new Lookup.Parent(q);
+  }
+
+  /** The leaf an application names, by full path or by a short name no other queue has. */
+  public Optional<QueueConfig> leaf(String nameOrPath) {
+    return lookup(nameOrPath) instanceof Lookup.Leaf l ? Optional.of(l.queue()) : Optional.empty();
+  }
+
+  /** Why {@code nameOrPath} is not a leaf an application can be submitted to, in words; empty if it is one. */
+  public Optional<String> whyNotALeaf(String nameOrPath) {
+    Lookup l = lookup(nameOrPath);
+    List<String> leaves = leaves().stream().map(QueueConfig::path).toList();
+    if (l instanceof Lookup.Parent) {
+      return Optional.of("queue '" + nameOrPath + "' is a parent queue; submit to one of the leaf queues "
+          + firstFew(leaves));
+    } else if (l instanceof Lookup.Ambiguous a) {
+      return Optional.of("queue name '" + nameOrPath + "' is ambiguous: it names " + String.join(" and ", a.paths())
+          + "; submit to the full path");
+    } else if (l instanceof Lookup.Unknown) {
+      return Optional.of("unknown queue '" + nameOrPath + "'; leaf queues are " + firstFew(leaves));
+    }
+    return Optional.empty();
+  }
+
+  /** Keys the parser ignored because they name undeclared queues, in key order. */
+  public List<IgnoredKey> ignoredKeys() {
+    return ignoredKeys;
   }
 
   public int size() {
     return byPath.size();
+  }
+
+  /** A list short enough to read in a log line or an rmadmin answer, however many queues there are. */
+  static String firstFew(java.util.Collection<String> names) {
+    List<String> some = names.stream().limit(20).toList();
+    return some.size() == names.size() ? some.toString()
+        : some.toString().replace("]", ", … (" + names.size() + " in all)]");
   }
 }

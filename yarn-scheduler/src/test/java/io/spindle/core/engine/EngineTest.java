@@ -118,6 +118,21 @@ class EngineTest {
   }
 
   @Test
+  void aPriorityRaisedWhileWaitingTakesEffectAtTheNextCycle() {
+    Engine e = engine(twoQueues());
+    e.cycle(List.of(new NodeAdded(gpuNode("n1", "/r1", 2))));
+    e.cycle(List.of(new AppSubmitted(AppId.of("holder"), "a", "u", 0), new Demand(AppId.of("holder"), "w", ONE_GPU, 2)));
+    e.cycle(List.of(new AppSubmitted(AppId.of("early"), "a", "u", 1), new Demand(AppId.of("early"), "w", ONE_GPU, 1)));
+    clock.advance(5);
+    e.cycle(List.of(new AppSubmitted(AppId.of("late"), "a", "u", 1), new Demand(AppId.of("late"), "w", ONE_GPU, 1)));
+    // Equal priority would start "early" first; "late" is raised above it while both wait.
+    e.cycle(List.of(new EngineEvent.AppPriorityChanged(AppId.of("late"), 9)));
+    assertThat(e.status().app(AppId.of("late")).orElseThrow().priority()).isEqualTo(9);
+    CycleResult r = e.cycle(List.of(new EngineEvent.ContainerFinished(1)));
+    assertThat(containersByApp(r.decisions())).isEqualTo(Map.of("late", 1L));
+  }
+
+  @Test
   void sameEventsGiveIdenticalDecisions() {
     List<List<EngineEvent>> script = randomScript(42, 60);
     assertThat(run(script)).isEqualTo(run(script));

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import io.spindle.core.model.ResourceVector;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
@@ -221,21 +222,28 @@ class QueueConfigParserTest {
   }
 
   @Test
-  void rejectsKeyForUnknownQueue() {
-    rejects(with(threeLevel(), "root.eng.nosuch.capacity", "10"),
-        "root.eng.nosuch.capacity", "unknown queue", "root.eng.nosuch");
+  void ignoresKeysOfAnUndeclaredQueueAndNamesTheNearestDeclaredOne() {
+    // What CapacityScheduler starts with: a typo'd or removed queue's keys are ignored. Spindle says which.
+    QueueTree tree = parse(with(threeLevel(), "root.eng.tran.capacity", "10", "root.eng.tran.spindle.weight", "2",
+        "root.ops.maximum-capacity", "10"));
+    assertThat(tree.get("root.eng.tran")).isEmpty();
+    assertThat(tree.ignoredKeys()).extracting(QueueTree.IgnoredKey::key).containsExactly(
+        P + "root.eng.tran.capacity", P + "root.eng.tran.spindle.weight", P + "root.ops.maximum-capacity");
+    assertThat(tree.ignoredKeys().get(0).nearest()).isEqualTo("root.eng.train");
+    assertThat(tree.ignoredKeys().get(0).describe()).contains("root.eng.tran.capacity")
+        .contains("queue 'root.eng.tran' is not declared").contains("did you mean 'root.eng.train'");
+    assertThat(tree.ignoredKeys().get(2).queue()).isEqualTo("root.ops");
   }
 
   @Test
-  void rejectsKeyForQueueNotListedUnderRoot() {
-    rejects(with(threeLevel(), "root.ops.maximum-capacity", "10"),
-        "root.ops.maximum-capacity", "unknown queue", "root.ops");
-  }
-
-  @Test
-  void rejectsSpindleKeyForUnknownQueue() {
-    rejects(with(threeLevel(), "root.eng.tran.spindle.weight", "2"),
-        "root.eng.tran.spindle.weight", "unknown queue", "root.eng.tran");
+  void theShippedDefaultQueueKeysStayWhenRootIsGivenOtherChildren() {
+    // The first edit most admins make to Hadoop's capacity-scheduler.xml: root.queues=a,b, root.default.* left.
+    QueueTree tree = parse(Map.of(P + "root.queues", "a,b", P + "root.a.capacity", "50", P + "root.b.capacity", "50",
+        P + "root.default.capacity", "100", P + "root.default.user-limit-factor", "1",
+        P + "root.default.maximum-capacity", "100", P + "root.default.state", "RUNNING",
+        P + "root.default.acl_submit_applications", "*"));
+    assertThat(tree.leaves()).extracting(QueueConfig::path).containsExactly("root.a", "root.b");
+    assertThat(tree.ignoredKeys()).extracting(QueueTree.IgnoredKey::queue).containsOnly("root.default").hasSize(3);
   }
 
   @Test
@@ -245,12 +253,21 @@ class QueueConfigParserTest {
   }
 
   @Test
-  void rejectsDuplicateLeafNameInTwoBranches() {
-    rejects(with(threeLevel(),
-            "root.research.queues", "train,b",
-            "root.research.a.capacity", null,
-            "root.research.train.capacity", "50"),
-        "root.research.queues", "duplicate queue", "leaf name 'train'");
+  void aLeafNameMayRecurUnderTwoParentsAndIsThenNamedByItsPath() {
+    QueueTree tree = parse(with(threeLevel(),
+        "root.research.queues", "train,b",
+        "root.research.a.capacity", null,
+        "root.research.train.capacity", "50"));
+    assertThat(tree.leaves()).extracting(QueueConfig::path)
+        .containsExactly("root.eng.train", "root.eng.serve", "root.research.train", "root.research.b");
+    assertThat(tree.leaf("root.research.train")).isPresent();
+    assertThat(tree.leaf("train")).isEmpty();
+    assertThat(tree.lookup("train")).isEqualTo(
+        new QueueTree.Lookup.Ambiguous("train", List.of("root.eng.train", "root.research.train")));
+    assertThat(tree.whyNotALeaf("train").orElseThrow()).contains("ambiguous")
+        .contains("root.eng.train and root.research.train").contains("full path");
+    assertThat(tree.leaf("serve")).isPresent();
+    assertThat(tree.whyNotALeaf("eng").orElseThrow()).contains("'eng' is a parent queue");
   }
 
   @Test
@@ -365,9 +382,31 @@ class QueueConfigParserTest {
   }
 
   @Test
-  void rejectsWeightModeCapacity() {
-    rejects(with(threeLevel(), "root.eng.capacity", "2w"),
-        "root.eng.capacity", "weight-mode", "'2w'", "not supported");
+  void weightModeSharesTheParentByWeightOverTheSiblingsSum() {
+    QueueTree tree = parse(with(threeLevel(), "root.eng.capacity", "3w", "root.research.capacity", "1w",
+        "root.eng.train.capacity", "1.0w", "root.eng.serve.capacity", "1w"));
+    ResourceVector cluster = ResourceVector.of(400_000, 400, 40);
+    assertThat(tree.get("root.eng").orElseThrow().capacity()).isEqualTo(new Capacity.Weight(3, 75));
+    assertThat(tree.get("root.eng").orElseThrow().capacity().resolveGuarantee(cluster).gpus()).isEqualTo(30);
+    assertThat(tree.get("root.eng.train").orElseThrow().capacity()).isEqualTo(new Capacity.Weight(1, 50));
+  }
+
+  @Test
+  void rejectsMixingWeightsWithPercentages() {
+    rejects(with(threeLevel(), "root.eng.capacity", "2w"), "root.queues", "mix weights");
+  }
+
+  @Test
+  void rejectsAWeightAsMaximumAndANegativeWeight() {
+    rejects(with(threeLevel(), "root.eng.maximum-capacity", "2w"), "root.eng.maximum-capacity", "cannot be a weight");
+    rejects(with(threeLevel(), "root.eng.capacity", "-2w", "root.research.capacity", "1w"), "root.eng.capacity",
+        "must not be negative");
+  }
+
+  @Test
+  void aMaximumOfMinusOneIsTheParentsMaximum() {
+    QueueTree tree = parse(with(threeLevel(), "root.eng.maximum-capacity", "-1"));
+    assertThat(tree.get("root.eng").orElseThrow().maximumCapacity()).isEqualTo(new Capacity.Percent(100));
   }
 
   @Test

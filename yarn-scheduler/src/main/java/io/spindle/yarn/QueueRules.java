@@ -1,0 +1,99 @@
+package io.spindle.yarn;
+
+import io.spindle.core.queue.Capacity;
+import io.spindle.core.queue.QueueConfig;
+import io.spindle.core.queue.QueueTree;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+import org.apache.hadoop.security.AccessControlException;
+import org.apache.hadoop.yarn.api.records.ApplicationId;
+import org.apache.hadoop.yarn.api.records.QueueState;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplication;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacitySchedulerConfiguration;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.QueuePath;
+
+/**
+ * What CapacityScheduler checks at a leaf queue's door before it takes an application: the queue is RUNNING (a
+ * queue is STOPPED by its own {@code state} key or a stopped ancestor's; a stopped queue drains: what runs there
+ * keeps running), and it and the submitting user have fewer applications than {@code maximum-applications} allows.
+ * Read with CapacityScheduler's own configuration class, so defaults and inheritance are CapacityScheduler's;
+ * refusals carry CapacityScheduler's wording, which YARN users and their scripts know.
+ *
+ * @param configuredState the state the queue's own key gives ({@code null}: not set), which decides whether a
+ *     refresh may delete it
+ */
+record QueueRules(QueueState state, QueueState configuredState, int maxApplications, int maxApplicationsPerUser) {
+
+  static final QueueRules OPEN = new QueueRules(QueueState.RUNNING, null, Integer.MAX_VALUE, Integer.MAX_VALUE);
+
+  /** The rules of every queue of {@code tree}, by path. */
+  static Map<String, QueueRules> read(QueueTree tree, CapacitySchedulerConfiguration cs) {
+    Map<String, QueueRules> out = new LinkedHashMap<>();
+    Map<String, Double> absolute = new LinkedHashMap<>();
+    for (QueueConfig q : tree.all()) {
+      QueuePath path = new QueuePath(q.path());
+      QueueRules parent = q.parentPath() == null ? null : out.get(q.parentPath());
+      QueueState state = parent != null && parent.state() == QueueState.STOPPED ? QueueState.STOPPED
+          : cs.getState(path);
+      double share = q.parentPath() == null ? 1 : absolute.get(q.parentPath()) * shareOfParent(q.capacity());
+      absolute.put(q.path(), share);
+      int max = cs.getMaximumApplicationsPerQueue(path);
+      if (max < 0) {
+        int global = cs.getGlobalMaximumApplicationsPerQueue();
+        max = global > 0 ? global : (int) (cs.getMaximumSystemApplications() * share);
+      }
+      float ulf = cs.getUserLimitFactor(path);
+      int perUser = ulf == -1 ? max
+          : Math.min(max, (int) (max * (cs.getUserLimit(path) / 100.0f) * ulf));
+      out.put(q.path(), new QueueRules(state, cs.getConfiguredState(path), max, perUser));
+    }
+    return out;
+  }
+
+  /**
+   * A queue given in absolute resources has no fixed fraction of the cluster; CapacityScheduler derives one from the
+   * cluster's size at the time. Here it counts as the whole parent, so the system-wide limit bounds it.
+   */
+  private static double shareOfParent(Capacity c) {
+    if (c instanceof Capacity.Percent p) {
+      return p.percent() / 100;
+    } else if (c instanceof Capacity.Weight w) {
+      return w.percent() / 100;
+    }
+    return 1;
+  }
+
+  /** Why {@code app} of {@code user} may not enter {@code queue} now, as CapacityScheduler words it; empty if it may. */
+  Optional<String> refuses(String queuePath, ApplicationId app, String user,
+      Collection<SchedulerApplication<SpindleAppAttempt>> applications) {
+    if (state != QueueState.RUNNING) {
+      return refusal("Queue " + queuePath + " is STOPPED. Cannot accept submission of application: " + app);
+    }
+    int inQueue = 0;
+    int ofUser = 0;
+    for (SchedulerApplication<SpindleAppAttempt> a : applications) {
+      if (((SpindleQueue) a.getQueue()).path().equals(queuePath)) {
+        inQueue++;
+        if (a.getUser().equals(user)) {
+          ofUser++;
+        }
+      }
+    }
+    if (inQueue >= maxApplications) {
+      return refusal("Queue " + queuePath + " already has " + inQueue + " applications, cannot accept submission of "
+          + "application: " + app);
+    }
+    if (ofUser >= maxApplicationsPerUser) {
+      return refusal("Queue " + queuePath + " already has " + ofUser + " applications from user " + user
+          + " cannot accept submission of application: " + app);
+    }
+    return Optional.empty();
+  }
+
+  /** CapacityScheduler rejects with the exception's text, class name included: the diagnostics read the same. */
+  private static Optional<String> refusal(String message) {
+    return Optional.of(new AccessControlException(message).toString());
+  }
+}
