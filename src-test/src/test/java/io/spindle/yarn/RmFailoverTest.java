@@ -66,12 +66,19 @@ class RmFailoverTest {
     c.set("yarn.scheduler.spindle.zk.auth", "digest:spindle-rm:failover-test");
     MiniClusterSupport.gpuPreemption(c, zk.getConnectString(), GRACE_SECONDS);
     c.set("yarn.scheduler.spindle.preemption.max-extensions", "0");
-    c.setInt(YarnConfiguration.MAX_CLUSTER_LEVEL_APPLICATION_PRIORITY, 10);
     Configuration queues = new Configuration(false);
     MiniClusterSupport.halvesAandB(queues);
     try (java.io.OutputStream out = Files.newOutputStream(confDir.resolve("capacity-scheduler.xml"))) {
       queues.writeXml(out);
     }
+    // An RM becoming active re-reads yarn-site.xml from the shared store (AdminService.refreshAll): the cluster's
+    // maximum application priority lives there, as it would for an admin's HA pair.
+    Configuration site = new Configuration(false);
+    site.setInt(YarnConfiguration.MAX_CLUSTER_LEVEL_APPLICATION_PRIORITY, 10);
+    try (java.io.OutputStream out = Files.newOutputStream(confDir.resolve("yarn-site.xml"))) {
+      site.writeXml(out);
+    }
+    c.setInt(YarnConfiguration.MAX_CLUSTER_LEVEL_APPLICATION_PRIORITY, 10);
     RmHaPair.shareConfiguration(c, confDir.toUri());
     QueueMetrics.clearQueueMetrics();
     ResourceUtils.resetResourceTypes(c);
