@@ -107,17 +107,20 @@ final class QueueRegistry {
   }
 
   /**
-   * Why {@code next} may not replace the queues in force, as CapacityScheduler refuses it: a queue may leave the
-   * configuration only once it is STOPPED (and, the engine checks, empty).
+   * Refuses {@code next}, read from {@code c}, where CapacityScheduler would refuse it beyond what the queue parser
+   * checks: a CapacityScheduler key whose value it cannot use, and a queue that leaves the configuration before it
+   * is STOPPED (the engine checks that it is empty). Called before anything switches to {@code next}.
+   *
+   * @throws IllegalArgumentException naming what is wrong
    */
-  Optional<String> refusesRemoval(QueueTree next) {
+  void check(QueueTree next, Configuration c) {
+    QueueRules.read(next, new CapacitySchedulerConfiguration(c, false));
     for (SpindleQueue q : current.byPath().values()) {
       if (next.get(q.path()).isEmpty() && q.rules().state() != org.apache.hadoop.yarn.api.records.QueueState.STOPPED) {
-        return Optional.of(q.path() + " cannot be deleted from the capacity scheduler configuration, as the queue is "
-            + "not yet in stopped state. Current State : " + q.rules().state());
+        throw new IllegalArgumentException(q.path() + " cannot be deleted from the capacity scheduler configuration, "
+            + "as the queue is not yet in stopped state. Current State : " + q.rules().state());
       }
     }
-    return Optional.empty();
   }
 
   int size() {

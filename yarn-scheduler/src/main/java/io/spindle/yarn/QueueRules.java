@@ -2,6 +2,8 @@ package io.spindle.yarn;
 
 import io.spindle.core.queue.Capacity;
 import io.spindle.core.queue.QueueConfig;
+import io.spindle.core.queue.QueueConfigException;
+import io.spindle.core.queue.QueueConfigParser;
 import io.spindle.core.queue.QueueTree;
 import java.util.Collection;
 import java.util.LinkedHashMap;
@@ -47,9 +49,30 @@ record QueueRules(QueueState state, QueueState configuredState, int maxApplicati
       float ulf = cs.getUserLimitFactor(path);
       int perUser = ulf == -1 ? max
           : Math.min(max, (int) (max * (cs.getUserLimit(path) / 100.0f) * ulf));
+      checkOrderingPolicy(q, path, cs);
       out.put(q.path(), new QueueRules(state, cs.getConfiguredState(path), max, perUser));
     }
     return out;
+  }
+
+  /**
+   * Refuses an {@code ordering-policy} CapacityScheduler cannot build, by building it with CapacityScheduler's own
+   * code: an application policy ({@code fifo}, {@code fair}, …, or a class) for a leaf, a queue policy
+   * ({@code utilization}, {@code priority-utilization}, or a class) for a parent — and for a leaf with legacy
+   * {@code auto-create-child-queue.enabled}, which CapacityScheduler makes the parent of the queues it creates.
+   */
+  private static void checkOrderingPolicy(QueueConfig q, QueuePath path, CapacitySchedulerConfiguration cs) {
+    try {
+      if (q.isLeaf() && !cs.isAutoCreateChildQueueEnabled(path)) {
+        cs.getAppOrderingPolicy(path);
+      } else {
+        cs.getQueueOrderingPolicy(path, CapacitySchedulerConfiguration.QUEUE_UTILIZATION_ORDERING_POLICY);
+      }
+    } catch (RuntimeException e) {
+      throw new QueueConfigException(QueueConfigParser.key(q.path(), "ordering-policy"), e.getMessage()
+          + (q.isLeaf() && cs.isAutoCreateChildQueueEnabled(path) ? " (with auto-create-child-queue.enabled the "
+              + "queue is a parent of auto-created queues, which takes a queue ordering policy)" : ""));
+    }
   }
 
   /**

@@ -184,6 +184,7 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     this.containers = new ContainerEvents(calls, book, preemptions, locks, translate, metrics, inbox::add);
     this.forwarder = new AskForwarder(translate, applier, inbox::add);
     QueueTree initial = new QueueConfigParser().parse(entries);
+    queues.check(initial, schedulerConf);
     List<String> levels = settings.topologyLevels();
     CycleClock clock = new CycleClock(System::currentTimeMillis);
     this.engine = new EngineRunner(new Engine(catalog, initial, Topology.open(levels.toArray(String[]::new)), clock,
@@ -237,10 +238,7 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     try {
       Map<String, String> entries = SchedulerSettings.entries(schedulerConf);
       next = new QueueConfigParser().parse(entries);
-      Optional<String> removal = queues.refusesRemoval(next);
-      if (removal.isPresent()) {
-        throw new IllegalArgumentException(removal.get());
-      }
+      queues.check(next, schedulerConf);
       engine.reconfigure(next, entries);
     } catch (IllegalArgumentException e) {
       throw new IOException("Spindle refused the new queue configuration, the previous one stays in force: "

@@ -1,0 +1,154 @@
+package io.spindle.yarn;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.URL;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.yarn.FileSystemBasedConfigurationProvider;
+import org.apache.hadoop.yarn.conf.YarnConfiguration;
+import org.apache.hadoop.yarn.server.resourcemanager.MockRM;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.QueueMetrics;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacityScheduler;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * capacity-scheduler.xml files written by others, loaded into a ResourceManager (MockRM) under CapacityScheduler and
+ * under Spindle: every file CapacityScheduler starts with, Spindle starts with; every file it refuses, Spindle
+ * refuses naming a key. The files come from Hadoop 3.5.0's own test jars on the test classpath (not copied here):
+ * <ul>
+ *   <li>{@code hadoop-yarn-server-resourcemanager-3.5.0-tests.jar!/capacity-scheduler.xml}: the file Hadoop ships in
+ *       {@code etc/hadoop}, key for key;
+ *   <li>{@code hadoop-yarn-server-tests-3.5.0-tests.jar!/capacity-scheduler.xml}: MiniYARNCluster's;
+ *   <li>{@code ...resourcemanager-3.5.0-tests.jar!/cs-validation-pass/} and {@code cs-validation-fail/}: the files of
+ *       CapacityScheduler's own configuration-validation tests;
+ * </ul>
+ * and the edits admins make first to the shipped file (each a variant of it, described in the case's name).
+ */
+class CapacitySchedulerFilesTest {
+
+  private static final String P = "yarn.scheduler.capacity.";
+
+  @TempDir
+  Path dir;
+
+  record Case(String name, String resource, Consumer<Configuration> edit) {
+    @Override
+    public String toString() {
+      return name;
+    }
+  }
+
+  static List<Case> files() {
+    String rmTests = "capacity-scheduler.xml";
+    return List.of(
+        new Case("Hadoop's shipped capacity-scheduler.xml", rmTests, c -> { }),
+        new Case("MiniYARNCluster's capacity-scheduler.xml", null, c -> { }),
+        new Case("CapacityScheduler's validation test, passing file", "cs-validation-pass/capacity-scheduler.xml",
+            c -> { }),
+        new Case("CapacityScheduler's validation test, failing file", "cs-validation-fail/capacity-scheduler.xml",
+            c -> { }),
+        new Case("shipped file, root.queues=a,b at 50/50, root.default.* left in place", rmTests, c -> {
+          c.set(P + "root.queues", "a,b");
+          c.set(P + "root.a.capacity", "50");
+          c.set(P + "root.b.capacity", "50");
+        }),
+        new Case("shipped file, weight mode", rmTests, c -> {
+          c.set(P + "legacy-queue-mode.enabled", "false");
+          c.set(P + "root.queues", "default,ml");
+          c.set(P + "root.default.capacity", "1w");
+          c.set(P + "root.ml.capacity", "3w");
+        }),
+        new Case("shipped file, maximum-capacity -1", rmTests, c -> c.set(P + "root.default.maximum-capacity", "-1")),
+        new Case("shipped file, one leaf name under two parents", rmTests, c -> {
+          c.set(P + "root.queues", "eng,sales");
+          c.set(P + "root.eng.capacity", "50");
+          c.set(P + "root.sales.capacity", "50");
+          c.set(P + "root.eng.queues", "dev");
+          c.set(P + "root.sales.queues", "dev");
+          c.set(P + "root.eng.dev.capacity", "100");
+          c.set(P + "root.sales.dev.capacity", "100");
+        }),
+        new Case("shipped file, children not adding up to 100", rmTests, c -> {
+          c.set(P + "root.queues", "a,b");
+          c.set(P + "root.a.capacity", "50");
+          c.set(P + "root.b.capacity", "60");
+        }));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("files")
+  void spindleStartsWithWhatCapacitySchedulerStartsWithAndRefusesWhatItRefuses(Case file) throws Exception {
+    Configuration xml = load(file);
+    Outcome cs = start(xml, CapacityScheduler.class.getName());
+    Outcome spindle = start(xml, SpindleScheduler.class.getName());
+    assertThat(spindle.started()).as("%s: CapacityScheduler %s, Spindle %s", file, cs, spindle)
+        .isEqualTo(cs.started());
+    if (!cs.started()) {
+      assertThat(spindle.error()).as("Spindle's refusal names a key").contains(P);
+    }
+  }
+
+  record Outcome(boolean started, String error) {}
+
+  private Outcome start(Configuration xml, String scheduler) throws Exception {
+    Path store = Files.createTempDirectory(dir, "conf");
+    try (OutputStream out = Files.newOutputStream(store.resolve("capacity-scheduler.xml"))) {
+      xml.writeXml(out);
+    }
+    YarnConfiguration c = new YarnConfiguration();
+    c.set(YarnConfiguration.RM_SCHEDULER, scheduler);
+    c.set(YarnConfiguration.RM_CONFIGURATION_PROVIDER_CLASS, FileSystemBasedConfigurationProvider.class.getName());
+    c.set(YarnConfiguration.FS_BASED_RM_CONF_STORE, store.toUri().toString());
+    QueueMetrics.clearQueueMetrics();
+    MockRM rm = null;
+    try {
+      rm = new MockRM(c); // Initialises the RM, and with it the scheduler and its queues.
+      rm.start();
+      return new Outcome(true, null);
+    } catch (Exception e) {
+      StringBuilder causes = new StringBuilder();
+      for (Throwable t = e; t != null; t = t.getCause()) {
+        causes.append(t.getMessage()).append(" | ");
+      }
+      return new Outcome(false, causes.toString());
+    } finally {
+      if (rm != null) {
+        rm.stop();
+      }
+    }
+  }
+
+  private static Configuration load(Case file) throws Exception {
+    Configuration c = new Configuration(false);
+    URL url = file.resource() == null ? serverTestsFile() : CapacitySchedulerFilesTest.class.getClassLoader()
+        .getResource(file.resource());
+    assertThat(url).as("%s on the test classpath", file.resource()).isNotNull();
+    try (InputStream in = url.openStream()) {
+      Configuration read = new Configuration(false);
+      read.addResource(in);
+      for (Map.Entry<String, String> e : read) {
+        c.set(e.getKey(), e.getValue());
+      }
+    }
+    file.edit().accept(c);
+    return c;
+  }
+
+  /** The hadoop-yarn-server-tests jar's file, which shares its name with the RM's: found by its jar. */
+  private static URL serverTestsFile() throws Exception {
+    List<URL> all = new ArrayList<>();
+    CapacitySchedulerFilesTest.class.getClassLoader().getResources("capacity-scheduler.xml").asIterator()
+        .forEachRemaining(all::add);
+    return all.stream().filter(u -> u.toString().contains("hadoop-yarn-server-tests")).findFirst().orElse(null);
+  }
+}
