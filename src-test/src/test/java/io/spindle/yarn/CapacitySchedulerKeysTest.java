@@ -35,10 +35,7 @@ class CapacitySchedulerKeysTest {
   @BeforeAll
   static void start() throws Exception {
     YarnConfiguration c = new YarnConfiguration();
-    c.set(YarnConfiguration.RM_SCHEDULER, SpindleScheduler.class.getName());
-    c.set(YarnConfiguration.RESOURCE_TYPES, MiniClusterSupport.GPU);
-    c.set("yarn.nodemanager.resource-type." + MiniClusterSupport.GPU, "4");
-    c.setInt(YarnConfiguration.NM_LOG_RETAIN_SECONDS, 0);
+    MiniClusterSupport.spindleWithGpus(c, 4);
     c.setInt(YarnConfiguration.MAX_CLUSTER_LEVEL_APPLICATION_PRIORITY, 10);
     MiniClusterSupport.halvesAandB(c);
     String q = "yarn.scheduler.capacity.root.";

@@ -59,12 +59,9 @@ class FaultMatrixTest {
   static void start() throws Exception {
     zk = MiniClusterSupport.startEnsemble(3);
     YarnConfiguration c = new YarnConfiguration();
-    c.set(YarnConfiguration.RM_SCHEDULER, SpindleScheduler.class.getName());
-    c.set(YarnConfiguration.RESOURCE_TYPES, MiniClusterSupport.GPU);
-    c.set("yarn.nodemanager.resource-type." + MiniClusterSupport.GPU, "4");
+    MiniClusterSupport.spindleWithGpus(c, 4);
     c.setInt("yarn.minicluster.yarn.nodemanager.resource.memory-mb", 16_384);
     c.setInt(YarnConfiguration.NM_VCORES, 8);
-    c.setInt(YarnConfiguration.NM_LOG_RETAIN_SECONDS, 0);
     c.set("yarn.scheduler.spindle.zk.address", zk.getConnectString());
     c.setInt(YarnConfiguration.RM_CONTAINER_ALLOC_EXPIRY_INTERVAL_MS, EXPIRY_MS);
     MiniClusterSupport.halvesAandB(c);

@@ -40,12 +40,9 @@ class MetricsEndpointTest {
   @BeforeAll
   static void startCluster() throws Exception {
     YarnConfiguration c = new YarnConfiguration();
-    c.set(YarnConfiguration.RM_SCHEDULER, SpindleScheduler.class.getName());
-    c.set(YarnConfiguration.RESOURCE_TYPES, MiniClusterSupport.GPU);
-    c.set("yarn.nodemanager.resource-type." + MiniClusterSupport.GPU, "8");
+    MiniClusterSupport.spindleWithGpus(c, 8);
     c.setInt("yarn.minicluster.yarn.nodemanager.resource.memory-mb", 65_536);
     c.setInt(YarnConfiguration.NM_VCORES, 32);
-    c.setInt(YarnConfiguration.NM_LOG_RETAIN_SECONDS, 0);
     MiniClusterSupport.halvesAandB(c);
     c.setInt(SpindleWeb.PORT, 0);
     c.set(SpindleWeb.BIND_ADDRESS, "127.0.0.1");

@@ -38,14 +38,19 @@ public final class MiniClusterSupport {
    * preemption suites run it; {@code zk} is the ZooKeeper for notices and state.
    */
   public static void gpuPreemption(Configuration c, String zk, long graceSeconds) {
-    c.set(YarnConfiguration.RM_SCHEDULER, SpindleScheduler.class.getName());
-    c.set(YarnConfiguration.RESOURCE_TYPES, GPU);
-    c.set("yarn.nodemanager.resource-type." + GPU, "4");
-    c.setInt(YarnConfiguration.NM_LOG_RETAIN_SECONDS, 0); // Otherwise each NodeManager's stop waits 10 s on log deletion.
+    spindleWithGpus(c, 4);
     c.set("yarn.scheduler.spindle.zk.address", zk);
     c.set("yarn.scheduler.spindle.preemption.enabled", "true");
     c.set("yarn.scheduler.spindle.preemption.starvation-seconds", "1");
     c.set("yarn.scheduler.spindle.preemption.checkpoint-grace-seconds", Long.toString(graceSeconds));
+  }
+
+  /** Spindle as the RM's scheduler, over NodeManagers that advertise {@code gpusPerNode} GPUs each. */
+  public static void spindleWithGpus(Configuration c, int gpusPerNode) {
+    c.set(YarnConfiguration.RM_SCHEDULER, SpindleScheduler.class.getName());
+    c.set(YarnConfiguration.RESOURCE_TYPES, GPU);
+    c.set("yarn.nodemanager.resource-type." + GPU, Integer.toString(gpusPerNode));
+    c.setInt(YarnConfiguration.NM_LOG_RETAIN_SECONDS, 0); // Otherwise each NodeManager's stop waits 10 s on log deletion.
   }
 
   /** Queues {@code a} and {@code b}, 50% each, no user limit, and an empty {@code default}. */

@@ -32,10 +32,7 @@ class QueueAclTest {
   @BeforeAll
   static void start() throws Exception {
     YarnConfiguration c = new YarnConfiguration();
-    c.set(YarnConfiguration.RM_SCHEDULER, SpindleScheduler.class.getName());
-    c.set(YarnConfiguration.RESOURCE_TYPES, MiniClusterSupport.GPU);
-    c.set("yarn.nodemanager.resource-type." + MiniClusterSupport.GPU, "4");
-    c.setInt(YarnConfiguration.NM_LOG_RETAIN_SECONDS, 0);
+    MiniClusterSupport.spindleWithGpus(c, 4);
     c.setBoolean(YarnConfiguration.YARN_ACL_ENABLE, true);
     // Cluster administrators may do anything; nobody in this test is one.
     c.set(YarnConfiguration.YARN_ADMIN_ACL, "yarnadmin");
