@@ -8,8 +8,12 @@ import io.spindle.core.engine.EngineStatus;
 import io.spindle.core.model.AppId;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
+import org.apache.hadoop.yarn.api.records.ApplicationSubmissionContext;
+import org.apache.hadoop.yarn.api.records.ApplicationTimeoutType;
+import org.apache.hadoop.yarn.api.records.ContainerLaunchContext;
 import org.apache.hadoop.yarn.api.records.Priority;
 import org.apache.hadoop.yarn.client.api.YarnClient;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
@@ -45,6 +49,7 @@ class CapacitySchedulerKeysTest {
       c.set(q + stopped + ".capacity", "0");
       c.set(q + stopped + ".state", "STOPPED");
     }
+    c.set(q + "b.maximum-application-lifetime", "100");
     c.set(q + "small.capacity", "0");
     c.set(q + "small.maximum-applications", "3");
     conf = c;
@@ -103,6 +108,26 @@ class CapacitySchedulerKeysTest {
         assertThat(mid.held()).isEmpty();
       }
     }
+  }
+
+  @Test
+  void aLifetimeAboveTheQueuesMaximumIsCappedAndNoneAskedGetsTheMaximum() throws Exception {
+    ApplicationSubmissionContext ctx = client.createApplication().getApplicationSubmissionContext();
+    ctx.setApplicationName("long");
+    ctx.setQueue("b");
+    ctx.setUnmanagedAM(true);
+    ctx.setAMContainerSpec(ContainerLaunchContext.newInstance(null, null, null, null, null, null));
+    ctx.setResource(org.apache.hadoop.yarn.api.records.Resource.newInstance(512, 1));
+    ctx.setApplicationTimeouts(Map.of(ApplicationTimeoutType.LIFETIME, 1_000L));
+    client.submitApplication(ctx);
+    ApplicationId capped = ctx.getApplicationId();
+    ApplicationId unasked = UnmanagedAm.submit(client, "unasked", "b", Set.of());
+    assertThat(client.getApplicationReport(capped).getApplicationTimeouts().get(ApplicationTimeoutType.LIFETIME)
+        .getRemainingTime()).as("seconds left: root.b's maximum, not the 1000 asked").isBetween(1L, 100L);
+    assertThat(client.getApplicationReport(unasked).getApplicationTimeouts().get(ApplicationTimeoutType.LIFETIME)
+        .getRemainingTime()).as("no default set: the maximum").isBetween(1L, 100L);
+    client.killApplication(capped);
+    client.killApplication(unasked);
   }
 
   @Test

@@ -123,6 +123,26 @@ final class QueueRegistry {
     }
   }
 
+  /**
+   * The lifetime, in seconds, an application asking {@code requested} gets in {@code queueName}; an application
+   * of a queue that is not a leaf keeps what it asked (it is refused at admission).
+   */
+  long lifetime(String queueName, long requested) {
+    SpindleQueue leaf = leafNamed(queueName);
+    return leaf == null ? requested : leaf.rules().lifetimes().grant(requested);
+  }
+
+  /** The queue's maximum application lifetime in seconds; 0 or less: none. */
+  long maximumLifetime(String queueName) {
+    SpindleQueue leaf = leafNamed(queueName);
+    return leaf == null ? -1 : leaf.rules().lifetimes().maximum();
+  }
+
+  private SpindleQueue leafNamed(String queueName) {
+    Generation g = current;
+    return g.tree() == null ? null : g.tree().leaf(queueName).map(q -> g.byPath().get(q.path())).orElse(null);
+  }
+
   int size() {
     return current.byPath().size();
   }

@@ -26,9 +26,41 @@ import org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.QueuePat
  * @param configuredState the state the queue's own key gives ({@code null}: not set), which decides whether a
  *     refresh may delete it
  */
-record QueueRules(QueueState state, QueueState configuredState, int maxApplications, int maxApplicationsPerUser) {
+record QueueRules(QueueState state, QueueState configuredState, int maxApplications, int maxApplicationsPerUser,
+    Lifetimes lifetimes) {
 
-  static final QueueRules OPEN = new QueueRules(QueueState.RUNNING, null, Integer.MAX_VALUE, Integer.MAX_VALUE);
+  /**
+   * CapacityScheduler's application lifetimes of a queue, in seconds ({@code maximum-application-lifetime},
+   * {@code default-application-lifetime}): each inherited from the parent where the queue sets none (a negative
+   * value); {@code maximum} 0 or less means none; {@code defaultSpecified}: some queue on the path set a default.
+   */
+  record Lifetimes(long maximum, long dflt, boolean defaultSpecified) {
+    static final Lifetimes NONE = new Lifetimes(-1, -1, false);
+
+    /** The lifetime an application asking {@code requested} seconds (0 or less: none) gets, as CapacityScheduler. */
+    long grant(long requested) {
+      if (maximum <= 0) {
+        return requested <= 0 ? dflt : requested;
+      }
+      return requested <= 0 ? dflt : Math.min(requested, maximum);
+    }
+
+    static Lifetimes read(QueueConfig q, QueuePath path, Lifetimes parent, CapacitySchedulerConfiguration cs) {
+      long ownMax = cs.getMaximumLifetimePerQueue(path);
+      long ownDefault = cs.getDefaultLifetimePerQueue(path);
+      if (parent == null) {
+        return new Lifetimes(ownMax, ownDefault, ownDefault >= 0);
+      }
+      long max = ownMax >= 0 ? ownMax : parent.maximum(); // 0 here overrides a parent's maximum: none.
+      boolean specified = ownDefault >= 0 || parent.defaultSpecified();
+      long dflt = ownDefault >= 0 ? ownDefault : specified ? Math.min(parent.dflt(), max) : max;
+      if (max > 0 && dflt > max) {
+        throw new QueueConfigException(QueueConfigParser.key(q.path(), "default-application-lifetime"),
+            "Default lifetime " + dflt + " can't exceed maximum lifetime " + max);
+      }
+      return new Lifetimes(max, dflt <= 0 ? max : dflt, specified);
+    }
+  }
 
   /** The rules of every queue of {@code tree}, by path. */
   static Map<String, QueueRules> read(QueueTree tree, CapacitySchedulerConfiguration cs) {
@@ -50,7 +82,8 @@ record QueueRules(QueueState state, QueueState configuredState, int maxApplicati
       int perUser = ulf == -1 ? max
           : Math.min(max, (int) (max * (cs.getUserLimit(path) / 100.0f) * ulf));
       checkOrderingPolicy(q, path, cs);
-      out.put(q.path(), new QueueRules(state, cs.getConfiguredState(path), max, perUser));
+      Lifetimes lifetimes = Lifetimes.read(q, path, parent == null ? null : parent.lifetimes(), cs);
+      out.put(q.path(), new QueueRules(state, cs.getConfiguredState(path), max, perUser, lifetimes));
     }
     return out;
   }

@@ -60,6 +60,7 @@ import org.apache.hadoop.yarn.server.resourcemanager.RMFatalEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.RMFatalEventType;
 import org.apache.hadoop.yarn.server.resourcemanager.recovery.RMStateStore.RMState;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp;
+import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppImpl;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainerEventType;
 import org.apache.hadoop.yarn.server.resourcemanager.rmnode.RMNode;
@@ -465,6 +466,16 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
   public Priority updateApplicationPriority(Priority requested, ApplicationId appId, SettableFuture<Object> future,
       UserGroupInformation user) throws YarnException {
     return apps.updatePriority(requested, appId, future, user);
+  }
+
+  @Override
+  public long checkAndGetApplicationLifetime(String queue, long requested, RMAppImpl app) {
+    return queues.lifetime(queue, requested);
+  }
+
+  @Override
+  public long getMaximumApplicationLifetime(String queue) {
+    return queues.maximumLifetime(queue);
   }
 
   /** The leaf queue path of an application Spindle knows, for per-queue metrics. */

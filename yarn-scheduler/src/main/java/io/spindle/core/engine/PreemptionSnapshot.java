@@ -109,7 +109,8 @@ final class PreemptionSnapshot {
     List<Candidate> candidates = new ArrayList<>();
     for (GangRun run : runs.all()) {
       AppState app = state.app(run.appId);
-      if (!run.preemptible || app == null || run.members.isEmpty() || busy.contains(run.id)) {
+      if (!run.preemptible || app == null || run.members.isEmpty() || busy.contains(run.id)
+          || app.leaf.preemptionDisabled()) {
         continue;
       }
       candidates.add(new Candidate(run.id, run.appId, run.requestKey, app.leaf.path(), app.user, app.priority,

@@ -40,6 +40,17 @@ final class QueueState {
     return config.path();
   }
 
+  /** CapacityScheduler's {@code disable_preemption}, inherited down the tree: no container here is a victim. */
+  boolean preemptionDisabled() {
+    for (QueueState q = this; q != null; q = q.parent) {
+      Boolean disabled = q.config.preemption().disabled();
+      if (disabled != null) {
+        return disabled;
+      }
+    }
+    return false;
+  }
+
   void addUsage(ResourceVector delta) {
     for (QueueState q = this; q != null; q = q.parent) {
       q.usage = q.usage.plus(delta);

@@ -24,6 +24,7 @@ import java.util.regex.Pattern;
  *   <li>{@code yarn.scheduler.capacity.<p>.maximum-capacity}: a percentage or absolute form; default 100 (the
  *       parent's maximum), as is {@code -1}
  *   <li>{@code yarn.scheduler.capacity.<p>.user-limit-factor}: default 1; -1 for no per-user limit
+ *   <li>{@code yarn.scheduler.capacity.<p>.disable_preemption}: no container of the queue is a victim; inherited
  *   <li>{@code yarn.scheduler.capacity.<p>.spindle.weight}: share of idle capacity when borrowing; default 1
  *   <li>{@code yarn.scheduler.capacity.<p>.spindle.preemption.max-extensions} and
  *       {@code ...spindle.preemption.max-extension-seconds}: how far a checkpoint notice to an application of the
@@ -41,6 +42,7 @@ public final class QueueConfigParser {
   public static final String CAPACITY = "capacity";
   public static final String MAXIMUM_CAPACITY = "maximum-capacity";
   public static final String USER_LIMIT_FACTOR = "user-limit-factor";
+  public static final String DISABLE_PREEMPTION = "disable_preemption";
   public static final String SPINDLE = "spindle.";
   public static final String WEIGHT = SPINDLE + "weight";
   public static final String PREEMPTION_MAX_EXTENSIONS = SPINDLE + "preemption.max-extensions";
@@ -267,8 +269,22 @@ public final class QueueConfigParser {
     Long extensions = parseWholeKey(c, key(path, PREEMPTION_MAX_EXTENSIONS), MAX_EXTENSIONS_LIMIT);
     Long extensionSeconds = parseWholeKey(c, key(path, PREEMPTION_MAX_EXTENSION_SECONDS), MAX_EXTENSION_SECONDS_LIMIT);
     QueuePreemption preemption = new QueuePreemption(extensions == null ? null : extensions.intValue(),
-        extensionSeconds == null ? null : extensionSeconds * 1000);
+        extensionSeconds == null ? null : extensionSeconds * 1000, parseHadoopBoolean(c.get(key(path,
+            DISABLE_PREEMPTION))));
     return new QueueConfig(path, children, capacity, maximum, ulf, weight, preemption);
+  }
+
+  /**
+   * Hadoop's reading of a boolean ({@code Configuration.getBoolean}): {@code true} or {@code false} in any case;
+   * anything else is as if the key were absent. CapacityScheduler reads {@code disable_preemption} so, and starts with
+   * any value: so must Spindle.
+   */
+  private static Boolean parseHadoopBoolean(String raw) {
+    if (raw == null) {
+      return null;
+    }
+    String v = raw.strip();
+    return v.equalsIgnoreCase("true") ? Boolean.TRUE : v.equalsIgnoreCase("false") ? Boolean.FALSE : null;
   }
 
   /** A whole number in 0..max, or {@code null} when the key is absent (the queue inherits). */

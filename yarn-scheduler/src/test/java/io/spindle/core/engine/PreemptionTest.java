@@ -76,6 +76,20 @@ class PreemptionTest {
   }
 
   @Test
+  void noContainerOfAQueueWithPreemptionDisabledIsEverAVictim() {
+    // CapacityScheduler's disable_preemption, set on root and inherited by b (which borrows), overridden by nobody.
+    QueueTree tree = queues("root.queues", "a,b", "root.a.capacity", "50", "root.b.capacity", "50",
+        "root.a.user-limit-factor", "-1", "root.b.user-limit-factor", "-1", "root.disable_preemption", "true",
+        "root.a.disable_preemption", "FALSE");
+    Engine e = engine(tree, ON, 2);
+    borrowEverything(e);
+    at(e, 10_000, new AppSubmitted(AppId.of("owner"), "a", "u", 0), new Demand(AppId.of("owner"), "r", ONE_GPU, 4));
+    for (long t = 20_000; t < 600_000; t += 10_000) {
+      assertThat(of(at(e, t), RequestCheckpoint.class)).as("at %d ms", t).isEmpty();
+    }
+  }
+
+  @Test
   void aQueueBelowItsGuaranteeGetsGpusBackAfterTheStarvationDelayAndNotBefore() {
     Engine e = engine(HALVES, ON, 2);
     borrowEverything(e);
