@@ -17,6 +17,7 @@ import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.apache.hadoop.yarn.server.resourcemanager.MockRM;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.QueueMetrics;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacityScheduler;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -96,6 +97,41 @@ class CapacitySchedulerFilesTest {
     if (!cs.started()) {
       assertThat(spindle.error()).as("Spindle's refusal names a key").contains(P);
     }
+    // scripts/spindle check-config says the same offline.
+    ConfigCheck.Report offline = ConfigCheck.check(xml);
+    assertThat(offline.starts()).as("check-config on %s: %s", file, offline.refusal()).isEqualTo(cs.started());
+    if (offline.starts()) {
+      assertThat(offline.lines()).as("every key of the file is accounted for").hasSize(xml.size());
+    } else {
+      assertThat(offline.refusal()).contains(P);
+    }
+  }
+
+  @Test
+  void checkConfigPrintsEveryKeyWithWhatSpindleDoesAndExitsByWhetherTheRmWouldStart() throws Exception {
+    Configuration shipped = load(files().get(4)); // root.queues=a,b with root.default.* left in place.
+    Path xml = dir.resolve("capacity-scheduler.xml");
+    try (OutputStream out = Files.newOutputStream(xml)) {
+      shipped.writeXml(out);
+    }
+    java.io.ByteArrayOutputStream text = new java.io.ByteArrayOutputStream();
+    int status = ConfigCheck.run(new String[] {xml.toString()}, new java.io.PrintStream(text, true), System.err);
+    assertThat(status).isZero();
+    assertThat(text.toString()).contains("honoured (").contains(P + "root.a.capacity")
+        .contains("ignored (").contains(P + "root.default.capacity")
+        .contains("queue 'root.default' is not declared").contains("not used by Spindle (")
+        .contains(P + "node-locality-delay").contains("STARTS:");
+
+    Configuration broken = load(files().get(8)); // children adding up to 110
+    try (OutputStream out = Files.newOutputStream(xml)) {
+      broken.writeXml(out);
+    }
+    text.reset();
+    assertThat(ConfigCheck.run(new String[] {xml.toString()}, new java.io.PrintStream(text, true), System.err))
+        .isEqualTo(1);
+    assertThat(text.toString()).contains("REFUSED:").contains(P + "root.queues").contains("sum to 110");
+    assertThat(ConfigCheck.run(new String[] {dir.resolve("missing.xml").toString()}, System.out, System.err))
+        .isEqualTo(2);
   }
 
   record Outcome(boolean started, String error) {}

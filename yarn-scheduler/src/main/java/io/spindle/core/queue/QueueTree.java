@@ -36,9 +36,14 @@ public final class QueueTree {
    * @param nearest the declared queue whose path is closest to it, the likely intended one
    */
   public record IgnoredKey(String key, String queue, String nearest) {
-    public String describe() {
-      return key + ": queue '" + queue + "' is not declared by any .queues list, so the key is ignored"
+    /** Why the key is ignored, without the key. */
+    public String reason() {
+      return "queue '" + queue + "' is not declared by any .queues list, so the key is ignored"
           + (nearest == null ? "" : " (did you mean '" + nearest + "'?)");
+    }
+
+    public String describe() {
+      return key + ": " + reason();
     }
   }
 
