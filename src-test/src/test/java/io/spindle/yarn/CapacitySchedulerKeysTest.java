@@ -43,7 +43,11 @@ class CapacitySchedulerKeysTest {
     c.setInt(YarnConfiguration.MAX_CLUSTER_LEVEL_APPLICATION_PRIORITY, 10);
     MiniClusterSupport.halvesAandB(c);
     String q = "yarn.scheduler.capacity.root.";
-    c.set(q + "queues", "a,b,default,closed,retired,small");
+    c.set(q + "queues", "a,b,default,closed,retired,small,few");
+    c.set(q + "a.capacity", "40");
+    c.set(q + "few.capacity", "10");
+    c.set(q + "few.max-parallel-apps", "1");
+    c.set(q + "few.user-limit-factor", "-1");
     c.set(q + "a.default-application-priority", "2");
     for (String stopped : List.of("closed", "retired")) {
       c.set(q + stopped + ".capacity", "0");
@@ -131,6 +135,21 @@ class CapacitySchedulerKeysTest {
   }
 
   @Test
+  void beyondMaxParallelAppsAnApplicationWaitsUntilOneEnds() throws Exception {
+    UnmanagedAm first = register("first", "few", 0);
+    first.ask(1, oneGpu());
+    assertThat(first.awaitHeld(1, Duration.ofSeconds(30))).isEqualTo(1);
+    UnmanagedAm second = register("second", "few", 0);
+    second.ask(1, oneGpu());
+    assertThat(second.awaitHeld(1, Duration.ofSeconds(3))).as("root.few runs one application at most").isZero();
+    SpindleScheduler spindle = (SpindleScheduler) cluster.getResourceManager().getResourceScheduler();
+    assertThat(spindle.explain(second.applicationId()).text()).contains("max-parallel-apps (1)");
+    first.close(); // The first ends: the second runs, with the asks it made while it waited.
+    assertThat(second.awaitHeld(1, Duration.ofSeconds(30))).isEqualTo(1);
+    second.close();
+  }
+
+  @Test
   void aStoppedQueueRefusesSubmissionsWithCapacitySchedulersMessage() {
     assertThatThrownBy(() -> UnmanagedAm.submit(client, "late", "closed", Set.of()))
         .hasMessageContaining("Queue root.closed is STOPPED. Cannot accept submission of application: application_");
@@ -153,15 +172,15 @@ class CapacitySchedulerKeysTest {
   void aRefreshMayDeleteAStoppedQueueButNotARunningOne() throws Exception {
     SpindleScheduler spindle = (SpindleScheduler) cluster.getResourceManager().getResourceScheduler();
     YarnConfiguration withoutB = new YarnConfiguration(conf);
-    withoutB.set("yarn.scheduler.capacity.root.queues", "a,default,closed,retired,small");
-    withoutB.set("yarn.scheduler.capacity.root.a.capacity", "100");
+    withoutB.set("yarn.scheduler.capacity.root.queues", "a,default,closed,retired,small,few");
+    withoutB.set("yarn.scheduler.capacity.root.a.capacity", "90");
     assertThatThrownBy(() -> spindle.reinitialize(withoutB, cluster.getResourceManager().getRMContext()))
         .hasMessageContaining("root.b cannot be deleted from the capacity scheduler configuration, as the queue is "
             + "not yet in stopped state. Current State : RUNNING");
     assertThat(client.getQueueInfo("root.retired")).isNotNull();
 
     YarnConfiguration withoutRetired = new YarnConfiguration(conf);
-    withoutRetired.set("yarn.scheduler.capacity.root.queues", "a,b,default,closed,small");
+    withoutRetired.set("yarn.scheduler.capacity.root.queues", "a,b,default,closed,small,few");
     spindle.reinitialize(withoutRetired, cluster.getResourceManager().getRMContext());
     assertThat(spindle.queueSnapshots()).extracting(q -> q.path()).doesNotContain("root.retired")
         .contains("root.closed");
@@ -195,6 +214,11 @@ class CapacitySchedulerKeysTest {
 
   private static UnmanagedAm register(String name, int priority) throws Exception {
     return UnmanagedAm.register(client, cluster.getConfig(), submit(name, priority));
+  }
+
+  private static UnmanagedAm register(String name, String queue, int priority) throws Exception {
+    return UnmanagedAm.register(client, cluster.getConfig(), UnmanagedAm.submit(client, name, queue, Set.of(), false,
+        Priority.newInstance(priority)));
   }
 
   private static int priority(ApplicationId app) throws Exception {

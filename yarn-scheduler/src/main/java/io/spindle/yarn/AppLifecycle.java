@@ -50,14 +50,20 @@ final class AppLifecycle {
   private final Consumer<ApplicationId> forget;
   private final CheckpointDelivery checkpoints;
   private final Consumer<EngineEvent> toEngine;
+  private final ParallelApps parallel;
+  private final Consumer<ApplicationId> startHeld;
 
   /**
    * @param forget told of every application that ended, for what is kept per application elsewhere (take-over)
+   * @param startHeld told of an application that may now run (see {@link ParallelApps}): its held asks go out
    */
   AppLifecycle(ConcurrentMap<ApplicationId, SchedulerApplication<SpindleAppAttempt>> applications,
       Map<ApplicationId, AppAsks> asks, QueueRegistry queues, Supplier<RMContext> rm, BooleanSupplier aclsEnabled,
       SchedulerCalls containers, SchedulerLocks locks, Consumer<ApplicationId> forget,
-      CheckpointDelivery checkpoints, Consumer<EngineEvent> toEngine) {
+      CheckpointDelivery checkpoints, Consumer<EngineEvent> toEngine, ParallelApps parallel,
+      Consumer<ApplicationId> startHeld) {
+    this.parallel = parallel;
+    this.startHeld = startHeld;
     this.applications = applications;
     this.asks = asks;
     this.queues = queues;
@@ -105,6 +111,9 @@ final class AppLifecycle {
     asks.put(appId, new AppAsks(tags, unmanagedAm));
     queue.getMetrics().submitApp(user, unmanagedAm);
     toEngine.accept(new EngineEvent.AppSubmitted(YarnIds.app(appId), queue.path(), user, priority.getPriority()));
+    if (!parallel.admit(appId, queue.path(), user, recovering)) {
+      LOG.info("Application {} waits to run: {}", appId, parallel.whyWaiting(appId).orElse(""));
+    }
     LOG.info("Accepted application {} from {} into {} (tags {})", appId, user, queue.path(), tags);
     if (!recovering) {
       rm.get().getDispatcher().getEventHandler().handle(new RMAppEvent(appId, RMAppEventType.APP_ACCEPTED));
@@ -207,5 +216,6 @@ final class AppLifecycle {
     forget.accept(appId);
     checkpoints.forget(appId);
     toEngine.accept(new EngineEvent.AppFinished(YarnIds.app(appId)));
+    parallel.ended(appId).forEach(startHeld);
   }
 }

@@ -4,6 +4,7 @@ import io.spindle.core.engine.EngineEvent;
 import io.spindle.core.engine.PlacementSpec;
 import io.spindle.core.model.Resources;
 import java.util.HashSet;
+import java.util.Optional;
 import java.util.Set;
 import java.util.function.Consumer;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
@@ -21,16 +22,37 @@ final class AskForwarder {
 
   private final YarnResources translate;
   private final DecisionApplier rejections;
+  private final ParallelApps parallel;
   private final Consumer<EngineEvent> toEngine;
 
-  AskForwarder(YarnResources translate, DecisionApplier rejections, Consumer<EngineEvent> toEngine) {
+  AskForwarder(YarnResources translate, DecisionApplier rejections, ParallelApps parallel,
+      Consumer<EngineEvent> toEngine) {
     this.translate = translate;
+    this.parallel = parallel;
     this.rejections = rejections;
     this.toEngine = toEngine;
   }
 
+  /**
+   * An application held back by a running-application limit ({@link ParallelApps}) may run now: its asks go to the
+   * engine as they stand, under the attempt's monitor as {@code allocate} forwards them.
+   */
+  void forwardHeld(ApplicationId appId, SchedulerCalls scheduler) {
+    SpindleAppAttempt attempt = scheduler.attempt(appId);
+    AppAsks appAsks = scheduler.asks(appId);
+    if (attempt == null || appAsks == null) {
+      return; // No attempt yet: its first allocate forwards what it asks.
+    }
+    synchronized (attempt) {
+      if (!attempt.isStopped()) {
+        forward(appId, attempt, appAsks);
+      }
+    }
+  }
+
   void forward(ApplicationId appId, SpindleAppAttempt attempt, AppAsks appAsks) {
     boolean amAsk = appAsks.expectsAmAsk(attempt);
+    Optional<String> waits = parallel.whyWaiting(appId);
     Set<String> listed = new HashSet<>();
     for (SchedulerRequestKey key : attempt.getSchedulerKeys()) {
       PendingAsk pending = attempt.getPendingAsk(key, ResourceRequest.ANY);
@@ -39,6 +61,10 @@ final class AskForwarder {
       listed.add(keyName);
       if (amAsk) {
         appAsks.markAm(keyName);
+      }
+      if (waits.isPresent()) { // Not recorded as told: the asks go out as they stand once the application may run.
+        appAsks.holdBack(waits.get());
+        continue;
       }
       boolean gang = !appAsks.isAm(keyName) && appAsks.takesGang(keyName);
       int count = pending.getCount();

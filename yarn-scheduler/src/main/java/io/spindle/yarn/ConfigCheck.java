@@ -54,7 +54,6 @@ public final class ConfigCheck {
    * "CapacityScheduler compatibility" table is the long form).
    */
   private static final Map<String, String> NOT_YET_QUEUE_KEYS = Map.of(
-      "max-parallel-apps", "applications are not held back by a running-application limit",
       "maximum-am-resource-percent", "ApplicationMasters are not limited to a share of the queue",
       "ordering-policy", "validated as CapacityScheduler does; the order in the leaf is FIFO by priority, then age",
       "accessible-node-labels", "node labels are not scheduled",

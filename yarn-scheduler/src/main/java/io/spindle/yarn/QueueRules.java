@@ -82,10 +82,21 @@ record QueueRules(QueueState state, QueueState configuredState, int maxApplicati
       int perUser = ulf == -1 ? max
           : Math.min(max, (int) (max * (cs.getUserLimit(path) / 100.0f) * ulf));
       checkOrderingPolicy(q, path, cs);
+      checkWhole(q, "max-parallel-apps", () -> cs.getMaxParallelAppsForQueue(path));
       Lifetimes lifetimes = Lifetimes.read(q, path, parent == null ? null : parent.lifetimes(), cs);
       out.put(q.path(), new QueueRules(state, cs.getConfiguredState(path), max, perUser, lifetimes));
     }
     return out;
+  }
+
+  /** Refuses a whole-number key CapacityScheduler would fail to read at start-up (it parses it then). */
+  private static void checkWhole(QueueConfig q, String suffix, java.util.function.Supplier<Integer> read) {
+    try {
+      read.get();
+    } catch (NumberFormatException e) {
+      throw new QueueConfigException(QueueConfigParser.key(q.path(), suffix), "not a whole number: "
+          + e.getMessage());
+    }
   }
 
   /**

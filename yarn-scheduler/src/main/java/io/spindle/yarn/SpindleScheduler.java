@@ -36,7 +36,6 @@ import org.apache.hadoop.conf.Configurable;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.security.UserGroupInformation;
 import org.apache.hadoop.thirdparty.com.google.common.util.concurrent.SettableFuture;
-import org.apache.hadoop.yarn.api.protocolrecords.SignalContainerRequest;
 import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
 import org.apache.hadoop.yarn.api.records.ContainerId;
@@ -50,7 +49,6 @@ import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.api.records.ResourceOption;
 import org.apache.hadoop.yarn.api.records.ResourceRequest;
 import org.apache.hadoop.yarn.api.records.SchedulingRequest;
-import org.apache.hadoop.yarn.api.records.SignalContainerCommand;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.apache.hadoop.yarn.exceptions.YarnException;
 import org.apache.hadoop.yarn.proto.YarnServiceProtos.SchedulerResourceTypes;
@@ -59,12 +57,10 @@ import org.apache.hadoop.yarn.server.resourcemanager.RMContext;
 import org.apache.hadoop.yarn.server.resourcemanager.RMFatalEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.RMFatalEventType;
 import org.apache.hadoop.yarn.server.resourcemanager.recovery.RMStateStore.RMState;
-import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppImpl;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainerEventType;
 import org.apache.hadoop.yarn.server.resourcemanager.rmnode.RMNode;
-import org.apache.hadoop.yarn.server.resourcemanager.rmnode.RMNodeSignalContainerEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.AbstractYarnScheduler;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.Allocation;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.ContainerUpdates;
@@ -114,12 +110,14 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
   private final Map<ApplicationId, AppAsks> asks = new ConcurrentHashMap<>();
   private final PreemptionNotices preemptions = new PreemptionNotices();
   private final CheckpointDelivery checkpoints = new CheckpointDelivery(preemptions,
-      CheckpointDelivery.containers(allocation -> book.container(allocation).orElse(null), this::amRmTokenPassword),
+      CheckpointDelivery.containers(allocation -> book.container(allocation).orElse(null),
+          app -> YarnSchedulerCalls.amRmTokenPassword(rmContext, app)),
       inbox::add, System::currentTimeMillis);
   private final SpindleMetrics metrics = new SpindleMetrics();
   private MetricsExposure metricsExposure;
   private SpindleWeb web;
   private final QueueRegistry queues = new QueueRegistry(this::status, this::getMaxClusterLevelAppPriority);
+  private final ParallelApps parallel = new ParallelApps();
   private EngineRunner engine;
   private SchedulerSettings settings;
   private YarnResources translate;
@@ -130,6 +128,7 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
   private AppLifecycle apps;
   private ContainerEvents containers;
   private AskForwarder forwarder;
+  private YarnSchedulerCalls calls;
   /** The ZooKeeper session and its channels; {@code null} without ZooKeeper. */
   private SchedulerZooKeeper zooKeeper;
   /** Leadership among the schedulers sharing the ZooKeeper root; {@code null} without ZooKeeper (always leads). */
@@ -169,11 +168,11 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     }
     checkpoints.measure(metrics);
     if (settings.signalOnPreemption()) {
-      checkpoints.signalOnNotice(this::signalGracefulShutdown);
+      checkpoints.signalOnNotice(calls::signalGracefulShutdown);
     }
     this.inventory = new NodeInventory(catalog, translate, zooKeeper == null ? null : zooKeeper.migExchange(),
         settings.migAnswerTimeoutMillis(), System::currentTimeMillis);
-    SchedulerCalls calls = new YarnSchedulerCalls(this, asks, () -> rmContext);
+    this.calls = new YarnSchedulerCalls(this, asks, () -> rmContext);
     this.nodes = new NodeEvents(migReports, inventory, nodeTracker, settings, calls, locks, inbox::add);
     this.applier = new DecisionApplier(calls, book, locks, checkpoints, inventory, inbox::add);
     this.apps = new AppLifecycle(applications, asks, queues, () -> rmContext,
@@ -181,9 +180,9 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
           if (ha != null) {
             ha.forget(app);
           }
-        }, checkpoints, inbox::add);
+        }, checkpoints, inbox::add, parallel, this::startHeld);
     this.containers = new ContainerEvents(calls, book, preemptions, locks, translate, metrics, inbox::add);
-    this.forwarder = new AskForwarder(translate, applier, inbox::add);
+    this.forwarder = new AskForwarder(translate, applier, parallel, inbox::add);
     QueueTree initial = new QueueConfigParser().parse(entries);
     queues.check(initial, schedulerConf);
     List<String> levels = settings.topologyLevels();
@@ -196,6 +195,7 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
         || rmContext.isSchedulerReadyForAllocatingContainers(), ha, applications::containsKey, checkpoints, locks,
         inbox, nodes, engine, applier, book, preemptions, metrics, this::queueOf);
     queues.install(initial, schedulerConf);
+    parallel.configure(schedulerConf);
     super.serviceInit(conf);
     LOG.info("Spindle scheduler initialised: {} queues, topology levels {}, cycle every {} ms", initial.size(),
         levels, settings.cycleIntervalMs());
@@ -246,6 +246,7 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
           + e.getMessage(), e);
     }
     queues.install(next, schedulerConf);
+    parallel.configure(schedulerConf).forEach(this::startHeld);
     super.reinitialize(newConf, context);
     LOG.info("Spindle queue configuration reloaded: {} queues", next.size());
   }
@@ -385,6 +386,13 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
 
   // ---------------------------------------------------------------- asks
 
+  /** An application held back by {@code max-parallel-apps} may run now (see {@link ParallelApps}). */
+  private void startHeld(ApplicationId app) {
+    forwarder.forwardHeld(app, calls);
+    wake.release();
+  }
+
+
   @Override
   public Allocation allocate(ApplicationAttemptId attemptId, List<ResourceRequest> ask,
       List<SchedulingRequest> schedulingRequests, List<ContainerId> release, List<String> blacklistAdditions,
@@ -447,15 +455,6 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     cycle.run();
   }
 
-  /** Asks the container's NodeManager to send it SIGTERM; it goes out with the node's next heartbeat answer. */
-  private void signalGracefulShutdown(ContainerId id) {
-    RMContainer c = getRMContainer(id);
-    if (c != null && rmContext != null) {
-      rmContext.getDispatcher().getEventHandler().handle(new RMNodeSignalContainerEvent(c.getContainer().getNodeId(),
-          SignalContainerRequest.newInstance(id, SignalContainerCommand.GRACEFUL_SHUTDOWN)));
-    }
-  }
-
   @Override
   public Priority checkAndGetApplicationPriority(Priority requested, UserGroupInformation user, String queue,
       ApplicationId appId) throws YarnException {
@@ -482,15 +481,6 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
   private Optional<String> queueOf(AppId appId) {
     SchedulerApplication<SpindleAppAttempt> app = applications.get(YarnIds.application(appId));
     return app == null ? Optional.empty() : Optional.of(((SpindleQueue) app.getQueue()).path());
-  }
-
-  private Optional<byte[]> amRmTokenPassword(ApplicationId app) {
-    RMApp rmApp = rmContext == null ? null : rmContext.getRMApps().get(app);
-    if (rmApp == null || rmApp.getCurrentAppAttempt() == null
-        || rmApp.getCurrentAppAttempt().getAMRMToken() == null) {
-      return Optional.empty();
-    }
-    return Optional.of(rmApp.getCurrentAppAttempt().getAMRMToken().getPassword());
   }
 
   // ---------------------------------------------------------------- queries

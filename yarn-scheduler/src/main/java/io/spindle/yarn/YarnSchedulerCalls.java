@@ -1,16 +1,21 @@
 package io.spindle.yarn;
 
 import java.util.Map;
+import java.util.Optional;
 import java.util.function.Supplier;
+import org.apache.hadoop.yarn.api.protocolrecords.SignalContainerRequest;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
 import org.apache.hadoop.yarn.api.records.ContainerId;
 import org.apache.hadoop.yarn.api.records.ContainerStatus;
 import org.apache.hadoop.yarn.api.records.NodeId;
+import org.apache.hadoop.yarn.api.records.SignalContainerCommand;
 import org.apache.hadoop.yarn.server.resourcemanager.RMContext;
+import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppEventType;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainerEventType;
+import org.apache.hadoop.yarn.server.resourcemanager.rmnode.RMNodeSignalContainerEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplication;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.fica.FiCaSchedulerNode;
 
@@ -57,6 +62,26 @@ final class YarnSchedulerCalls implements SchedulerCalls {
   @Override
   public void complete(RMContainer container, ContainerStatus status, RMContainerEventType event) {
     scheduler.completedContainer(container, status, event);
+  }
+
+  /** Asks the container's NodeManager to send it SIGTERM; it goes out with the node's next heartbeat answer. */
+  void signalGracefulShutdown(ContainerId id) {
+    RMContainer c = scheduler.getRMContainer(id);
+    RMContext rm = rmContext.get();
+    if (c != null && rm != null) {
+      rm.getDispatcher().getEventHandler().handle(new RMNodeSignalContainerEvent(c.getContainer().getNodeId(),
+          SignalContainerRequest.newInstance(id, SignalContainerCommand.GRACEFUL_SHUTDOWN)));
+    }
+  }
+
+  /** The password of the application's current AMRMToken: the secret its checkpoint client signs with. */
+  static Optional<byte[]> amRmTokenPassword(RMContext rm, ApplicationId app) {
+    RMApp rmApp = rm == null ? null : rm.getRMApps().get(app);
+    if (rmApp == null || rmApp.getCurrentAppAttempt() == null
+        || rmApp.getCurrentAppAttempt().getAMRMToken() == null) {
+      return Optional.empty();
+    }
+    return Optional.of(rmApp.getCurrentAppAttempt().getAMRMToken().getPassword());
   }
 
   @Override
