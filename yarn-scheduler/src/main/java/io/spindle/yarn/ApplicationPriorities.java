@@ -1,11 +1,11 @@
 package io.spindle.yarn;
 
-import io.spindle.core.queue.QueueConfig;
-import io.spindle.core.queue.QueueTree;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import io.spindle.core.queue.QueueConfig;
+import io.spindle.core.queue.QueueTree;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.security.AccessControlException;
 import org.apache.hadoop.security.UserGroupInformation;

@@ -1,12 +1,12 @@
 package io.spindle.yarn;
 
-import io.spindle.core.engine.EngineEvent;
-import io.spindle.core.engine.PlacementSpec;
-import io.spindle.core.model.Resources;
 import java.util.HashSet;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.Consumer;
+import io.spindle.core.engine.EngineEvent;
+import io.spindle.core.engine.PlacementSpec;
+import io.spindle.core.model.Resources;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
 import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.api.records.ResourceRequest;

@@ -1,8 +1,5 @@
 package io.spindle.yarn;
 
-import io.spindle.core.queue.QueueConfig;
-import io.spindle.core.queue.QueueConfigParser;
-import io.spindle.core.queue.QueueTree;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintStream;
@@ -13,6 +10,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import io.spindle.core.queue.QueueConfig;
+import io.spindle.core.queue.QueueConfigParser;
+import io.spindle.core.queue.QueueTree;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacitySchedulerConfiguration;
 

@@ -1,12 +1,5 @@
 package io.spindle.yarn;
 
-import io.spindle.core.engine.EngineStatus;
-import io.spindle.core.engine.QueueSnapshot;
-import io.spindle.core.model.ResourceVector;
-import io.spindle.core.queue.Capacity;
-import io.spindle.core.queue.QueueConfig;
-import io.spindle.core.queue.QueueConfigParser;
-import io.spindle.core.queue.QueueTree;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -17,6 +10,13 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.function.Supplier;
+import io.spindle.core.engine.EngineStatus;
+import io.spindle.core.engine.QueueSnapshot;
+import io.spindle.core.model.ResourceVector;
+import io.spindle.core.queue.Capacity;
+import io.spindle.core.queue.QueueConfig;
+import io.spindle.core.queue.QueueConfigParser;
+import io.spindle.core.queue.QueueTree;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.security.UserGroupInformation;
 import org.apache.hadoop.security.authorize.AccessControlList;
@@ -25,6 +25,7 @@ import org.apache.hadoop.yarn.api.records.ApplicationId;
 import org.apache.hadoop.yarn.api.records.Priority;
 import org.apache.hadoop.yarn.api.records.QueueACL;
 import org.apache.hadoop.yarn.api.records.QueueInfo;
+import org.apache.hadoop.yarn.api.records.QueueState;
 import org.apache.hadoop.yarn.api.records.QueueUserACLInfo;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.QueueMetrics;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplication;
@@ -116,7 +117,7 @@ final class QueueRegistry {
   void check(QueueTree next, Configuration c) {
     QueueRules.read(next, new CapacitySchedulerConfiguration(c, false));
     for (SpindleQueue q : current.byPath().values()) {
-      if (next.get(q.path()).isEmpty() && q.rules().state() != org.apache.hadoop.yarn.api.records.QueueState.STOPPED) {
+      if (next.get(q.path()).isEmpty() && q.rules().state() != QueueState.STOPPED) {
         throw new IllegalArgumentException(q.path() + " cannot be deleted from the capacity scheduler configuration, "
             + "as the queue is not yet in stopped state. Current State : " + q.rules().state());
       }

@@ -1,14 +1,14 @@
 package io.spindle.yarn;
 
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
 import io.spindle.core.queue.Capacity;
 import io.spindle.core.queue.QueueConfig;
 import io.spindle.core.queue.QueueConfigException;
 import io.spindle.core.queue.QueueConfigParser;
 import io.spindle.core.queue.QueueTree;
-import java.util.Collection;
-import java.util.LinkedHashMap;
-import java.util.Map;
-import java.util.Optional;
 import org.apache.hadoop.security.AccessControlException;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
 import org.apache.hadoop.yarn.api.records.QueueState;
@@ -132,7 +132,7 @@ record QueueRules(QueueState state, QueueState configuredState, int maxApplicati
     return 1;
   }
 
-  /** Why {@code app} of {@code user} may not enter {@code queue} now, as CapacityScheduler words it; empty if it may. */
+  /** Why {@code app} of {@code user} may not enter the queue now, as CapacityScheduler words it; empty if it may. */
   Optional<String> refuses(String queuePath, ApplicationId app, String user,
       Collection<SchedulerApplication<SpindleAppAttempt>> applications) {
     if (state != QueueState.RUNNING) {
