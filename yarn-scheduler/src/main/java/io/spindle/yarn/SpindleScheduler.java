@@ -166,13 +166,13 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
       LOG.warn("No ZooKeeper configured ({} or hadoop.zk.address): nodes are modelled from the resources they "
           + "advertise and MIG layouts are never changed", ZkSettings.ZK_ADDRESS);
     }
+    this.calls = new YarnSchedulerCalls(this, asks, () -> rmContext);
     checkpoints.measure(metrics);
     if (settings.signalOnPreemption()) {
       checkpoints.signalOnNotice(calls::signalGracefulShutdown);
     }
     this.inventory = new NodeInventory(catalog, translate, zooKeeper == null ? null : zooKeeper.migExchange(),
         settings.migAnswerTimeoutMillis(), System::currentTimeMillis);
-    this.calls = new YarnSchedulerCalls(this, asks, () -> rmContext);
     this.nodes = new NodeEvents(migReports, inventory, nodeTracker, settings, calls, locks, inbox::add);
     this.applier = new DecisionApplier(calls, book, locks, checkpoints, inventory, inbox::add);
     this.apps = new AppLifecycle(applications, asks, queues, () -> rmContext,
