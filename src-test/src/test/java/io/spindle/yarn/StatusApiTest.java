@@ -62,6 +62,7 @@ class StatusApiTest {
     c.set(p + "capped.capacity", "12.5");
     c.set(p + "capped.maximum-capacity", "12.5");
     c.set(p + "default.capacity", "0");
+    c.set(p + "retired.capacity", "10"); // a queue removed from root.queues, its keys left behind
     for (String q : List.of("a", "b", "capped")) {
       c.set(p + q + ".user-limit-factor", "-1");
     }
@@ -151,6 +152,9 @@ class StatusApiTest {
       assertThat(holding).as("GPUs the map colours for queue b").isEqualTo(4);
       JsonNode status = get("status");
       assertThat(status.path("cluster").path("pendingGangs").asInt()).isEqualTo(1);
+      assertThat(status.path("scheduler").path("ignoredKeys").get(0).asText())
+          .contains("yarn.scheduler.capacity.root.retired.capacity")
+          .contains("queue 'root.retired' is not declared");
       assertThat(status.path("cluster").path("reservations").asInt()).isEqualTo(1);
       assertThat(queue(status.path("queues"), "root.b").path("usage").path("gpus").asDouble()).isEqualTo(4.0);
       Map<String, Double> metrics = MiniClusterSupport.scrapePrometheus(cluster);

@@ -38,5 +38,13 @@ public interface SchedulerView {
    * @param epoch the leader epoch it holds, or -1
    * @param cycleIntervalMillis how often idle cycles run
    */
-  record SchedulerInfo(String rmId, boolean leader, long epoch, long cycleIntervalMillis) {}
+  /**
+   * @param ignoredKeys the configuration's keys of queues no {@code .queues} list declares, each with why (ignored, as
+   *     CapacityScheduler ignores them)
+   */
+  record SchedulerInfo(String rmId, boolean leader, long epoch, long cycleIntervalMillis, List<String> ignoredKeys) {
+    public SchedulerInfo {
+      ignoredKeys = List.copyOf(ignoredKeys);
+    }
+  }
 }

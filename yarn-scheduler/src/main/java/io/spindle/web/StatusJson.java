@@ -42,6 +42,7 @@ final class StatusJson {
     scheduler.put("cycle", s.cycle());
     scheduler.put("timeMillis", s.timeMillis());
     scheduler.put("cycleIntervalMillis", info.cycleIntervalMillis());
+    info.ignoredKeys().forEach(scheduler.putArray("ignoredKeys")::add);
     ObjectNode cluster = out.putObject("cluster");
     int gpus = 0;
     int migGpus = 0;

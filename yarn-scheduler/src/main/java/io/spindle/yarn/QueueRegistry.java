@@ -144,6 +144,12 @@ final class QueueRegistry {
     return g.tree() == null ? null : g.tree().leaf(queueName).map(q -> g.byPath().get(q.path())).orElse(null);
   }
 
+  /** The current configuration's keys of undeclared queues (ignored; logged at each load). */
+  List<QueueTree.IgnoredKey> ignoredKeys() {
+    QueueTree t = current.tree();
+    return t == null ? List.of() : t.ignoredKeys();
+  }
+
   int size() {
     return current.byPath().size();
   }

@@ -2,6 +2,7 @@ package io.spindle.yarn;
 
 import io.spindle.core.engine.EngineStatus;
 import io.spindle.core.model.AppId;
+import io.spindle.core.queue.QueueTree;
 import io.spindle.core.status.AppHistory;
 import io.spindle.core.status.Explanation;
 import io.spindle.ha.SchedulerLeadership;
@@ -23,10 +24,12 @@ final class SchedulerWebView implements SchedulerView {
   private final SchedulerHa ha;
   private final EngineRunner engine;
   private final ContainerBook book;
+  private final QueueRegistry queues;
 
   SchedulerWebView(SpindleScheduler scheduler, SchedulerSettings settings, SchedulerHa ha, EngineRunner engine,
-      ContainerBook book) {
+      ContainerBook book, QueueRegistry queues) {
     this.scheduler = scheduler;
+    this.queues = queues;
     this.settings = settings;
     this.ha = ha;
     this.engine = engine;
@@ -42,7 +45,7 @@ final class SchedulerWebView implements SchedulerView {
   public SchedulerInfo info() {
     SchedulerLeadership.Term term = ha == null ? null : ha.term();
     return new SchedulerInfo(settings.rmId(), ha == null || term != null, term == null ? -1L : term.epoch(),
-        settings.cycleIntervalMs());
+        settings.cycleIntervalMs(), queues.ignoredKeys().stream().map(QueueTree.IgnoredKey::describe).toList());
   }
 
   @Override

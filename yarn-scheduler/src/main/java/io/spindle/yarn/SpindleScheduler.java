@@ -207,7 +207,7 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     Configuration c = settings.merged();
     metricsExposure = MetricsExposure.start(metrics, c.getBoolean(MetricsExposure.JMX_ENABLED, true));
     web = SpindleWeb.start(c, MetricsExposure.PATH, metricsExposure.prometheus(), new SchedulerWebView(this,
-        settings, ha, engine, book));
+        settings, ha, engine, book, queues));
     if (ha != null) {
       ha.start();
     }

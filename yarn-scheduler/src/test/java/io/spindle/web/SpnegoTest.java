@@ -446,7 +446,7 @@ class SpnegoTest {
 
     @Override
     public SchedulerInfo info() {
-      return new SchedulerInfo("rm1", true, 1, 1000);
+      return new SchedulerInfo("rm1", true, 1, 1000, List.of());
     }
 
     @Override
