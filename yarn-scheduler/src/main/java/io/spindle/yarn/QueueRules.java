@@ -23,11 +23,10 @@ import org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.QueuePat
  * Read with CapacityScheduler's own configuration class, so defaults and inheritance are CapacityScheduler's;
  * refusals carry CapacityScheduler's wording, which YARN users and their scripts know.
  *
- * @param configuredState the state the queue's own key gives ({@code null}: not set), which decides whether a
- *     refresh may delete it
+ * @param state the queue's own {@code state} or STOPPED under a stopped ancestor; decides whether a refresh may
+ *     delete the queue
  */
-record QueueRules(QueueState state, QueueState configuredState, int maxApplications, int maxApplicationsPerUser,
-    Lifetimes lifetimes) {
+record QueueRules(QueueState state, int maxApplications, int maxApplicationsPerUser, Lifetimes lifetimes) {
 
   /**
    * CapacityScheduler's application lifetimes of a queue, in seconds ({@code maximum-application-lifetime},
@@ -84,7 +83,7 @@ record QueueRules(QueueState state, QueueState configuredState, int maxApplicati
       checkOrderingPolicy(q, path, cs);
       checkWhole(q, "max-parallel-apps", () -> cs.getMaxParallelAppsForQueue(path));
       Lifetimes lifetimes = Lifetimes.read(q, path, parent == null ? null : parent.lifetimes(), cs);
-      out.put(q.path(), new QueueRules(state, cs.getConfiguredState(path), max, perUser, lifetimes));
+      out.put(q.path(), new QueueRules(state, max, perUser, lifetimes));
     }
     return out;
   }
