@@ -63,19 +63,7 @@ final class ParallelApps {
     if (m == null) {
       return Optional.empty();
     }
-    for (String q : pathOf(m.leafPath())) {
-      Integer max = limits.getMaxParallelAppsForQueue(new QueuePath(q));
-      if (max != null && runningByQueue.getOrDefault(q, 0) >= max) {
-        return Optional.of("queue " + q + " runs its max-parallel-apps (" + max + ") applications; this one starts "
-            + "when one of them ends");
-      }
-    }
-    Integer max = limits.getMaxParallelAppsForUser(m.user());
-    if (max != null && runningByUser.getOrDefault(m.user(), 0) >= max) {
-      return Optional.of("user " + m.user() + " runs their max-parallel-apps (" + max + ") applications; this one "
-          + "starts when one of them ends");
-    }
-    return Optional.of("applications submitted before it wait for the same limit");
+    return Optional.of(fullLimit(m).orElse("applications submitted before it wait for the same limit"));
   }
 
   /** The application ended. Returns those that may run now, in the order they came. */
@@ -120,14 +108,24 @@ final class ParallelApps {
   }
 
   private boolean fits(Member m) {
+    return fullLimit(m).isEmpty();
+  }
+
+  /** The first limit on the member's path or of its user that has no room, in words; empty if all have room. */
+  private Optional<String> fullLimit(Member m) {
     for (String q : pathOf(m.leafPath())) {
       Integer max = limits.getMaxParallelAppsForQueue(new QueuePath(q));
       if (max != null && runningByQueue.getOrDefault(q, 0) >= max) {
-        return false;
+        return Optional.of("queue " + q + " runs its max-parallel-apps (" + max + ") applications; this one starts "
+            + "when one of them ends");
       }
     }
     Integer max = limits.getMaxParallelAppsForUser(m.user());
-    return max == null || runningByUser.getOrDefault(m.user(), 0) < max;
+    if (max != null && runningByUser.getOrDefault(m.user(), 0) >= max) {
+      return Optional.of("user " + m.user() + " runs their max-parallel-apps (" + max + ") applications; this one "
+          + "starts when one of them ends");
+    }
+    return Optional.empty();
   }
 
   /** The leaf and every queue above it. */

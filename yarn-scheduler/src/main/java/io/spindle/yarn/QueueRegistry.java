@@ -58,10 +58,9 @@ final class QueueRegistry {
     this.clusterMaxPriority = clusterMaxPriority;
   }
 
-  /** Makes {@code next} the tree YARN sees, its ACLs read from {@code c}. */
-  void install(QueueTree next, Configuration c) {
+  /** Makes {@code next} the tree YARN sees, its ACLs read from {@code c}, its rules those {@link #check} gave. */
+  void install(QueueTree next, Configuration c, Map<String, QueueRules> rules) {
     warnIgnoredKeys(next);
-    Map<String, QueueRules> rules = QueueRules.read(next, new CapacitySchedulerConfiguration(c, false));
     Map<String, SpindleQueue> byPath = new LinkedHashMap<>();
     Map<String, SpindleQueue> before = current.byPath();
     for (QueueConfig q : next.all()) {
@@ -110,18 +109,20 @@ final class QueueRegistry {
   /**
    * Refuses {@code next}, read from {@code c}, where CapacityScheduler would refuse it beyond what the queue parser
    * checks: a CapacityScheduler key whose value it cannot use, and a queue that leaves the configuration before it
-   * is STOPPED (the engine checks that it is empty). Called before anything switches to {@code next}.
+   * is STOPPED (the engine checks that it is empty). Called before anything switches to {@code next}; returns the
+   * queues' rules for {@link #install}.
    *
    * @throws IllegalArgumentException naming what is wrong
    */
-  void check(QueueTree next, Configuration c) {
-    QueueRules.read(next, new CapacitySchedulerConfiguration(c, false));
+  Map<String, QueueRules> check(QueueTree next, Configuration c) {
+    Map<String, QueueRules> rules = QueueRules.read(next, new CapacitySchedulerConfiguration(c, false));
     for (SpindleQueue q : current.byPath().values()) {
       if (next.get(q.path()).isEmpty() && q.rules().state() != QueueState.STOPPED) {
         throw new IllegalArgumentException(q.path() + " cannot be deleted from the capacity scheduler configuration, "
             + "as the queue is not yet in stopped state. Current State : " + q.rules().state());
       }
     }
+    return rules;
   }
 
   /**

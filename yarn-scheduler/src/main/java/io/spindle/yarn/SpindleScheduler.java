@@ -184,7 +184,7 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     this.containers = new ContainerEvents(calls, book, preemptions, locks, translate, metrics, inbox::add);
     this.forwarder = new AskForwarder(translate, applier, parallel, inbox::add);
     QueueTree initial = new QueueConfigParser().parse(entries);
-    queues.check(initial, schedulerConf);
+    Map<String, QueueRules> initialRules = queues.check(initial, schedulerConf);
     List<String> levels = settings.topologyLevels();
     CycleClock clock = new CycleClock(System::currentTimeMillis);
     this.engine = new EngineRunner(new Engine(catalog, initial, Topology.open(levels.toArray(String[]::new)), clock,
@@ -194,7 +194,7 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     this.cycle = new SchedulingCycle(() -> rmContext == null || !rmContext.isWorkPreservingRecoveryEnabled()
         || rmContext.isSchedulerReadyForAllocatingContainers(), ha, applications::containsKey, checkpoints, locks,
         inbox, nodes, engine, applier, book, preemptions, metrics, this::queueOf);
-    queues.install(initial, schedulerConf);
+    queues.install(initial, schedulerConf, initialRules);
     parallel.configure(schedulerConf);
     super.serviceInit(conf);
     LOG.info("Spindle scheduler initialised: {} queues, topology levels {}, cycle every {} ms", initial.size(),
@@ -236,16 +236,17 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
   public void reinitialize(Configuration newConf, RMContext context) throws IOException {
     Configuration schedulerConf = SchedulerSettings.merge(newConf, rmContext);
     QueueTree next;
+    Map<String, QueueRules> rules;
     try {
       Map<String, String> entries = SchedulerSettings.entries(schedulerConf);
       next = new QueueConfigParser().parse(entries);
-      queues.check(next, schedulerConf);
+      rules = queues.check(next, schedulerConf);
       engine.reconfigure(next, entries);
     } catch (IllegalArgumentException e) {
       throw new IOException("Spindle refused the new queue configuration, the previous one stays in force: "
           + e.getMessage(), e);
     }
-    queues.install(next, schedulerConf);
+    queues.install(next, schedulerConf, rules);
     parallel.configure(schedulerConf).forEach(this::startHeld);
     super.reinitialize(newConf, context);
     LOG.info("Spindle queue configuration reloaded: {} queues", next.size());
