@@ -4,6 +4,7 @@ import static io.spindle.yarn.MiniClusterSupport.gpus;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.spindle.core.engine.EngineStats;
+import io.spindle.testing.ZooKeeperEnsembles;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -57,7 +58,7 @@ class FaultMatrixTest {
 
   @BeforeAll
   static void start() throws Exception {
-    zk = MiniClusterSupport.startEnsemble(3);
+    zk = ZooKeeperEnsembles.startServing(3);
     YarnConfiguration c = new YarnConfiguration();
     MiniClusterSupport.spindleWithGpus(c, 4);
     c.setInt("yarn.minicluster.yarn.nodemanager.resource.memory-mb", 16_384);

@@ -9,7 +9,6 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.apache.curator.test.TestingCluster;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.service.Service;
 import org.apache.hadoop.yarn.api.records.Resource;
@@ -74,25 +73,6 @@ public final class MiniClusterSupport {
       return s.queueSnapshots().stream().filter(q -> q.path().equals("root"))
           .anyMatch(root -> root.guarantee().gpus() >= gpus);
     });
-  }
-
-  /**
-   * A started ZooKeeper ensemble of {@code servers}. Curator picks free ports just before the servers bind them, so
-   * on a busy machine another process can take one in between; such a start is retried with fresh ports.
-   */
-  public static TestingCluster startEnsemble(int servers) throws Exception {
-    for (int attempt = 1; ; attempt++) {
-      TestingCluster ensemble = new TestingCluster(servers);
-      try {
-        ensemble.start();
-        return ensemble;
-      } catch (Exception e) {
-        ensemble.close();
-        if (attempt == 3) {
-          throw e;
-        }
-      }
-    }
   }
 
   private static final Pattern PROMETHEUS_SAMPLE =

@@ -10,6 +10,7 @@ import io.spindle.core.engine.QueueSnapshot;
 import io.spindle.core.model.AppId;
 import io.spindle.core.model.ResourceVector;
 import io.spindle.local.RmHaPair;
+import io.spindle.testing.ZooKeeperEnsembles;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -58,7 +59,7 @@ class RmFailoverTest {
 
   @BeforeAll
   static void start() throws Exception {
-    zk = MiniClusterSupport.startEnsemble(3);
+    zk = ZooKeeperEnsembles.startServing(3);
     YarnConfiguration c = new YarnConfiguration();
     RmHaPair.configure(c, zk.getConnectString(), "spindle-ha", 3_000);
     c.setInt("yarn.minicluster.yarn.nodemanager.resource.memory-mb", 16_384);

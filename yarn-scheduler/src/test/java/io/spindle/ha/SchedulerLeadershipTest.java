@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.spindle.channel.mig.MigStateStore;
 import io.spindle.ha.avro.LeaderEpochRecord;
 import io.spindle.ha.avro.MigLayoutRecord;
+import io.spindle.testing.ZooKeeperEnsembles;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
@@ -43,8 +44,7 @@ class SchedulerLeadershipTest {
 
   @BeforeAll
   static void startEnsemble() throws Exception {
-    ensemble = new TestingCluster(3);
-    ensemble.start();
+    ensemble = ZooKeeperEnsembles.startServing(3);
   }
 
   @AfterAll
