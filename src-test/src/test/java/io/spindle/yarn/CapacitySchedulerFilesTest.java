@@ -33,7 +33,9 @@ import org.junit.jupiter.params.provider.MethodSource;
  *   <li>{@code ...resourcemanager-3.5.0-tests.jar!/cs-validation-pass/} and {@code cs-validation-fail/}: the files of
  *       CapacityScheduler's own configuration-validation tests;
  * </ul>
- * and the edits admins make first to the shipped file (each a variant of it, described in the case's name).
+ * and the edits admins make first to the shipped file (each a variant of it, described in the case's name). The
+ * edits leave {@code root.default}'s keys alone: under CapacityScheduler the classpath's own capacity-scheduler.xml
+ * (these test jars') sets them too and wins, so an edit of them would test the harness, not the file.
  */
 class CapacitySchedulerFilesTest {
 
@@ -65,8 +67,8 @@ class CapacitySchedulerFilesTest {
         }),
         new Case("shipped file, weight mode", rmTests, c -> {
           c.set(P + "legacy-queue-mode.enabled", "false");
-          c.set(P + "root.queues", "default,ml");
-          c.set(P + "root.default.capacity", "1w");
+          c.set(P + "root.queues", "prod,ml");
+          c.set(P + "root.prod.capacity", "1w");
           c.set(P + "root.ml.capacity", "3w");
         }),
         new Case("shipped file, maximum-capacity -1", rmTests, c -> c.set(P + "root.default.maximum-capacity", "-1")),
@@ -83,6 +85,38 @@ class CapacitySchedulerFilesTest {
           c.set(P + "root.queues", "a,b");
           c.set(P + "root.a.capacity", "50");
           c.set(P + "root.b.capacity", "60");
+        }),
+        new Case("shipped file, user and %user queue mappings with a legacy managed parent", rmTests, c -> {
+          c.set(P + "root.queues", "prod,research,users");
+          c.set(P + "root.prod.capacity", "40");
+          c.set(P + "root.research.capacity", "30");
+          c.set(P + "root.users.capacity", "30");
+          c.set(P + "root.users.auto-create-child-queue.enabled", "true");
+          c.set(P + "root.users.leaf-queue-template.capacity", "10");
+          c.set(P + "queue-mappings", "u:alice:research,g:ml:research,u:%user:root.users.%user");
+        }),
+        new Case("shipped file, %user mapping under a flexible (v2) parent in weight mode", rmTests, c -> {
+          c.set(P + "legacy-queue-mode.enabled", "false");
+          c.set(P + "root.queues", "prod,teams");
+          c.set(P + "root.prod.capacity", "1w");
+          c.set(P + "root.teams.capacity", "1w");
+          c.set(P + "root.teams.auto-queue-creation-v2.enabled", "true");
+          c.set(P + "queue-mappings", "u:%user:root.teams.%user");
+        }),
+        new Case("shipped file, weight mode in CapacityScheduler's default legacy queue mode", rmTests, c -> {
+          c.set(P + "root.queues", "prod,ml");
+          c.set(P + "root.prod.capacity", "1w");
+          c.set(P + "root.ml.capacity", "3w");
+        }),
+        new Case("shipped file, a mapping to a queue that does not exist", rmTests,
+            c -> c.set(P + "queue-mappings", "u:alice:nosuch")),
+        new Case("shipped file, a %user mapping under a parent that creates no queues", rmTests, c -> {
+          c.set(P + "root.queues", "prod,users");
+          c.set(P + "root.prod.capacity", "50");
+          c.set(P + "root.users.capacity", "50");
+          c.set(P + "root.users.queues", "x");
+          c.set(P + "root.users.x.capacity", "100");
+          c.set(P + "queue-mappings", "u:%user:root.users.x.%user");
         }));
   }
 

@@ -1,8 +1,10 @@
 package io.spindle.yarn;
 
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentMap;
+import java.util.function.BiFunction;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
@@ -15,6 +17,7 @@ import org.apache.hadoop.yarn.api.records.ApplicationId;
 import org.apache.hadoop.yarn.api.records.Priority;
 import org.apache.hadoop.yarn.exceptions.YarnException;
 import org.apache.hadoop.yarn.server.resourcemanager.RMContext;
+import org.apache.hadoop.yarn.server.resourcemanager.placement.ApplicationPlacementContext;
 import org.apache.hadoop.yarn.server.resourcemanager.recovery.records.ApplicationStateData;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppEvent;
@@ -52,16 +55,19 @@ final class AppLifecycle {
   private final Consumer<EngineEvent> toEngine;
   private final ParallelApps parallel;
   private final Consumer<ApplicationId> startHeld;
+  private final BiFunction<String, String, Optional<String>> createQueue;
 
   /**
    * @param forget told of every application that ended, for what is kept per application elsewhere (take-over)
    * @param startHeld told of an application that may now run (see {@link ParallelApps}): its held asks go out
+   * @param createQueue creates leaf (parent path, name) for an application a mapping placed there, or says why not
    */
   AppLifecycle(ConcurrentMap<ApplicationId, SchedulerApplication<SpindleAppAttempt>> applications,
       Map<ApplicationId, AppAsks> asks, QueueRegistry queues, Supplier<RMContext> rm, BooleanSupplier aclsEnabled,
       SchedulerCalls containers, SchedulerLocks locks, Consumer<ApplicationId> forget,
       CheckpointDelivery checkpoints, Consumer<EngineEvent> toEngine, ParallelApps parallel,
-      Consumer<ApplicationId> startHeld) {
+      Consumer<ApplicationId> startHeld, BiFunction<String, String, Optional<String>> createQueue) {
+    this.createQueue = createQueue;
     this.parallel = parallel;
     this.startHeld = startHeld;
     this.applications = applications;
@@ -76,10 +82,14 @@ final class AppLifecycle {
     this.toEngine = toEngine;
   }
 
-  void add(ApplicationId appId, String queueName, String user, boolean recovering,
-      boolean unmanagedAm) {
+  /**
+   * @param placement where the queue mappings placed the application (its parent given in full), or {@code null}:
+   *     then {@code queueName}, as submitted, names the leaf
+   */
+  void add(ApplicationId appId, String queueName, ApplicationPlacementContext placement, String user,
+      boolean recovering, boolean unmanagedAm) {
     RMApp rmApp = rm.get().getRMApps().get(appId);
-    QueueRegistry.Admission admission = queues.leaf(appId, queueName, user);
+    QueueRegistry.Admission admission = admission(appId, queueName, placement, user);
     String rejection = admission instanceof QueueRegistry.Admission.Refused r ? r.reason() : null;
     SpindleTags tags = SpindleTags.NONE;
     if (rejection == null) {
@@ -118,6 +128,27 @@ final class AppLifecycle {
     if (!recovering) {
       rm.get().getDispatcher().getEventHandler().handle(new RMAppEvent(appId, RMAppEventType.APP_ACCEPTED));
     }
+  }
+
+  /**
+   * The leaf the application goes to. A mapping's target that does not exist yet under a queue that creates queues is
+   * created now, as CapacityScheduler creates it when the application is added (again on recovery: created queues
+   * live as long as the ResourceManager, and a restarted one places its recovered applications anew).
+   */
+  private QueueRegistry.Admission admission(ApplicationId appId, String queueName,
+      ApplicationPlacementContext placement, String user) {
+    if (placement == null || !placement.hasParentQueue()) {
+      return queues.leaf(appId, queueName, user);
+    }
+    String parent = placement.getParentQueue();
+    if (queues.tree().get(placement.getFullQueuePath()).isEmpty() && queues.tree().autoCreation(parent).isPresent()) {
+      Optional<String> why = createQueue.apply(parent, placement.getQueue());
+      if (why.isPresent()) {
+        return new QueueRegistry.Admission.Refused("Spindle: application " + appId + " submitted by user " + user
+            + ": queue " + placement.getFullQueuePath() + " could not be created: " + why.get());
+      }
+    }
+    return queues.leaf(appId, placement.getFullQueuePath(), user);
   }
 
   /**

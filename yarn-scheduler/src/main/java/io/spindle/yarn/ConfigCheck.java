@@ -58,22 +58,19 @@ public final class ConfigCheck {
       "ordering-policy", "validated as CapacityScheduler does; the order in the leaf is FIFO by priority, then age",
       "accessible-node-labels", "node labels are not scheduled",
       "default-node-label-expression", "node labels are not scheduled",
-      "auto-create-child-queue", "queues are not auto-created",
-      "auto-queue-creation-v2", "queues are not auto-created",
-      "leaf-queue-template", "queues are not auto-created",
+      "leaf-queue-template.accessible-node-labels", "node labels are not scheduled",
+      "auto-queue-creation-v2.queue-auto-removal.enable", "created queues stay until the ResourceManager restarts",
       "minimum-user-limit-percent", "counted in the per-user application limit only");
 
   private static final Map<String, String> NOT_YET_GLOBAL_KEYS = Map.of(
-      "queue-mappings", "applications stay in the queue they name",
-      "queue-mappings-override.enable", "applications stay in the queue they name",
       "maximum-am-resource-percent", "ApplicationMasters are not limited to a share of the queue",
       "workflow-priority-mappings", "not applied",
-      "mapping-rule-format", "applications stay in the queue they name",
-      "mapping-rule-json", "applications stay in the queue they name");
+      "auto-queue-creation-v2.queue-expiration-time", "created queues stay until the ResourceManager restarts");
 
   /** Global keys Spindle itself reads. */
   private static final List<String> HONOURED_GLOBAL_KEYS = List.of("maximum-applications",
-      "global-queue-max-application", "legacy-queue-mode.enabled");
+      "global-queue-max-application", "legacy-queue-mode.enabled", "queue-mappings", "queue-mappings-override.enable",
+      "mapping-rule-format", "mapping-rule-json", "mapping-rule-json-file");
 
   private ConfigCheck() {}
 
@@ -110,7 +107,10 @@ public final class ConfigCheck {
     QueueTree tree;
     try {
       tree = new QueueConfigParser().parse(entries);
-      QueueRules.read(tree, new CapacitySchedulerConfiguration(file, false));
+      QueueTree parsed = tree;
+      CapacitySchedulerConfiguration cs = new CapacitySchedulerConfiguration(file, false);
+      QueueRules.read(parsed, cs);
+      QueuePlacement.read(cs, parsed, () -> parsed);
     } catch (IllegalArgumentException e) {
       return new Report(List.of(), null, e.getMessage());
     }

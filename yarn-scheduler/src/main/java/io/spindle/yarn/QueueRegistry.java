@@ -145,6 +145,16 @@ final class QueueRegistry {
     return g.tree() == null ? null : g.tree().leaf(queueName).map(q -> g.byPath().get(q.path())).orElse(null);
   }
 
+  /** The tree in force. */
+  QueueTree tree() {
+    return current.tree();
+  }
+
+  /** The configuration the tree in force was loaded from (before any leaf was created on submission). */
+  Configuration conf() {
+    return current.conf();
+  }
+
   /** The current configuration's keys of undeclared queues (ignored; logged at each load). */
   List<QueueTree.IgnoredKey> ignoredKeys() {
     QueueTree t = current.tree();

@@ -22,7 +22,6 @@ import io.spindle.core.model.AppId;
 import io.spindle.core.model.GpuModelCatalog;
 import io.spindle.core.model.Resources;
 import io.spindle.core.model.Topology;
-import io.spindle.core.queue.QueueConfigParser;
 import io.spindle.core.queue.QueueTree;
 import io.spindle.core.status.Explanation;
 import io.spindle.core.status.WhyExplainer;
@@ -126,6 +125,7 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
   private NodeEvents nodes;
   private DecisionApplier applier;
   private AppLifecycle apps;
+  private QueueLoader loader;
   private ContainerEvents containers;
   private AskForwarder forwarder;
   private YarnSchedulerCalls calls;
@@ -180,24 +180,23 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
           if (ha != null) {
             ha.forget(app);
           }
-        }, checkpoints, inbox::add, parallel, this::startHeld);
+        }, checkpoints, inbox::add, parallel, this::startHeld, (parent, name) -> loader.create(parent, name));
     this.containers = new ContainerEvents(calls, book, preemptions, locks, translate, metrics, inbox::add);
     this.forwarder = new AskForwarder(translate, applier, parallel, inbox::add);
-    QueueTree initial = new QueueConfigParser().parse(entries);
-    Map<String, QueueRules> initialRules = queues.check(initial, schedulerConf);
+    QueueLoader.Loaded initial = QueueLoader.read(schedulerConf, List.of(), queues);
     List<String> levels = settings.topologyLevels();
     CycleClock clock = new CycleClock(System::currentTimeMillis);
-    this.engine = new EngineRunner(new Engine(catalog, initial, Topology.open(levels.toArray(String[]::new)), clock,
+    this.engine = new EngineRunner(new Engine(catalog, initial.tree(), Topology.open(levels.toArray(String[]::new)), clock,
         EngineSettings.fromConfiguration(entries)), DecisionJournal.open(JournalSettings.from(entries),
         DecisionJournal.header(settings.instanceId(), clock.nowMillis(), levels, entries)), clock, metrics,
         System::currentTimeMillis);
     this.cycle = new SchedulingCycle(() -> rmContext == null || !rmContext.isWorkPreservingRecoveryEnabled()
         || rmContext.isSchedulerReadyForAllocatingContainers(), ha, applications::containsKey, checkpoints, locks,
         inbox, nodes, engine, applier, book, preemptions, metrics, this::queueOf);
-    queues.install(initial, schedulerConf, initialRules);
-    parallel.configure(schedulerConf);
+    this.loader = new QueueLoader(queues, engine, parallel, this::startHeld, () -> rmContext);
+    loader.installInYarn(initial);
     super.serviceInit(conf);
-    LOG.info("Spindle scheduler initialised: {} queues, topology levels {}, cycle every {} ms", initial.size(),
+    LOG.info("Spindle scheduler initialised: {} queues, topology levels {}, cycle every {} ms", initial.tree().size(),
         levels, settings.cycleIntervalMs());
   }
 
@@ -236,18 +235,12 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
   public void reinitialize(Configuration newConf, RMContext context) throws IOException {
     Configuration schedulerConf = SchedulerSettings.merge(newConf, rmContext);
     QueueTree next;
-    Map<String, QueueRules> rules;
     try {
-      Map<String, String> entries = SchedulerSettings.entries(schedulerConf);
-      next = new QueueConfigParser().parse(entries);
-      rules = queues.check(next, schedulerConf);
-      engine.reconfigure(next, entries);
+      next = loader.reload(schedulerConf);
     } catch (IllegalArgumentException e) {
       throw new IOException("Spindle refused the new queue configuration, the previous one stays in force: "
           + e.getMessage(), e);
     }
-    queues.install(next, schedulerConf, rules);
-    parallel.configure(schedulerConf).forEach(this::startHeld);
     super.reinitialize(newConf, context);
     LOG.info("Spindle queue configuration reloaded: {} queues", next.size());
   }
@@ -274,7 +267,8 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
       }
       case APP_ADDED -> {
         AppAddedSchedulerEvent e = (AppAddedSchedulerEvent) event;
-        apps.add(e.getApplicationId(), e.getQueue(), e.getUser(), e.getIsAppRecovering(), e.isUnmanagedAM());
+        apps.add(e.getApplicationId(), e.getQueue(), e.getPlacementContext(), e.getUser(), e.getIsAppRecovering(),
+            e.isUnmanagedAM());
       }
       case APP_REMOVED -> {
         AppRemovedSchedulerEvent e = (AppRemovedSchedulerEvent) event;

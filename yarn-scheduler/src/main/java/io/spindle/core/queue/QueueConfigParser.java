@@ -47,6 +47,12 @@ public final class QueueConfigParser {
   public static final String WEIGHT = SPINDLE + "weight";
   public static final String PREEMPTION_MAX_EXTENSIONS = SPINDLE + "preemption.max-extensions";
   public static final String PREEMPTION_MAX_EXTENSION_SECONDS = SPINDLE + "preemption.max-extension-seconds";
+  /**
+   * The leaves a queue created on submission, in creation order: written by Spindle into the configuration it loads
+   * (never needed in a file), so that a refresh, a take-over and a journal replay rebuild the same tree from
+   * configuration alone. Ignored on a queue that does not create leaves.
+   */
+  public static final String AUTO_CREATED = SPINDLE + "auto-created-queues";
   /** Bounds of the per-queue extension keys; the same as the cluster-wide settings'. */
   public static final int MAX_EXTENSIONS_LIMIT = 100;
   public static final long MAX_EXTENSION_SECONDS_LIMIT = 86_400;
@@ -62,7 +68,7 @@ public final class QueueConfigParser {
 
   /** Spindle per-queue keys this parser owns; other {@code spindle.*} keys are declared by later features. */
   private static final Set<String> SPINDLE_QUEUE_KEYS =
-      Set.of(WEIGHT, PREEMPTION_MAX_EXTENSIONS, PREEMPTION_MAX_EXTENSION_SECONDS);
+      Set.of(WEIGHT, PREEMPTION_MAX_EXTENSIONS, PREEMPTION_MAX_EXTENSION_SECONDS, AUTO_CREATED);
   private static final Set<String> STANDARD_QUEUE_KEYS = Set.of(QUEUES, CAPACITY, MAXIMUM_CAPACITY, USER_LIMIT_FACTOR);
   private static final Pattern QUEUE_NAME = Pattern.compile("[A-Za-z0-9_-]+");
   private static final double PERCENT_TOLERANCE = 1e-6;
@@ -82,26 +88,124 @@ public final class QueueConfigParser {
   public QueueTree parse(Map<String, String> conf) {
     Map<String, String> c = new TreeMap<>(conf);
     Map<String, List<String>> children = new LinkedHashMap<>();
-    readChildren(c, QueueTree.ROOT, 0, children);
+    Map<String, AutoCreation> autoCreating = new LinkedHashMap<>();
+    Set<String> createdHere = new java.util.LinkedHashSet<>();
+    readChildren(c, QueueTree.ROOT, 0, children, autoCreating, createdHere);
     List<QueueTree.IgnoredKey> ignored = keysOfUndeclaredQueues(c, children.keySet());
 
     Map<String, QueueConfig> queues = new LinkedHashMap<>();
     for (Map.Entry<String, List<String>> e : children.entrySet()) {
-      queues.put(e.getKey(), readQueue(c, e.getKey(), e.getValue()));
+      String path = e.getKey();
+      queues.put(path, createdHere.contains(path)
+          ? createdLeaf(path, autoCreating.get(path.substring(0, path.lastIndexOf('.'))))
+          : readQueue(c, path, e.getValue()));
     }
     for (QueueConfig q : List.copyOf(queues.values())) {
       if (!q.isLeaf()) {
         List<QueueConfig> kids = q.children().stream().map(n -> queues.get(q.path() + "." + n)).toList();
-        for (QueueConfig k : resolveWeights(q, kids)) {
+        AutoCreation auto = autoCreating.get(q.path());
+        List<QueueConfig> resolved = auto != null && auto.mode() == AutoCreation.Mode.LEGACY
+            ? guaranteedOrZero(q, auto, kids) : resolveWeights(q, kids);
+        for (QueueConfig k : resolved) {
           queues.put(k.path(), k);
         }
-        checkChildren(q, q.children().stream().map(n -> queues.get(q.path() + "." + n)).toList());
+        if (auto == null || auto.mode() != AutoCreation.Mode.LEGACY) {
+          checkChildren(q, q.children().stream().map(n -> queues.get(q.path() + "." + n)).toList());
+        }
       }
     }
-    return new QueueTree(queues, ignored);
+    return new QueueTree(queues, ignored, autoCreating, createdHere);
   }
 
-  private void readChildren(Map<String, String> c, String path, int depth, Map<String, List<String>> out) {
+  /**
+   * The queues a legacy managed parent created, in creation order: each the template's capacity while their sum stays
+   * within the parent, the rest none (CapacityScheduler's default {@code GuaranteedOrZeroCapacityOverTimePolicy}
+   * gives guarantees to the leaves that are active first; Spindle, which does not deactivate idle leaves, to the
+   * first created).
+   */
+  private static List<QueueConfig> guaranteedOrZero(QueueConfig parent, AutoCreation auto, List<QueueConfig> kids) {
+    List<QueueConfig> out = new ArrayList<>();
+    double given = 0;
+    for (QueueConfig k : kids) {
+      double pct = auto.templateCapacity() instanceof Capacity.Percent p ? p.percent() : 0;
+      boolean fits = given + pct <= 100 + PERCENT_TOLERANCE;
+      given += fits ? pct : 0;
+      out.add(new QueueConfig(k.path(), k.children(), new Capacity.Percent(fits ? pct : 0), k.maximumCapacity(),
+          k.userLimitFactor(), k.weight(), k.preemption()));
+    }
+    return out;
+  }
+
+  private static QueueConfig createdLeaf(String path, AutoCreation auto) {
+    return new QueueConfig(path, List.of(), auto.templateCapacity(), auto.templateMaximum(),
+        auto.templateUserLimitFactor(), DEFAULT_WEIGHT);
+  }
+
+  /**
+   * How {@code path} creates leaves, or {@code null} if it does not. The template is read and checked here, once,
+   * so that a bad template is refused with the configuration and not at some user's first submission.
+   */
+  private static AutoCreation readAutoCreation(Map<String, String> c, String path, boolean declaresChildren) {
+    boolean legacy = Boolean.TRUE.equals(parseHadoopBoolean(c.get(key(path, AutoCreation.LEGACY_ENABLED))));
+    boolean flexible = Boolean.TRUE.equals(parseHadoopBoolean(c.get(key(path, AutoCreation.FLEXIBLE_ENABLED))));
+    if (!legacy && !flexible) {
+      return null;
+    }
+    if (legacy && flexible) {
+      throw new QueueConfigException(key(path, AutoCreation.FLEXIBLE_ENABLED), "queue " + path + " enables both "
+          + "legacy (" + AutoCreation.LEGACY_ENABLED + ") and flexible auto-creation; choose one");
+    }
+    if (legacy && declaresChildren) {
+      // CapacityScheduler makes a managed parent only of a queue without children; on one with children (root in its
+      // own validation test) the key has no effect.
+      return null;
+    }
+    List<String> prefixes = legacy ? List.of(AutoCreation.LEGACY_TEMPLATE)
+        : List.of(AutoCreation.FLEXIBLE_LEAF_TEMPLATE, AutoCreation.FLEXIBLE_TEMPLATE);
+    String[] capKey = templateKey(c, path, prefixes, CAPACITY);
+    Capacity capacity = capKey[1] == null ? (legacy ? new Capacity.Percent(0) : new Capacity.Weight(1, Double.NaN))
+        : parseCapacity(capKey[0], capKey[1]);
+    if (legacy && !(capacity instanceof Capacity.Percent)) {
+      throw new QueueConfigException(capKey[0], "'" + capKey[1] + "': the leaf template of a managed parent gives "
+          + "a percentage of the parent");
+    }
+    if (flexible && !(capacity instanceof Capacity.Weight)) {
+      throw new QueueConfigException(capKey[0], "'" + capKey[1] + "': queues created by flexible auto-creation share "
+          + "their parent by weight (e.g. 1w)");
+    }
+    String[] maxKey = templateKey(c, path, prefixes, MAXIMUM_CAPACITY);
+    Capacity maximum = maxKey[1] == null || maxKey[1].strip().equals("-1")
+        ? new Capacity.Percent(DEFAULT_MAXIMUM_PERCENT) : parseCapacity(maxKey[0], maxKey[1]);
+    if (maximum instanceof Capacity.Weight) {
+      throw new QueueConfigException(maxKey[0], "'" + maxKey[1] + "': a maximum-capacity cannot be a weight");
+    }
+    checkMaximumNotBelowCapacity(maxKey[0], capacity, maximum);
+    String[] ulfKey = templateKey(c, path, prefixes, USER_LIMIT_FACTOR);
+    double ulf = parseNumber(c, ulfKey[0], DEFAULT_USER_LIMIT_FACTOR);
+    if (!(ulf > 0 || ulf == -1)) {
+      throw new QueueConfigException(ulfKey[0], "must be above 0, or -1 for no per-user limit; was " + ulf);
+    }
+    String maxQueuesKey = key(path, legacy ? AutoCreation.LEGACY_MAX_QUEUES : AutoCreation.FLEXIBLE_MAX_QUEUES);
+    Long maxQueues = parseWholeKey(c, maxQueuesKey, Integer.MAX_VALUE);
+    boolean failBeyond = legacy
+        && Boolean.TRUE.equals(parseHadoopBoolean(c.get(key(path, AutoCreation.LEGACY_FAIL_BEYOND_CAPACITY))));
+    return new AutoCreation(legacy ? AutoCreation.Mode.LEGACY : AutoCreation.Mode.FLEXIBLE, capacity, maximum, ulf,
+        maxQueues == null ? AutoCreation.DEFAULT_MAX_QUEUES : maxQueues.intValue(), failBeyond);
+  }
+
+  /** The first of the template keys for {@code suffix} that is set, and its value; else the last key and null. */
+  private static String[] templateKey(Map<String, String> c, String path, List<String> prefixes, String suffix) {
+    for (String prefix : prefixes) {
+      String k = key(path, prefix + suffix);
+      if (c.containsKey(k)) {
+        return new String[] {k, c.get(k)};
+      }
+    }
+    return new String[] {key(path, prefixes.get(prefixes.size() - 1) + suffix), null};
+  }
+
+  private void readChildren(Map<String, String> c, String path, int depth, Map<String, List<String>> out,
+      Map<String, AutoCreation> autoCreating, Set<String> createdHere) {
     String key = key(path, QUEUES);
     String raw = c.get(key);
     Set<String> names = new java.util.LinkedHashSet<>();
@@ -124,11 +228,30 @@ public final class QueueConfigParser {
     } else if (path.equals(QueueTree.ROOT)) {
       throw new QueueConfigException(key, "missing; root needs at least one child queue");
     }
+    AutoCreation auto = readAutoCreation(c, path, raw != null);
+    if (auto != null) {
+      autoCreating.put(path, auto);
+      String createdKey = key(path, AUTO_CREATED);
+      for (String part : c.getOrDefault(createdKey, "").split(",")) {
+        String name = part.strip();
+        if (!name.isEmpty() && !QUEUE_NAME.matcher(name).matches()) {
+          throw new QueueConfigException(createdKey, "queue name '" + name + "' may hold only letters, digits, '_' "
+              + "and '-'");
+        }
+        if (!name.isEmpty() && names.add(name)) { // A created queue the admin has since declared is a declared one.
+          createdHere.add(path + "." + name);
+        }
+      }
+    }
     out.put(path, List.copyOf(names));
     for (String name : names) {
+      if (createdHere.contains(path + "." + name)) {
+        out.put(path + "." + name, List.of());
+        continue;
+      }
       // A leaf name may recur under another parent (root.eng.dev, root.sales.dev): applications then name it by
       // its full path, and QueueTree.lookup calls the short name ambiguous.
-      readChildren(c, path + "." + name, depth + 1, out);
+      readChildren(c, path + "." + name, depth + 1, out, autoCreating, createdHere);
     }
   }
 
@@ -521,6 +644,25 @@ public final class QueueConfigParser {
       throw new NumberFormatException(s);
     }
     return Double.parseDouble(s);
+  }
+
+  /**
+   * {@code entries} with {@code created} (full paths of leaves created on submission, in creation order) recorded
+   * under {@link #AUTO_CREATED} of their parents, replacing what {@code entries} recorded there.
+   */
+  public static Map<String, String> withCreated(Map<String, String> entries, java.util.Collection<String> created) {
+    Map<String, String> out = new LinkedHashMap<>(entries);
+    out.keySet().removeIf(k -> k.startsWith(PREFIX) && k.endsWith("." + AUTO_CREATED));
+    for (String leaf : created) {
+      int dot = leaf.lastIndexOf('.');
+      out.merge(key(leaf.substring(0, dot), AUTO_CREATED), leaf.substring(dot + 1), (a, b) -> a + "," + b);
+    }
+    return out;
+  }
+
+  /** Whether {@code name} may name a queue (one path segment). */
+  public static boolean isQueueName(String name) {
+    return name != null && QUEUE_NAME.matcher(name).matches();
   }
 
   public static String key(String queuePath, String suffix) {

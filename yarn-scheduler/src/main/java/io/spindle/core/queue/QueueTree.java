@@ -15,8 +15,13 @@ public final class QueueTree {
   private final Map<String, QueueConfig> byPath;
   private final Map<String, List<QueueConfig>> byName;
   private final List<IgnoredKey> ignoredKeys;
+  private final Map<String, AutoCreation> autoCreating;
+  private final List<String> created;
 
-  QueueTree(Map<String, QueueConfig> byPathInDepthFirstOrder, List<IgnoredKey> ignoredKeys) {
+  QueueTree(Map<String, QueueConfig> byPathInDepthFirstOrder, List<IgnoredKey> ignoredKeys,
+      Map<String, AutoCreation> autoCreating, java.util.Collection<String> created) {
+    this.autoCreating = Map.copyOf(autoCreating);
+    this.created = List.copyOf(created);
     this.byPath = Collections.unmodifiableMap(new LinkedHashMap<>(byPathInDepthFirstOrder));
     Map<String, List<QueueConfig>> names = new LinkedHashMap<>();
     for (QueueConfig q : byPath.values()) {
@@ -72,8 +77,50 @@ public final class QueueTree {
     return List.copyOf(byPath.values());
   }
 
+  /** The queues applications can be submitted to (a managed parent that has created none yet is not one). */
   public List<QueueConfig> leaves() {
-    return byPath.values().stream().filter(QueueConfig::isLeaf).toList();
+    return byPath.values().stream().filter(this::isLeaf).toList();
+  }
+
+  private boolean isLeaf(QueueConfig q) {
+    return q.isLeaf() && !autoCreating.containsKey(q.path());
+  }
+
+  /** How {@code parentPath} creates leaf queues on submission; empty if it does not. */
+  public Optional<AutoCreation> autoCreation(String parentPath) {
+    return Optional.ofNullable(autoCreating.get(parentPath));
+  }
+
+  /** The leaves created on submission rather than declared, in creation order. */
+  public List<String> created() {
+    return created;
+  }
+
+  /**
+   * Why no leaf {@code name} can be created under {@code parentPath} now, in words; empty if it can (the tree with
+   * it: the configuration {@link QueueConfigParser#withCreated} gives, parsed).
+   */
+  public Optional<String> whyNotCreatable(String parentPath, String name) {
+    AutoCreation auto = autoCreating.get(parentPath);
+    if (auto == null) {
+      return Optional.of("queue '" + parentPath + "' does not create queues (neither "
+          + AutoCreation.LEGACY_ENABLED + " nor " + AutoCreation.FLEXIBLE_ENABLED + " is set)");
+    }
+    if (!QueueConfigParser.isQueueName(name)) {
+      return Optional.of("'" + name + "' is not a queue name: letters, digits, '_' and '-' only");
+    }
+    long made = created.stream().filter(p -> p.startsWith(parentPath + ".")).count();
+    if (made >= auto.maxQueues()) {
+      return Optional.of("queue '" + parentPath + "' already holds " + made + " auto-created queues, its limit");
+    }
+    if (auto.failBeyondCapacity() && auto.templateCapacity() instanceof Capacity.Percent p) {
+      double given = children(byPath.get(parentPath)).stream()
+          .mapToDouble(k -> k.capacity() instanceof Capacity.Percent kp ? kp.percent() : 0).sum();
+      if (given + p.percent() > 100 + 1e-6) {
+        return Optional.of("the guarantees of the queues under '" + parentPath + "' would exceed its capacity");
+      }
+    }
+    return Optional.empty();
   }
 
   public List<QueueConfig> children(QueueConfig parent) {
@@ -103,7 +150,7 @@ public final class QueueTree {
     if (q == null) {
       return new Lookup.Unknown(nameOrPath);
     }
-    return q.isLeaf() ? new Lookup.Leaf(q) : new Lookup.Parent(q);
+    return isLeaf(q) ? new Lookup.Leaf(q) : new Lookup.Parent(q);
   }
 
   /** The leaf an application names, by full path or by a short name no other queue has. */
