@@ -10,11 +10,13 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
 import org.apache.hadoop.yarn.api.records.ApplicationSubmissionContext;
 import org.apache.hadoop.yarn.api.records.ApplicationTimeoutType;
 import org.apache.hadoop.yarn.api.records.ContainerLaunchContext;
 import org.apache.hadoop.yarn.api.records.Priority;
+import org.apache.hadoop.yarn.api.records.YarnApplicationAttemptState;
 import org.apache.hadoop.yarn.client.api.YarnClient;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.apache.hadoop.yarn.server.MiniYARNCluster;
@@ -43,7 +45,11 @@ class CapacitySchedulerKeysTest {
     c.setInt(YarnConfiguration.MAX_CLUSTER_LEVEL_APPLICATION_PRIORITY, 10);
     MiniClusterSupport.halvesAandB(c);
     String q = "yarn.scheduler.capacity.root.";
-    c.set(q + "queues", "a,b,default,closed,retired,small,few");
+    c.set(q + "queues", "a,b,default,closed,retired,small,few,amq");
+    c.set(q + "b.capacity", "30");
+    c.set(q + "amq.capacity", "20");
+    c.set(q + "amq.user-limit-factor", "-1");
+    c.set(q + "amq.maximum-am-resource-percent", "0.2"); // 20% of 20% of the NodeManager's 8 GB: 327 MB.
     c.set(q + "a.capacity", "40");
     c.set(q + "few.capacity", "10");
     c.set(q + "few.max-parallel-apps", "1");
@@ -150,6 +156,23 @@ class CapacitySchedulerKeysTest {
   }
 
   @Test
+  void applicationMastersBeyondTheQueuesAmResourceLimitWaitUntilRoomFrees() throws Exception {
+    ApplicationId first = submitManaged("am-1", "amq");
+    awaitAttempt(first, YarnApplicationAttemptState.LAUNCHED);
+    ApplicationId second = submitManaged("am-2", "amq");
+    ApplicationId elsewhere = submitManaged("am-other", "a");
+    awaitAttempt(elsewhere, YarnApplicationAttemptState.LAUNCHED);
+    assertThat(attemptState(second)).as("the second AM's 512 MB is above root.amq's 327 MB AM limit; the first "
+        + "of a queue always runs").isEqualTo(YarnApplicationAttemptState.SCHEDULED);
+    SpindleScheduler spindle = (SpindleScheduler) cluster.getResourceManager().getResourceScheduler();
+    assertThat(spindle.explain(second).text()).contains("Queue's AM resource limit exceeded");
+    client.killApplication(first);
+    awaitAttempt(second, YarnApplicationAttemptState.LAUNCHED);
+    client.killApplication(second);
+    client.killApplication(elsewhere);
+  }
+
+  @Test
   void aStoppedQueueRefusesSubmissionsWithCapacitySchedulersMessage() {
     assertThatThrownBy(() -> UnmanagedAm.submit(client, "late", "closed", Set.of()))
         .hasMessageContaining("Queue root.closed is STOPPED. Cannot accept submission of application: application_");
@@ -172,21 +195,41 @@ class CapacitySchedulerKeysTest {
   void aRefreshMayDeleteAStoppedQueueButNotARunningOne() throws Exception {
     SpindleScheduler spindle = (SpindleScheduler) cluster.getResourceManager().getResourceScheduler();
     YarnConfiguration withoutB = new YarnConfiguration(conf);
-    withoutB.set("yarn.scheduler.capacity.root.queues", "a,default,closed,retired,small,few");
-    withoutB.set("yarn.scheduler.capacity.root.a.capacity", "90");
+    withoutB.set("yarn.scheduler.capacity.root.queues", "a,default,closed,retired,small,few,amq");
+    withoutB.set("yarn.scheduler.capacity.root.a.capacity", "70");
     assertThatThrownBy(() -> spindle.reinitialize(withoutB, cluster.getResourceManager().getRMContext()))
         .hasMessageContaining("root.b cannot be deleted from the capacity scheduler configuration, as the queue is "
             + "not yet in stopped state. Current State : RUNNING");
     assertThat(client.getQueueInfo("root.retired")).isNotNull();
 
     YarnConfiguration withoutRetired = new YarnConfiguration(conf);
-    withoutRetired.set("yarn.scheduler.capacity.root.queues", "a,b,default,closed,small,few");
+    withoutRetired.set("yarn.scheduler.capacity.root.queues", "a,b,default,closed,small,few,amq");
     spindle.reinitialize(withoutRetired, cluster.getResourceManager().getRMContext());
     assertThat(spindle.queueSnapshots()).extracting(q -> q.path()).doesNotContain("root.retired")
         .contains("root.closed");
     // The retired queue's keys stay in the file, as admins leave them: ignored, not an error.
     assertThat(client.getQueueInfo("root.closed").getQueueState())
         .isEqualTo(org.apache.hadoop.yarn.api.records.QueueState.STOPPED);
+  }
+
+  /** An application whose AM is a real container (a sleep that never registers: the test only watches it start). */
+  private static ApplicationId submitManaged(String name, String queue) throws Exception {
+    ApplicationSubmissionContext ctx = client.createApplication().getApplicationSubmissionContext();
+    ctx.setApplicationName(name);
+    ctx.setQueue(queue);
+    ctx.setAMContainerSpec(ContainerLaunchContext.newInstance(null, null, List.of("sleep 300"), null, null, null));
+    ctx.setResource(org.apache.hadoop.yarn.api.records.Resource.newInstance(512, 1));
+    client.submitApplication(ctx);
+    return ctx.getApplicationId();
+  }
+
+  private static YarnApplicationAttemptState attemptState(ApplicationId app) throws Exception {
+    ApplicationAttemptId attempt = client.getApplicationReport(app).getCurrentApplicationAttemptId();
+    return attempt == null ? null : client.getApplicationAttemptReport(attempt).getYarnApplicationAttemptState();
+  }
+
+  private static void awaitAttempt(ApplicationId app, YarnApplicationAttemptState state) throws Exception {
+    await(Duration.ofSeconds(30), () -> attemptState(app) == state);
   }
 
   /** Small enough in memory that the NodeManager's 4 GPUs, not its 4 GB, are what runs out. */

@@ -15,6 +15,7 @@ import org.apache.hadoop.thirdparty.com.google.common.util.concurrent.SettableFu
 import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
 import org.apache.hadoop.yarn.api.records.Priority;
+import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.exceptions.YarnException;
 import org.apache.hadoop.yarn.server.resourcemanager.RMContext;
 import org.apache.hadoop.yarn.server.resourcemanager.placement.ApplicationPlacementContext;
@@ -53,19 +54,19 @@ final class AppLifecycle {
   private final Consumer<ApplicationId> forget;
   private final CheckpointDelivery checkpoints;
   private final Consumer<EngineEvent> toEngine;
-  private final ParallelApps parallel;
+  private final AppActivation parallel;
   private final Consumer<ApplicationId> startHeld;
   private final BiFunction<String, String, Optional<String>> createQueue;
 
   /**
    * @param forget told of every application that ended, for what is kept per application elsewhere (take-over)
-   * @param startHeld told of an application that may now run (see {@link ParallelApps}): its held asks go out
+   * @param startHeld told of an application that may now run (see {@link AppActivation}): its held asks go out
    * @param createQueue creates leaf (parent path, name) for an application a mapping placed there, or says why not
    */
   AppLifecycle(ConcurrentMap<ApplicationId, SchedulerApplication<SpindleAppAttempt>> applications,
       Map<ApplicationId, AppAsks> asks, QueueRegistry queues, Supplier<RMContext> rm, BooleanSupplier aclsEnabled,
       SchedulerCalls containers, SchedulerLocks locks, Consumer<ApplicationId> forget,
-      CheckpointDelivery checkpoints, Consumer<EngineEvent> toEngine, ParallelApps parallel,
+      CheckpointDelivery checkpoints, Consumer<EngineEvent> toEngine, AppActivation parallel,
       Consumer<ApplicationId> startHeld, BiFunction<String, String, Optional<String>> createQueue) {
     this.createQueue = createQueue;
     this.parallel = parallel;
@@ -121,13 +122,22 @@ final class AppLifecycle {
     asks.put(appId, new AppAsks(tags, unmanagedAm));
     queue.getMetrics().submitApp(user, unmanagedAm);
     toEngine.accept(new EngineEvent.AppSubmitted(YarnIds.app(appId), queue.path(), user, priority.getPriority()));
-    if (!parallel.admit(appId, queue.path(), user, recovering)) {
+    if (!parallel.admit(appId, queue.path(), user, amResource(rmApp, unmanagedAm), recovering)) {
       LOG.info("Application {} waits to run: {}", appId, parallel.whyWaiting(appId).orElse(""));
     }
     LOG.info("Accepted application {} from {} into {} (tags {})", appId, user, queue.path(), tags);
     if (!recovering) {
       rm.get().getDispatcher().getEventHandler().handle(new RMAppEvent(appId, RMAppEventType.APP_ACCEPTED));
     }
+  }
+
+  /** What the application's ApplicationMaster container asks (the RM normalised it); none for an unmanaged AM. */
+  private static Resource amResource(RMApp rmApp, boolean unmanagedAm) {
+    if (unmanagedAm || rmApp == null || rmApp.getAMResourceRequests() == null
+        || rmApp.getAMResourceRequests().isEmpty()) {
+      return org.apache.hadoop.yarn.util.resource.Resources.none();
+    }
+    return rmApp.getAMResourceRequests().get(0).getCapability();
   }
 
   /**

@@ -22,10 +22,10 @@ final class AskForwarder {
 
   private final YarnResources translate;
   private final DecisionApplier rejections;
-  private final ParallelApps parallel;
+  private final AppActivation parallel;
   private final Consumer<EngineEvent> toEngine;
 
-  AskForwarder(YarnResources translate, DecisionApplier rejections, ParallelApps parallel,
+  AskForwarder(YarnResources translate, DecisionApplier rejections, AppActivation parallel,
       Consumer<EngineEvent> toEngine) {
     this.translate = translate;
     this.parallel = parallel;
@@ -34,7 +34,7 @@ final class AskForwarder {
   }
 
   /**
-   * An application held back by a running-application limit ({@link ParallelApps}) may run now: its asks go to the
+   * An application held back by a running-application limit ({@link AppActivation}) may run now: its asks go to the
    * engine as they stand, under the attempt's monitor as {@code allocate} forwards them.
    */
   void forwardHeld(ApplicationId appId, SchedulerCalls scheduler) {

@@ -54,7 +54,6 @@ public final class ConfigCheck {
    * "CapacityScheduler compatibility" table is the long form).
    */
   private static final Map<String, String> NOT_YET_QUEUE_KEYS = Map.of(
-      "maximum-am-resource-percent", "ApplicationMasters are not limited to a share of the queue",
       "ordering-policy", "validated as CapacityScheduler does; the order in the leaf is FIFO by priority, then age",
       "accessible-node-labels", "node labels are not scheduled",
       "default-node-label-expression", "node labels are not scheduled",
@@ -63,13 +62,13 @@ public final class ConfigCheck {
       "minimum-user-limit-percent", "counted in the per-user application limit only");
 
   private static final Map<String, String> NOT_YET_GLOBAL_KEYS = Map.of(
-      "maximum-am-resource-percent", "ApplicationMasters are not limited to a share of the queue",
       "workflow-priority-mappings", "not applied",
       "auto-queue-creation-v2.queue-expiration-time", "created queues stay until the ResourceManager restarts");
 
   /** Global keys Spindle itself reads. */
   private static final List<String> HONOURED_GLOBAL_KEYS = List.of("maximum-applications",
-      "global-queue-max-application", "legacy-queue-mode.enabled", "queue-mappings", "queue-mappings-override.enable",
+      "global-queue-max-application", "legacy-queue-mode.enabled", "maximum-am-resource-percent", "resource-calculator",
+      "queue-mappings", "queue-mappings-override.enable",
       "mapping-rule-format", "mapping-rule-json", "mapping-rule-json-file");
 
   private ConfigCheck() {}

@@ -35,11 +35,11 @@ final class QueueLoader {
 
   private final QueueRegistry queues;
   private final EngineRunner engine;
-  private final ParallelApps parallel;
+  private final AppActivation parallel;
   private final Consumer<ApplicationId> startHeld;
   private final Supplier<RMContext> rm;
 
-  QueueLoader(QueueRegistry queues, EngineRunner engine, ParallelApps parallel, Consumer<ApplicationId> startHeld,
+  QueueLoader(QueueRegistry queues, EngineRunner engine, AppActivation parallel, Consumer<ApplicationId> startHeld,
       Supplier<RMContext> rm) {
     this.queues = queues;
     this.engine = engine;

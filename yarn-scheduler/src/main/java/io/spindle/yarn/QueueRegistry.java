@@ -27,9 +27,11 @@ import org.apache.hadoop.yarn.api.records.QueueACL;
 import org.apache.hadoop.yarn.api.records.QueueInfo;
 import org.apache.hadoop.yarn.api.records.QueueState;
 import org.apache.hadoop.yarn.api.records.QueueUserACLInfo;
+import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.QueueMetrics;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplication;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacitySchedulerConfiguration;
+import org.apache.hadoop.yarn.util.resource.Resources;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -132,6 +134,20 @@ final class QueueRegistry {
   long lifetime(String queueName, long requested) {
     SpindleQueue leaf = leafNamed(queueName);
     return leaf == null ? requested : leaf.rules().lifetimes().grant(requested);
+  }
+
+  /**
+   * The most the ApplicationMasters of leaf {@code leafPath}'s running applications may hold together: its
+   * {@code maximum-am-resource-percent} of its guarantee in {@code cluster} (CapacityScheduler takes the larger of the
+   * guarantee and the queue's current limit, which grows with idle capacity; the guarantee is the lower bound). None
+   * for a queue that is gone.
+   */
+  Resource amLimit(String leafPath, Resource cluster) {
+    SpindleQueue leaf = current.byPath().get(leafPath);
+    if (leaf == null) {
+      return Resources.none();
+    }
+    return Resources.multiply(cluster, leaf.rules().absoluteShare() * Math.max(0, leaf.rules().maxAmShare()));
   }
 
   /** The queue's maximum application lifetime in seconds; 0 or less: none. */

@@ -25,8 +25,12 @@ import org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.QueuePat
  *
  * @param state the queue's own {@code state} or STOPPED under a stopped ancestor; decides whether a refresh may
  *     delete the queue
+ * @param absoluteShare the queue's guarantee as a share of the cluster (a queue given in absolute resources counts as
+ *     its whole parent)
+ * @param maxAmShare {@code maximum-am-resource-percent}, as CapacityScheduler reads it (a fraction, 0.1 by default)
  */
-record QueueRules(QueueState state, int maxApplications, int maxApplicationsPerUser, Lifetimes lifetimes) {
+record QueueRules(QueueState state, int maxApplications, int maxApplicationsPerUser, Lifetimes lifetimes,
+    double absoluteShare, float maxAmShare) {
 
   /**
    * CapacityScheduler's application lifetimes of a queue, in seconds ({@code maximum-application-lifetime},
@@ -83,7 +87,8 @@ record QueueRules(QueueState state, int maxApplications, int maxApplicationsPerU
       checkOrderingPolicy(q, path, cs);
       checkWhole(q, "max-parallel-apps", () -> cs.getMaxParallelAppsForQueue(path));
       Lifetimes lifetimes = Lifetimes.read(q, path, parent == null ? null : parent.lifetimes(), cs);
-      out.put(q.path(), new QueueRules(state, max, perUser, lifetimes));
+      out.put(q.path(), new QueueRules(state, max, perUser, lifetimes, share,
+          cs.getMaximumApplicationMasterResourcePerQueuePercent(path)));
     }
     return out;
   }

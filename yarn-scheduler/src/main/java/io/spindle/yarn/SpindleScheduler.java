@@ -116,7 +116,8 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
   private MetricsExposure metricsExposure;
   private SpindleWeb web;
   private final QueueRegistry queues = new QueueRegistry(this::status, this::getMaxClusterLevelAppPriority);
-  private final ParallelApps parallel = new ParallelApps();
+  private final AppActivation parallel = new AppActivation(leaf -> queues.amLimit(leaf, getClusterResource()),
+      this::getClusterResource);
   private EngineRunner engine;
   private SchedulerSettings settings;
   private YarnResources translate;
@@ -254,12 +255,17 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
         NodeAddedSchedulerEvent e = (NodeAddedSchedulerEvent) event;
         nodes.added(e.getAddedRMNode());
         recoverContainersOnNode(e.getContainerReports(), e.getAddedRMNode());
+        parallel.clusterChanged().forEach(this::startHeld);
       }
-      case NODE_REMOVED -> nodes.removed(((NodeRemovedSchedulerEvent) event).getRemovedRMNode());
+      case NODE_REMOVED -> {
+        nodes.removed(((NodeRemovedSchedulerEvent) event).getRemovedRMNode());
+        parallel.clusterChanged().forEach(this::startHeld);
+      }
       case NODE_RESOURCE_UPDATE -> {
         NodeResourceUpdateSchedulerEvent e = (NodeResourceUpdateSchedulerEvent) event;
         updateNodeResource(e.getRMNode(), e.getResourceOption());
         nodes.resized(e.getRMNode().getNodeID(), e.getResourceOption().getResource());
+        parallel.clusterChanged().forEach(this::startHeld);
       }
       case NODE_UPDATE -> {
         nodeUpdate(((NodeUpdateSchedulerEvent) event).getRMNode());
@@ -381,7 +387,7 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
 
   // ---------------------------------------------------------------- asks
 
-  /** An application held back by {@code max-parallel-apps} may run now (see {@link ParallelApps}). */
+  /** An application held back by {@code max-parallel-apps} or the AM limit may run now (see {@link AppActivation}). */
   private void startHeld(ApplicationId app) {
     forwarder.forwardHeld(app, calls);
     wake.release();

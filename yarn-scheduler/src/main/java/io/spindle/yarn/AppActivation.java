@@ -7,44 +7,74 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Function;
+import java.util.function.Supplier;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
+import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacitySchedulerConfiguration;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.QueuePath;
+import org.apache.hadoop.yarn.util.resource.ResourceCalculator;
+import org.apache.hadoop.yarn.util.resource.Resources;
 
 /**
- * CapacityScheduler's {@code max-parallel-apps}: how many applications of a queue (counting the queues below it) and
- * of a user may run at once. An application beyond a limit is accepted but does not run — none of its asks reaches
- * the engine, its ApplicationMaster's included — until one ends; then the longest waiting that fits starts. Limits
- * are read with CapacityScheduler's own configuration class ({@code yarn.scheduler.capacity.<queue>.max-parallel-apps},
- * {@code yarn.scheduler.capacity.max-parallel-apps}, {@code yarn.scheduler.capacity.user.<name>.max-parallel-apps},
- * {@code yarn.scheduler.capacity.user.max-parallel-apps}); unset means no limit. Called on the RM's dispatcher
- * thread and from {@code allocate}; synchronized.
+ * Which accepted applications run, as CapacityScheduler activates them. An application beyond a limit is accepted but
+ * does not run — none of its asks reaches the engine, its ApplicationMaster's included — until room frees; then the
+ * longest waiting that fits starts. The limits:
+ * <ul>
+ *   <li>{@code max-parallel-apps}: how many applications of a queue (counting the queues below it) and of a user may
+ *       run at once ({@code yarn.scheduler.capacity.<queue>.max-parallel-apps},
+ *       {@code yarn.scheduler.capacity.max-parallel-apps}, {@code yarn.scheduler.capacity.user.<name>.max-parallel-apps},
+ *       {@code yarn.scheduler.capacity.user.max-parallel-apps}; unset: no limit);
+ *   <li>{@code maximum-am-resource-percent}: the ApplicationMasters of a leaf's running applications together hold at
+ *       most that share of the leaf's guarantee ({@link QueueRegistry#amLimit}), compared with CapacityScheduler's
+ *       configured resource calculator (memory alone by default); as in CapacityScheduler the first application of a
+ *       leaf always runs, so a small queue is never blocked for good, and an unmanaged AM counts nothing.
+ * </ul>
+ * Read with CapacityScheduler's own configuration class, so defaults and inheritance are its own. Called on the RM's
+ * dispatcher thread and from {@code allocate}; synchronized.
  */
-final class ParallelApps {
+final class AppActivation {
 
-  private record Member(String leafPath, String user) {}
+  private record Member(String leafPath, String user, Resource am) {}
+
+  private final Function<String, Resource> amLimit;
+  private final Supplier<Resource> cluster;
+  private final Map<String, Resource> amUsed = new HashMap<>();
+
+  /**
+   * @param amLimit the AM resource limit of a leaf by path, now
+   * @param cluster the cluster's resources now, against which the calculator compares
+   */
+  AppActivation(Function<String, Resource> amLimit, Supplier<Resource> cluster) {
+    this.amLimit = amLimit;
+    this.cluster = cluster;
+  }
 
   private final Map<String, Integer> runningByQueue = new HashMap<>();
   private final Map<String, Integer> runningByUser = new HashMap<>();
   private final Map<ApplicationId, Member> running = new HashMap<>();
   private final Map<ApplicationId, Member> waiting = new LinkedHashMap<>();
   private CapacitySchedulerConfiguration limits = new CapacitySchedulerConfiguration(new Configuration(false), false);
+  private ResourceCalculator calculator = limits.getResourceCalculator();
 
   /**
    * New limits (a configuration load). Returns the waiting applications that may run now, in the order they came.
    */
   synchronized List<ApplicationId> configure(Configuration c) {
     limits = new CapacitySchedulerConfiguration(c, false);
+    calculator = limits.getResourceCalculator();
     return startWhatFits();
   }
 
   /**
    * An application was accepted: it runs at once if every limit on its path and its user's has room; a recovered one
    * always does (it ran before the restart). Returns whether it runs.
+   *
+   * @param am what its ApplicationMaster's container asks; none for an unmanaged AM
    */
-  synchronized boolean admit(ApplicationId app, String leafPath, String user, boolean recovering) {
-    Member m = new Member(leafPath, user);
+  synchronized boolean admit(ApplicationId app, String leafPath, String user, Resource am, boolean recovering) {
+    Member m = new Member(leafPath, user, am == null ? Resources.none() : am);
     if (recovering || fits(m)) {
       start(app, m);
       return true;
@@ -77,7 +107,13 @@ final class ParallelApps {
       runningByQueue.merge(q, -1, Integer::sum);
     }
     runningByUser.merge(m.user(), -1, Integer::sum);
+    amUsed.computeIfPresent(m.leafPath(), (q, used) -> Resources.subtract(used, m.am()));
     return startWhatFits();
+  }
+
+  /** The cluster changed size (a node came, went or was resized): AM limits moved. Returns who may run now. */
+  synchronized List<ApplicationId> clusterChanged() {
+    return waiting.isEmpty() ? List.of() : startWhatFits();
   }
 
   /**
@@ -105,6 +141,7 @@ final class ParallelApps {
       runningByQueue.merge(q, 1, Integer::sum);
     }
     runningByUser.merge(m.user(), 1, Integer::sum);
+    amUsed.merge(m.leafPath(), m.am(), Resources::add);
   }
 
   private boolean fits(Member m) {
@@ -125,7 +162,22 @@ final class ParallelApps {
       return Optional.of("user " + m.user() + " runs their max-parallel-apps (" + max + ") applications; this one "
           + "starts when one of them ends");
     }
-    return Optional.empty();
+    return amLimitExceeded(m);
+  }
+
+  /** CapacityScheduler's activation check of the AM limit, in its words (its application diagnostics). */
+  private Optional<String> amLimitExceeded(Member m) {
+    if (runningByQueue.getOrDefault(m.leafPath(), 0) == 0 || Resources.none().equals(m.am())) {
+      return Optional.empty(); // The first application of a leaf always runs; an unmanaged AM takes no container.
+    }
+    Resource used = amUsed.getOrDefault(m.leafPath(), Resources.none());
+    Resource limit = amLimit.apply(m.leafPath());
+    if (Resources.lessThanOrEqual(calculator, cluster.get(), Resources.add(used, m.am()), limit)) {
+      return Optional.empty();
+    }
+    return Optional.of("Queue's AM resource limit exceeded. Details : AM Resource Request = " + m.am()
+        + "; Queue Resource Limit for AM = " + limit + "; Queue AM Resource Usage = " + used + "; queue "
+        + m.leafPath() + " (maximum-am-resource-percent); this one starts when an application there ends");
   }
 
   /** The leaf and every queue above it. */
