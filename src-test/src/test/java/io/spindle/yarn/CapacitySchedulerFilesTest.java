@@ -12,11 +12,15 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
 import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.yarn.FileSystemBasedConfigurationProvider;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.apache.hadoop.yarn.server.resourcemanager.MockRM;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.QueueMetrics;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacityScheduler;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.converter.ConversionOptions;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.converter.DryRunResultHolder;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.converter.FSConfigToCSConfigConverter;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.converter.FSConfigToCSConfigConverterParams;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.converter.FSConfigToCSConfigRuleHandler;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -32,10 +36,10 @@ import org.junit.jupiter.params.provider.MethodSource;
  *   <li>{@code hadoop-yarn-server-tests-3.5.0-tests.jar!/capacity-scheduler.xml}: MiniYARNCluster's;
  *   <li>{@code ...resourcemanager-3.5.0-tests.jar!/cs-validation-pass/} and {@code cs-validation-fail/}: the files of
  *       CapacityScheduler's own configuration-validation tests;
+ *   <li>fs2cs output: Hadoop's {@code FSConfigToCSConfigConverter} run here on the RM test jar's fair-scheduler files
+ *       ({@code fair-scheduler-conversion.xml} is its own converter test's input);
  * </ul>
- * and the edits admins make first to the shipped file (each a variant of it, described in the case's name). The
- * edits leave {@code root.default}'s keys alone: under CapacityScheduler the classpath's own capacity-scheduler.xml
- * (these test jars') sets them too and wins, so an edit of them would test the harness, not the file.
+ * and the edits admins make first to the shipped file (each a variant of it, described in the case's name).
  */
 class CapacitySchedulerFilesTest {
 
@@ -86,6 +90,11 @@ class CapacitySchedulerFilesTest {
           c.set(P + "root.a.capacity", "50");
           c.set(P + "root.b.capacity", "60");
         }),
+        fs2cs("fair-scheduler-conversion.xml"),
+        fs2cs("fair-scheduler-orderingpolicy.xml"),
+        fs2cs("fair-scheduler-onlyfairpolicy.xml"),
+        fs2cs("fair-scheduler-max-resources-percentage.xml"),
+        fs2cs("test-fair-scheduler.xml"),
         new Case("shipped file, user and %user queue mappings with a legacy managed parent", rmTests, c -> {
           c.set(P + "root.queues", "prod,research,users");
           c.set(P + "root.prod.capacity", "40");
@@ -120,6 +129,17 @@ class CapacitySchedulerFilesTest {
         }));
   }
 
+  /**
+   * What Hadoop's FairScheduler-to-CapacityScheduler converter ({@code yarn fs2cs}) writes for one of the
+   * fair-scheduler.xml files of the ResourceManager's own tests (its converter tests use the first): weight-mode
+   * capacities, JSON placement rules, flexible auto-creation where FairScheduler created queues.
+   */
+  private static Case fs2cs(String fairSchedulerXml) {
+    return new Case("fs2cs output of the RM tests' " + fairSchedulerXml, FS2CS + fairSchedulerXml, c -> { });
+  }
+
+  private static final String FS2CS = "fs2cs:";
+
   @ParameterizedTest(name = "{0}")
   @MethodSource("files")
   void spindleStartsWithWhatCapacitySchedulerStartsWithAndRefusesWhatItRefuses(Case file) throws Exception {
@@ -128,6 +148,9 @@ class CapacitySchedulerFilesTest {
     Outcome spindle = start(xml, SpindleScheduler.class.getName());
     assertThat(spindle.started()).as("%s: CapacityScheduler %s, Spindle %s", file, cs, spindle)
         .isEqualTo(cs.started());
+    if (file.resource() != null && file.resource().startsWith(FS2CS)) {
+      assertThat(cs.started()).as("fs2cs checks its output with CapacityScheduler: %s", cs).isTrue();
+    }
     if (!cs.started()) {
       assertThat(spindle.error()).as("Spindle's refusal names a key").contains(P);
     }
@@ -170,15 +193,17 @@ class CapacitySchedulerFilesTest {
 
   record Outcome(boolean started, String error) {}
 
+  /**
+   * Starts a ResourceManager whose scheduler configuration is exactly {@code xml}: its keys are set on the RM's
+   * configuration, which wins over every resource. (Served from a configuration store instead, the file was read
+   * beneath the test classpath's own capacity-scheduler.xml, whose {@code root.default.*} keys then won.)
+   */
   private Outcome start(Configuration xml, String scheduler) throws Exception {
-    Path store = Files.createTempDirectory(dir, "conf");
-    try (OutputStream out = Files.newOutputStream(store.resolve("capacity-scheduler.xml"))) {
-      xml.writeXml(out);
-    }
     YarnConfiguration c = new YarnConfiguration();
+    for (Map.Entry<String, String> e : xml) {
+      c.set(e.getKey(), e.getValue());
+    }
     c.set(YarnConfiguration.RM_SCHEDULER, scheduler);
-    c.set(YarnConfiguration.RM_CONFIGURATION_PROVIDER_CLASS, FileSystemBasedConfigurationProvider.class.getName());
-    c.set(YarnConfiguration.FS_BASED_RM_CONF_STORE, store.toUri().toString());
     QueueMetrics.clearQueueMetrics();
     MockRM rm = null;
     try {
@@ -200,7 +225,8 @@ class CapacitySchedulerFilesTest {
 
   private static Configuration load(Case file) throws Exception {
     Configuration c = new Configuration(false);
-    URL url = file.resource() == null ? serverTestsFile() : CapacitySchedulerFilesTest.class.getClassLoader()
+    URL url = file.resource() == null ? serverTestsFile() : file.resource().startsWith(FS2CS)
+        ? convert(file.resource().substring(FS2CS.length())) : CapacitySchedulerFilesTest.class.getClassLoader()
         .getResource(file.resource());
     assertThat(url).as("%s on the test classpath", file.resource()).isNotNull();
     try (InputStream in = url.openStream()) {
@@ -212,6 +238,27 @@ class CapacitySchedulerFilesTest {
     }
     file.edit().accept(c);
     return c;
+  }
+
+  /** Runs fs2cs on the RM tests' {@code fairSchedulerXml}; the capacity-scheduler.xml it wrote. */
+  private static URL convert(String fairSchedulerXml) throws Exception {
+    Path out = Files.createTempDirectory("fs2cs");
+    Path input = out.resolve("fair-scheduler.xml");
+    try (InputStream in = CapacitySchedulerFilesTest.class.getClassLoader().getResourceAsStream(fairSchedulerXml)) {
+      assertThat(in).as("%s on the test classpath", fairSchedulerXml).isNotNull();
+      Files.copy(in, input);
+    }
+    Path yarnSite = out.resolve("yarn-site-in.xml");
+    try (OutputStream o = Files.newOutputStream(yarnSite)) {
+      new Configuration(false).writeXml(o);
+    }
+    Path converted = Files.createDirectory(out.resolve("converted"));
+    ConversionOptions options = new ConversionOptions(new DryRunResultHolder(), false);
+    new FSConfigToCSConfigConverter(new FSConfigToCSConfigRuleHandler(options), options).convert(
+        FSConfigToCSConfigConverterParams.Builder.create().withYarnSiteXmlConfig(yarnSite.toString())
+            .withFairSchedulerXmlConfig(input.toString()).withOutputDirectory(converted.toString())
+            .withClusterResource("memory-mb=102400,vcores=100").withConvertPlacementRules(true).build());
+    return converted.resolve("capacity-scheduler.xml").toUri().toURL();
   }
 
   /** The hadoop-yarn-server-tests jar's file, which shares its name with the RM's: found by its jar. */

@@ -278,7 +278,14 @@ final class QueuePlacement extends PlacementRule {
         throw new YarnException("Queue path '" + queuePath + "' is invalid because '" + leaf.queue().path()
             + "' is a leaf queue, which can have no other queues under it.");
       }
-      if (l instanceof QueueTree.Lookup.Unknown || l instanceof QueueTree.Lookup.Ambiguous) {
+      if (l instanceof QueueTree.Lookup.Ambiguous) {
+        throw new YarnException("No eligible parent found on path '" + queuePath + "'.");
+      }
+      if (l instanceof QueueTree.Lookup.Unknown && !(head.size() > 1
+          && tree.lookup(String.join(".", head.subList(0, head.size() - 1))) instanceof QueueTree.Lookup.Parent p
+          && tree.autoCreation(p.queue().path()).isPresent())) {
+        // As CapacityScheduler: a head that does not exist is valid under a parent that creates queues (which it
+        // would create as a parent; Spindle creates leaves only, so such a rule falls back at placement).
         throw new YarnException("No eligible parent found on path '" + queuePath + "'.");
       }
       return true;
