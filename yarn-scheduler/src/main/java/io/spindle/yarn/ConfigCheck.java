@@ -54,7 +54,7 @@ public final class ConfigCheck {
    * "CapacityScheduler compatibility" table is the long form).
    */
   private static final Map<String, String> NOT_YET_QUEUE_KEYS = Map.of(
-      "ordering-policy", "validated as CapacityScheduler does; the order in the leaf is FIFO by priority, then age",
+      "ordering-policy.fair.enable-size-based-weight", "fair ordering compares what applications hold, not their size",
       "accessible-node-labels", "node labels are not scheduled",
       "default-node-label-expression", "node labels are not scheduled",
       "leaf-queue-template.accessible-node-labels", "node labels are not scheduled",

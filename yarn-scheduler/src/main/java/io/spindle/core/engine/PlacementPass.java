@@ -6,6 +6,7 @@ import io.spindle.core.placement.ClusterState;
 import io.spindle.core.placement.GangPlacer;
 import io.spindle.core.placement.MigRepartitionPlanner;
 import io.spindle.core.placement.Placement;
+import io.spindle.core.queue.AppOrdering;
 import io.spindle.core.queue.FairShareCalculator;
 import io.spindle.core.queue.QueueShare;
 import java.util.ArrayList;
@@ -22,7 +23,7 @@ import java.util.Set;
  * refused, shapes that found no room, requests that had to wait and why) is gone when the cycle ends. Places one
  * container at a time, each time serving the queue furthest below its fair share (walking down the tree: at each
  * level the child with the lowest usage-to-fair-share ratio), and inside a leaf the application with the highest
- * priority, then the oldest. A request that cannot be placed is skipped for the rest of the cycle with a reason, so
+ * priority, then the oldest (or, in a leaf whose ordering is {@link AppOrdering#FAIR}, the one holding least). A request that cannot be placed is skipped for the rest of the cycle with a reason, so
  * it never blocks the requests behind it. A gang is placed whole or not at all.
  */
 final class PlacementPass {
@@ -82,7 +83,7 @@ final class PlacementPass {
     }
     for (QueueState q : state.queues()) {
       if (q.isLeaf() && !q.waitingApps.isEmpty()) {
-        cursors.put(q, new LeafCursor(new ArrayList<>(q.waitingApps)));
+        cursors.put(q, new LeafCursor(new ArrayList<>(q.waitingApps), q.config.ordering() == AppOrdering.FAIR));
         for (QueueState p = q; p != null; p = p.parent) {
           p.activeLeaves++;
         }
@@ -100,6 +101,7 @@ final class PlacementPass {
         Optional<Refusal> refused = tryPlace(d, decisions);
         if (refused.isEmpty()) {
           placed = true;
+          cursor.placed();
         } else {
           waitReasons.put(d, refused.get());
           waiting.add(d);
@@ -339,16 +341,34 @@ final class PlacementPass {
   /** Walks a leaf's waiting applications and their requests in order, once per cycle. */
   private final class LeafCursor {
     private final List<AppState> apps;
+    private final boolean fair;
+    private boolean reorder;
     private int appIndex;
     private List<DemandState> demands;
     private int demandIndex;
 
-    LeafCursor(List<AppState> apps) {
+    /** @param fair order by what each application holds, afresh after every placement ({@link AppOrdering#FAIR}) */
+    LeafCursor(List<AppState> apps, boolean fair) {
       this.apps = apps;
+      this.fair = fair;
+      this.reorder = fair;
+    }
+
+    /** A container of the current request was placed: under fair ordering the next goes to whoever holds least. */
+    void placed() {
+      reorder = fair;
     }
 
     /** Moves to the next request that still has outstanding containers and has not had to wait this cycle. */
     boolean advance() {
+      if (reorder) {
+        ResourceVector capacity = cluster.capacity();
+        apps.sort(java.util.Comparator.<AppState>comparingDouble(a -> a.usage.dominantShare(capacity))
+            .thenComparing(AppState.ORDER));
+        appIndex = 0;
+        demands = null;
+        reorder = false;
+      }
       while (appIndex < apps.size()) {
         if (demands == null) {
           demands = new ArrayList<>(apps.get(appIndex).demands.values());

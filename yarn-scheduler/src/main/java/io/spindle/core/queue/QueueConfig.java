@@ -10,6 +10,7 @@ import java.util.List;
  * @param userLimitFactor how many times its guarantee one user may take; {@code -1} for no per-user limit
  * @param weight share of idle capacity this queue borrows relative to its siblings (Spindle key)
  * @param preemption this queue's bounds on checkpoint extensions, each {@code null} where it inherits (Spindle keys)
+ * @param ordering how a leaf orders its applications ({@code ordering-policy})
  */
 public record QueueConfig(
     String path,
@@ -18,17 +19,25 @@ public record QueueConfig(
     Capacity maximumCapacity,
     double userLimitFactor,
     double weight,
-    QueuePreemption preemption) {
+    QueuePreemption preemption,
+    AppOrdering ordering) {
 
   public QueueConfig {
     children = List.copyOf(children);
     preemption = preemption == null ? QueuePreemption.INHERIT : preemption;
+    ordering = ordering == null ? AppOrdering.FIFO : ordering;
   }
 
-  /** A queue that inherits every preemption bound. */
+  /** A queue that inherits every preemption bound and orders FIFO. */
   public QueueConfig(String path, List<String> children, Capacity capacity, Capacity maximumCapacity,
       double userLimitFactor, double weight) {
-    this(path, children, capacity, maximumCapacity, userLimitFactor, weight, QueuePreemption.INHERIT);
+    this(path, children, capacity, maximumCapacity, userLimitFactor, weight, QueuePreemption.INHERIT,
+        AppOrdering.FIFO);
+  }
+
+  /** This queue with {@code c} as its capacity. */
+  public QueueConfig withCapacity(Capacity c) {
+    return new QueueConfig(path, children, c, maximumCapacity, userLimitFactor, weight, preemption, ordering);
   }
 
   public boolean isLeaf() {

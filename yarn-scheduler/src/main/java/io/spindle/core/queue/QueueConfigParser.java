@@ -25,13 +25,15 @@ import java.util.regex.Pattern;
  *       parent's maximum), as is {@code -1}
  *   <li>{@code yarn.scheduler.capacity.<p>.user-limit-factor}: default 1; -1 for no per-user limit
  *   <li>{@code yarn.scheduler.capacity.<p>.disable_preemption}: no container of the queue is a victim; inherited
+ *   <li>{@code yarn.scheduler.capacity.<p>.ordering-policy} of a leaf: {@link AppOrdering}
  *   <li>{@code yarn.scheduler.capacity.<p>.spindle.weight}: share of idle capacity when borrowing; default 1
  *   <li>{@code yarn.scheduler.capacity.<p>.spindle.preemption.max-extensions} and
  *       {@code ...spindle.preemption.max-extension-seconds}: how far a checkpoint notice to an application of the
  *       queue may be extended; default: the parent queue's, at the top the cluster's
  *       {@code yarn.scheduler.spindle.preemption.*} settings
  * </ul>
- * Other CapacityScheduler keys of a queue (ACLs, state, ordering policy, node labels) are left to the adapters.
+ * Other CapacityScheduler keys of a queue (ACLs, state, node labels; the validity of an ordering policy) are left to
+ * the adapters.
  * Keys aimed at a queue that no {@code .queues} list declares are ignored, as CapacityScheduler ignores them, and
  * listed in {@link QueueTree#ignoredKeys()} with the declared queue nearest to the one they name (typos show).
  */
@@ -130,8 +132,7 @@ public final class QueueConfigParser {
       double pct = auto.templateCapacity() instanceof Capacity.Percent p ? p.percent() : 0;
       boolean fits = given + pct <= 100 + PERCENT_TOLERANCE;
       given += fits ? pct : 0;
-      out.add(new QueueConfig(k.path(), k.children(), new Capacity.Percent(fits ? pct : 0), k.maximumCapacity(),
-          k.userLimitFactor(), k.weight(), k.preemption()));
+      out.add(k.withCapacity(new Capacity.Percent(fits ? pct : 0)));
     }
     return out;
   }
@@ -394,7 +395,8 @@ public final class QueueConfigParser {
     QueuePreemption preemption = new QueuePreemption(extensions == null ? null : extensions.intValue(),
         extensionSeconds == null ? null : extensionSeconds * 1000, parseHadoopBoolean(c.get(key(path,
             DISABLE_PREEMPTION))));
-    return new QueueConfig(path, children, capacity, maximum, ulf, weight, preemption);
+    AppOrdering ordering = children.isEmpty() ? AppOrdering.of(c.get(key(path, AppOrdering.KEY))) : AppOrdering.FIFO;
+    return new QueueConfig(path, children, capacity, maximum, ulf, weight, preemption, ordering);
   }
 
   /**
@@ -465,8 +467,7 @@ public final class QueueConfigParser {
       Capacity.Weight resolved = new Capacity.Weight(w, sum == 0 ? 0 : w * 100 / sum);
       checkMaximumNotBelowCapacity(key(k.path(), MAXIMUM_CAPACITY), new Capacity.Percent(resolved.percent()),
           k.maximumCapacity());
-      out.add(new QueueConfig(k.path(), k.children(), resolved, k.maximumCapacity(), k.userLimitFactor(), k.weight(),
-          k.preemption()));
+      out.add(k.withCapacity(resolved));
     }
     return out;
   }

@@ -173,7 +173,6 @@ class QueueConfigParserTest {
         "root.eng.accessible-node-labels.gpu.maximum-capacity", "100",
         "root.eng.accessible-node-labels", "gpu",
         "root.eng.acl_submit_applications", "alice,bob eng",
-        "root.eng.train.ordering-policy", "fair",
         "root.eng.train.ordering-policy.fair.enable-size-based-weight", "true",
         "root.research.state", "RUNNING",
         "maximum-applications", "10000");
@@ -181,6 +180,15 @@ class QueueConfigParserTest {
     QueueTree tree = parse(c);
     assertThat(tree).usingRecursiveComparison().isEqualTo(parse(threeLevel()));
     assertThat(tree.size()).isEqualTo(7);
+  }
+
+  @Test
+  void readsALeafsOrderingPolicyAndNoParents() {
+    QueueTree tree = parse(with(threeLevel(), "root.eng.train.ordering-policy", "fair",
+        "root.eng.ordering-policy", "utilization"));
+    assertThat(tree.get("root.eng.train").orElseThrow().ordering()).isEqualTo(AppOrdering.FAIR);
+    assertThat(tree.get("root.eng.serve").orElseThrow().ordering()).isEqualTo(AppOrdering.FIFO);
+    assertThat(tree.get("root.eng").orElseThrow().ordering()).isEqualTo(AppOrdering.FIFO);
   }
 
   @Test
