@@ -118,8 +118,14 @@ public final class UnmanagedAm implements AutoCloseable {
   }
 
   public void ask(int containers, Resource each) {
+    ask(containers, each, null);
+  }
+
+  /** As {@link #ask(int, Resource)}, on nodes of {@code label} ({@code null}: the queue's default). */
+  public void ask(int containers, Resource each, String label) {
     for (int i = 0; i < containers; i++) {
-      ContainerRequest request = new ContainerRequest(each, null, null, Priority.newInstance(1));
+      ContainerRequest request = new ContainerRequest(each, null, null, Priority.newInstance(label == null ? 1 : 2),
+          true, label);
       client.addContainerRequest(request);
       open.add(request);
     }

@@ -93,12 +93,13 @@ final class SchedulerStateRecords {
   }
 
   private static ResourcesRecord resources(Resources r) {
-    return new ResourcesRecord(r.memoryMb(), r.vcores(), r.gpus(), r.gpuModel(), r.migProfile(), r.migInstances());
+    return new ResourcesRecord(r.memoryMb(), r.vcores(), r.gpus(), r.gpuModel(), r.migProfile(), r.migInstances(),
+        r.partition());
   }
 
   private static Resources resources(ResourcesRecord r) {
     return new Resources(r.getMemoryMb(), r.getVcores(), r.getGpus(), r.getGpuModel(), r.getMigProfile(),
-        r.getMigInstances());
+        r.getMigInstances(), r.getPartition());
   }
 
   private static PlacementSpecRecord spec(PlacementSpec s) {

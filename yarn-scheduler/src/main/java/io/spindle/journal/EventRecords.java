@@ -11,6 +11,7 @@ import io.spindle.core.model.NodeId;
 import io.spindle.core.preemption.CheckpointAnswer;
 import io.spindle.journal.avro.AppFinishedRecord;
 import io.spindle.journal.avro.AppPriorityChangedRecord;
+import io.spindle.journal.avro.NodePartitionChangedRecord;
 import io.spindle.journal.avro.AppSubmittedRecord;
 import io.spindle.journal.avro.CheckpointAnswerRecord;
 import io.spindle.journal.avro.CheckpointAnsweredRecord;
@@ -57,6 +58,8 @@ final class EventRecords {
           CheckpointAnswerRecord.valueOf(e.answer().name()), e.requestedExtensionMillis(), e.checkpointLocation());
     } else if (event instanceof EngineEvent.AppPriorityChanged e) {
       return new AppPriorityChangedRecord(e.appId().value(), e.priority());
+    } else if (event instanceof EngineEvent.NodePartitionChanged e) {
+      return new NodePartitionChangedRecord(e.nodeId().value(), e.partition());
     } else if (event instanceof EngineEvent.CheckpointReported e) {
       return new CheckpointReportedRecord(e.appId().value(), e.lastCheckpointMillis(), e.location());
     }
@@ -89,6 +92,8 @@ final class EventRecords {
           CheckpointAnswer.valueOf(r.getAnswer().name()), r.getRequestedExtensionMillis(), r.getCheckpointLocation());
     } else if (record instanceof AppPriorityChangedRecord r) {
       return new EngineEvent.AppPriorityChanged(AppId.of(r.getAppId()), r.getPriority());
+    } else if (record instanceof NodePartitionChangedRecord r) {
+      return new EngineEvent.NodePartitionChanged(NodeId.of(r.getNodeId()), r.getPartition());
     } else if (record instanceof CheckpointReportedRecord r) {
       return new EngineEvent.CheckpointReported(AppId.of(r.getAppId()), r.getLastCheckpointMillis(), r.getLocation());
     }

@@ -10,7 +10,7 @@ import java.util.Map;
 public sealed interface JournalEntry {
 
   /** The format this code writes; raised with every change to {@code DecisionJournal.avsc}. */
-  int FORMAT_VERSION = 2; // 2: AppPriorityChangedRecord
+  int FORMAT_VERSION = 3; // 2: AppPriorityChangedRecord; 3: NodePartitionChangedRecord, node and shape partitions
 
   /**
    * How the engine was built: from the built-in GPU catalog, the queue tree and {@code EngineSettings} parsed from

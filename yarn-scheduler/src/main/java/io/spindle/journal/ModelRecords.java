@@ -38,12 +38,13 @@ final class ModelRecords {
   }
 
   static ResourcesRecord resources(Resources r) {
-    return new ResourcesRecord(r.memoryMb(), r.vcores(), r.gpus(), r.gpuModel(), r.migProfile(), r.migInstances());
+    return new ResourcesRecord(r.memoryMb(), r.vcores(), r.gpus(), r.gpuModel(), r.migProfile(), r.migInstances(),
+        r.partition());
   }
 
   static Resources resources(ResourcesRecord r) {
     return new Resources(r.getMemoryMb(), r.getVcores(), r.getGpus(), r.getGpuModel(), r.getMigProfile(),
-        r.getMigInstances());
+        r.getMigInstances(), r.getPartition());
   }
 
   static ResourceVectorRecord vector(ResourceVector v) {
@@ -65,15 +66,15 @@ final class ModelRecords {
   }
 
   static NodeRecord node(Node n) {
-    return new NodeRecord(n.id().value(), n.location(), n.memoryMb(), n.vcores(), map(n.gpus(), g -> new GpuRecord(
-        g.index(), g.model().name(), g.nvlinkIsland(), g.migEnabled(),
+    return new NodeRecord(n.id().value(), n.location(), n.memoryMb(), n.vcores(), n.partition(), map(n.gpus(),
+        g -> new GpuRecord(g.index(), g.model().name(), g.nvlinkIsland(), g.migEnabled(),
         g.migLayout() == null ? null : layout(g.migLayout()))));
   }
 
   Node node(NodeRecord n) {
     return new Node(NodeId.of(n.getId()), n.getLocation(), n.getMemoryMb(), n.getVcores(), map(n.getGpus(),
         g -> new Gpu(g.getIndex(), model(g.getModel()), g.getNvlinkIsland(), g.getMigEnabled(),
-        g.getMigLayout() == null ? null : layout(g.getMigLayout()))));
+        g.getMigLayout() == null ? null : layout(g.getMigLayout()))), n.getPartition());
   }
 
   static LayoutRecord layout(MigLayout l) {

@@ -11,6 +11,7 @@ import org.apache.hadoop.yarn.api.records.ApplicationId;
 import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.api.records.ResourceRequest;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.PendingAsk;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.placement.AppPlacementAllocator;
 import org.apache.hadoop.yarn.server.scheduler.SchedulerRequestKey;
 
 /**
@@ -50,6 +51,17 @@ final class AskForwarder {
     }
   }
 
+  /**
+   * The partition (node label expression) of the ask's ANY request, as the RM normalised it (a queue's
+   * {@code default-node-label-expression} filled in, checked against the queue's accessible labels); none: the
+   * default partition.
+   */
+  private static String partition(SpindleAppAttempt attempt, SchedulerRequestKey key) {
+    AppPlacementAllocator<?> allocator = attempt.getAppPlacementAllocator(key);
+    String p = allocator == null ? null : allocator.getPrimaryRequestedNodePartition();
+    return p == null ? io.spindle.core.model.Node.DEFAULT_PARTITION : p;
+  }
+
   void forward(ApplicationId appId, SpindleAppAttempt attempt, AppAsks appAsks) {
     boolean amAsk = appAsks.expectsAmAsk(attempt);
     Optional<String> waits = parallel.whyWaiting(appId);
@@ -73,7 +85,7 @@ final class AskForwarder {
       }
       Resources shape;
       try {
-        shape = translate.shape(capability);
+        shape = translate.shape(capability).withPartition(partition(attempt, key));
       } catch (IllegalArgumentException e) {
         rejections.reject(appId, keyName, e.getMessage());
         continue;

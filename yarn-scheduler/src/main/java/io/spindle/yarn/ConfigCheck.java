@@ -55,9 +55,7 @@ public final class ConfigCheck {
    */
   private static final Map<String, String> NOT_YET_QUEUE_KEYS = Map.of(
       "ordering-policy.fair.enable-size-based-weight", "fair ordering compares what applications hold, not their size",
-      "accessible-node-labels", "node labels are not scheduled",
-      "default-node-label-expression", "node labels are not scheduled",
-      "leaf-queue-template.accessible-node-labels", "node labels are not scheduled",
+      "leaf-queue-template.accessible-node-labels", "created queues take no labels of their own",
       "auto-queue-creation-v2.queue-auto-removal.enable", "created queues stay until the ResourceManager restarts",
       "minimum-user-limit-percent", "counted in the per-user application limit only");
 
@@ -142,6 +140,10 @@ public final class ConfigCheck {
           : new Line(key, value, Verdict.NOT_USED, "CapacityScheduler's own tuning; Spindle schedules otherwise");
     }
     String suffix = rest.substring(queue.path().length() + 1);
+    if (suffix.startsWith("accessible-node-labels.")) {
+      return new Line(key, value, Verdict.NOT_YET, "per-label capacities are not applied: shares are computed over "
+          + "the whole cluster (labels themselves are honoured as exclusive partitions)");
+    }
     for (Map.Entry<String, String> e : NOT_YET_QUEUE_KEYS.entrySet()) {
       if (suffix.equals(e.getKey()) || suffix.startsWith(e.getKey() + ".")) {
         return new Line(key, value, Verdict.NOT_YET, e.getValue());

@@ -3,6 +3,7 @@ package io.spindle.yarn;
 import io.spindle.core.engine.EngineEvent;
 import io.spindle.ha.avro.MigLayoutRecord;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -63,11 +64,38 @@ final class NodeEvents {
     this.toEngine = toEngine;
   }
 
-  void added(RMNode rmNode) {
+  /** YARN gives a node at most one partition label; none is the default partition. */
+  static String partition(Set<String> labels) {
+    return labels == null || labels.isEmpty() ? io.spindle.core.model.Node.DEFAULT_PARTITION
+        : labels.iterator().next();
+  }
+
+  /**
+   * Nodes' labels changed ({@code yarn rmadmin -replaceLabelsOnNode}, or a NodeManager's own report): the node
+   * keeps what runs there and takes new work of its new partition only.
+   */
+  void relabelled(Map<NodeId, Set<String>> labels) {
+    for (Map.Entry<NodeId, Set<String>> e : labels.entrySet()) {
+      FiCaSchedulerNode node = tracker.getNode(e.getKey());
+      if (node == null) {
+        LOG.info("Labels {} of node {}, which is not registered: it takes them when it registers", e.getValue(),
+            e.getKey());
+        continue;
+      }
+      node.updateLabels(e.getValue());
+      String partition = partition(e.getValue());
+      inventory.relabel(e.getKey(), partition);
+      toEngine.accept(new EngineEvent.NodePartitionChanged(YarnIds.node(e.getKey()), partition));
+      LOG.info("Node {} now in partition '{}'", e.getKey(), partition);
+    }
+  }
+
+  /** @param labels the node's labels as YARN's node-label manager has them */
+  void added(RMNode rmNode, Set<String> labels) {
     tracker.addNode(new FiCaSchedulerNode(rmNode, settings.usePortForNodeName()));
     try {
       toEngine.accept(new EngineEvent.NodeAdded(inventory.register(rmNode.getNodeID(),
-          settings.location(rmNode.getRackName()), rmNode.getTotalCapability())));
+          settings.location(rmNode.getRackName()), rmNode.getTotalCapability(), partition(labels))));
     } catch (IllegalArgumentException e) {
       LOG.error("Node {} cannot be scheduled by Spindle: {}", rmNode.getNodeID(), e.getMessage());
     }

@@ -42,7 +42,7 @@ final class NodeInventory {
   private static final Logger LOG = LoggerFactory.getLogger(NodeInventory.class);
 
   /** What the scheduler needs to rebuild a node: where it is and what its NodeManager advertises. */
-  private record Registration(NodeId id, String location, Resource total) {}
+  private record Registration(NodeId id, String location, Resource total, String partition) {}
 
   /** One GPU's exchange state. */
   private static final class GpuExchange {
@@ -96,13 +96,16 @@ final class NodeInventory {
     return exchange != null;
   }
 
-  /** Models a registering (or re-registering) node; an unusable inventory is an IllegalArgumentException. */
-  synchronized Node register(NodeId id, String location, Resource total) {
+  /**
+   * Models a registering (or re-registering) node of {@code partition} (its YARN node label, empty for none); an
+   * unusable inventory is an IllegalArgumentException.
+   */
+  synchronized Node register(NodeId id, String location, Resource total, String partition) {
     unregister(id);
-    registrations.put(id, new Registration(id, location, total));
+    registrations.put(id, new Registration(id, location, total, partition));
     String zkName = zkNameWithReports(id);
-    Node node = zkName == null ? translate.node(YarnIds.node(id), location, total)
-        : fromReports(id, zkName, location, total);
+    Node node = (zkName == null ? translate.node(YarnIds.node(id), location, total)
+        : fromReports(id, zkName, location, total)).withPartition(partition);
     if (zkName != null) {
       zkNames.put(id, zkName);
       byZkName.put(zkName, id);
@@ -120,13 +123,18 @@ final class NodeInventory {
   /** Rebuilds a registered node (after its reports arrived or its resources changed). */
   synchronized Optional<Node> rebuild(NodeId id) {
     Registration r = registrations.get(id);
-    return r == null ? Optional.empty() : Optional.of(register(r.id(), r.location(), r.total()));
+    return r == null ? Optional.empty() : Optional.of(register(r.id(), r.location(), r.total(), r.partition()));
+  }
+
+  /** The node's label changed; a later rebuild keeps the new one. */
+  synchronized void relabel(NodeId id, String partition) {
+    registrations.computeIfPresent(id, (k, r) -> new Registration(id, r.location(), r.total(), partition));
   }
 
   synchronized void updateResources(NodeId id, Resource total) {
     Registration r = registrations.get(id);
     if (r != null) {
-      registrations.put(id, new Registration(id, r.location(), total));
+      registrations.put(id, new Registration(id, r.location(), total, r.partition()));
     }
   }
 

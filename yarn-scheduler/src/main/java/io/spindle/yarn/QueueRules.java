@@ -4,6 +4,7 @@ import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import io.spindle.core.queue.Capacity;
 import io.spindle.core.queue.QueueConfig;
 import io.spindle.core.queue.QueueConfigException;
@@ -12,6 +13,7 @@ import io.spindle.core.queue.QueueTree;
 import org.apache.hadoop.security.AccessControlException;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
 import org.apache.hadoop.yarn.api.records.QueueState;
+import org.apache.hadoop.yarn.server.resourcemanager.nodelabels.RMNodeLabelsManager;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplication;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacitySchedulerConfiguration;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.QueuePath;
@@ -28,9 +30,13 @@ import org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.QueuePat
  * @param absoluteShare the queue's guarantee as a share of the cluster (a queue given in absolute resources counts as
  *     its whole parent)
  * @param maxAmShare {@code maximum-am-resource-percent}, as CapacityScheduler reads it (a fraction, 0.1 by default)
+ * @param accessibleLabels {@code accessible-node-labels}, inherited from the parent where unset ({@code *}, every
+ *     label, at root): the partitions the queue's applications may ask for, which the RM checks each request against
+ * @param defaultLabelExpression {@code default-node-label-expression}, inherited likewise; {@code null}: none, the
+ *     default partition
  */
 record QueueRules(QueueState state, int maxApplications, int maxApplicationsPerUser, Lifetimes lifetimes,
-    double absoluteShare, float maxAmShare) {
+    double absoluteShare, float maxAmShare, Set<String> accessibleLabels, String defaultLabelExpression) {
 
   /**
    * CapacityScheduler's application lifetimes of a queue, in seconds ({@code maximum-application-lifetime},
@@ -87,8 +93,13 @@ record QueueRules(QueueState state, int maxApplications, int maxApplicationsPerU
       checkOrderingPolicy(q, path, cs);
       checkWhole(q, "max-parallel-apps", () -> cs.getMaxParallelAppsForQueue(path));
       Lifetimes lifetimes = Lifetimes.read(q, path, parent == null ? null : parent.lifetimes(), cs);
+      Set<String> ownLabels = cs.getAccessibleNodeLabels(path);
+      Set<String> labels = ownLabels != null ? Set.copyOf(ownLabels)
+          : parent == null ? Set.of(RMNodeLabelsManager.ANY) : parent.accessibleLabels();
+      String ownDefault = cs.getDefaultNodeLabelExpression(path);
+      String defaultLabel = ownDefault != null ? ownDefault : parent == null ? null : parent.defaultLabelExpression();
       out.put(q.path(), new QueueRules(state, max, perUser, lifetimes, share,
-          cs.getMaximumApplicationMasterResourcePerQueuePercent(path)));
+          cs.getMaximumApplicationMasterResourcePerQueuePercent(path), labels, defaultLabel));
     }
     return out;
   }

@@ -1,8 +1,13 @@
 package io.spindle.yarn;
 
+import java.util.HashMap;
+import java.util.Map;
 import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
+import org.apache.hadoop.yarn.api.records.ApplicationResourceUsageReport;
 import org.apache.hadoop.yarn.api.records.Container;
 import org.apache.hadoop.yarn.api.records.ContainerId;
+import org.apache.hadoop.yarn.api.records.Resource;
+import org.apache.hadoop.yarn.api.records.ResourceInformation;
 import org.apache.hadoop.yarn.server.resourcemanager.RMContext;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainerEvent;
@@ -15,6 +20,8 @@ import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.ContainerR
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.fica.FiCaSchedulerApp;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.fica.FiCaSchedulerNode;
 import org.apache.hadoop.yarn.server.scheduler.SchedulerRequestKey;
+import org.apache.hadoop.yarn.util.resource.ResourceCalculator;
+import org.apache.hadoop.yarn.util.resource.Resources;
 
 /** An application attempt: YARN's bookkeeping of its asks and containers, which Spindle's decisions fill. */
 final class SpindleAppAttempt extends FiCaSchedulerApp {
@@ -22,6 +29,45 @@ final class SpindleAppAttempt extends FiCaSchedulerApp {
   SpindleAppAttempt(ApplicationAttemptId id, String user, Queue queue, AbstractUsersManager users,
       RMContext rmContext) {
     super(id, user, queue, users, rmContext);
+  }
+
+  /**
+   * YARN's usage report of the attempt (resource-seconds, queue and cluster shares), as SchedulerApplicationAttempt
+   * writes it. FiCaSchedulerApp's own casts the queue to CapacityScheduler's queue class as soon as YARN's node-label
+   * manager knows any node's resources — which it does under Spindle, since Spindle activates nodes there as
+   * CapacityScheduler does — and failed every application report with a ClassCastException.
+   */
+  @Override
+  public ApplicationResourceUsageReport getResourceUsageReport() {
+    writeLock.lock();
+    try {
+      long now = System.currentTimeMillis();
+      Map<String, Long> seconds = new HashMap<>();
+      for (RMContainer c : liveContainers.values()) {
+        long usedMillis = now - c.getCreationTime();
+        for (ResourceInformation r : c.getContainer().getResource().getResources()) {
+          seconds.merge(r.getName(), r.getValue() * usedMillis / 1000, Long::sum);
+        }
+      }
+      Resource used = Resources.clone(attemptResourceUsage.getAllUsed());
+      Resource reserved = Resources.clone(attemptResourceUsage.getReserved());
+      Resource cluster = rmContext.getScheduler().getClusterResource();
+      ResourceCalculator calc = rmContext.getScheduler().getResourceCalculator();
+      float queuePercent = 0;
+      float clusterPercent = 0;
+      if (!calc.isInvalidDivisor(cluster)) {
+        float capacity = getQueue().getQueueInfo(false, false).getCapacity();
+        queuePercent = capacity <= 0 ? 0 : calc.divide(cluster, used, Resources.multiply(cluster, capacity)) * 100;
+        clusterPercent = calc.divide(cluster, used, cluster) * 100;
+      }
+      Map<String, Long> preempted = new HashMap<>();
+      preempted.put(ResourceInformation.MEMORY_MB.getName(), 0L);
+      preempted.put(ResourceInformation.VCORES.getName(), 0L);
+      return ApplicationResourceUsageReport.newInstance(liveContainers.size(), reservedContainers.size(), used,
+          reserved, Resources.add(used, reserved), seconds, queuePercent, clusterPercent, preempted);
+    } finally {
+      writeLock.unlock();
+    }
   }
 
   /**

@@ -107,7 +107,8 @@ final class SpindleQueue implements Queue {
     }
     return QueueInfo.newInstance(config.name(), config.path(), f.capacity(), f.maximumCapacity(),
         f.usedCapacity(), childInfos,
-        Collections.emptyList(), rules.state(), Set.of(), null, null, false, (float) config.weight(), -1);
+        Collections.emptyList(), rules.state(), rules.accessibleLabels(), rules.defaultLabelExpression(), null,
+        false, (float) config.weight(), -1);
   }
 
   @Override
@@ -151,12 +152,12 @@ final class SpindleQueue implements Queue {
 
   @Override
   public Set<String> getAccessibleNodeLabels() {
-    return null;
+    return rules.accessibleLabels();
   }
 
   @Override
   public String getDefaultNodeLabelExpression() {
-    return null;
+    return rules.defaultLabelExpression();
   }
 
   // Pending demand is the engine's to account (it knows gangs and MIG charges); YARN's pending gauges stay untouched.

@@ -73,6 +73,7 @@ import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.AppAttemptR
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.AppRemovedSchedulerEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.ContainerExpiredSchedulerEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeAddedSchedulerEvent;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeLabelsUpdateSchedulerEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeRemovedSchedulerEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeResourceUpdateSchedulerEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeUpdateSchedulerEvent;
@@ -253,20 +254,29 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     switch (event.getType()) {
       case NODE_ADDED -> {
         NodeAddedSchedulerEvent e = (NodeAddedSchedulerEvent) event;
-        nodes.added(e.getAddedRMNode());
+        nodes.added(e.getAddedRMNode(), activateLabels(e.getAddedRMNode()));
         recoverContainersOnNode(e.getContainerReports(), e.getAddedRMNode());
         parallel.clusterChanged().forEach(this::startHeld);
       }
       case NODE_REMOVED -> {
-        nodes.removed(((NodeRemovedSchedulerEvent) event).getRemovedRMNode());
+        RMNode gone = ((NodeRemovedSchedulerEvent) event).getRemovedRMNode();
+        if (rmContext.getNodeLabelManager() != null) {
+          rmContext.getNodeLabelManager().deactivateNode(gone.getNodeID());
+        }
+        nodes.removed(gone);
         parallel.clusterChanged().forEach(this::startHeld);
       }
       case NODE_RESOURCE_UPDATE -> {
         NodeResourceUpdateSchedulerEvent e = (NodeResourceUpdateSchedulerEvent) event;
         updateNodeResource(e.getRMNode(), e.getResourceOption());
+        if (rmContext.getNodeLabelManager() != null) {
+          rmContext.getNodeLabelManager().updateNodeResource(e.getRMNode().getNodeID(),
+              e.getResourceOption().getResource());
+        }
         nodes.resized(e.getRMNode().getNodeID(), e.getResourceOption().getResource());
         parallel.clusterChanged().forEach(this::startHeld);
       }
+      case NODE_LABELS_UPDATE -> nodes.relabelled(((NodeLabelsUpdateSchedulerEvent) event).getUpdatedNodeToLabels());
       case NODE_UPDATE -> {
         nodeUpdate(((NodeUpdateSchedulerEvent) event).getRMNode());
         wake.release();
@@ -300,10 +310,10 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
         completedContainer(c, SchedulerUtils.createAbnormalContainerStatus(c.getContainerId(),
             SchedulerUtils.RELEASED_CONTAINER), RMContainerEventType.RELEASED);
       }
-      // Spindle places by GPU inventory and topology, not by node label or attribute.
-      case NODE_LABELS_UPDATE, NODE_ATTRIBUTES_UPDATE -> LOG.debug("Spindle ignores {}", event.getType());
+      // Spindle places by GPU inventory, topology and partition (node label), not by node attribute.
+      case NODE_ATTRIBUTES_UPDATE -> LOG.debug("Spindle ignores {}", event.getType());
       // Sent by CapacityScheduler's preemption monitor and for its reserved containers and dynamic queues; Spindle
-      // neither runs that monitor nor reserves YARN containers nor creates queues on the fly.
+      // neither runs that monitor nor reserves YARN containers, and creates queues itself (QueueLoader).
       case KILL_RESERVED_CONTAINER, MARK_CONTAINER_FOR_PREEMPTION, MARK_CONTAINER_FOR_KILLABLE,
           MARK_CONTAINER_FOR_NONKILLABLE, MANAGE_QUEUE, AUTO_QUEUE_DELETION ->
           LOG.warn("Spindle does not act on {}: it comes from a CapacityScheduler component", event.getType());
@@ -383,6 +393,20 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
       rmContext.getDispatcher().getEventHandler().handle(new RMFatalEvent(RMFatalEventType.STATE_STORE_FENCED,
           "Spindle: " + why));
     }
+  }
+
+  /**
+   * Tells YARN's node-label manager that the node runs (the scheduler's duty: CapacityScheduler does it on adding a
+   * node; without it label changes never reach the node) and returns its labels.
+   */
+  private java.util.Set<String> activateLabels(RMNode node) {
+    org.apache.hadoop.yarn.server.resourcemanager.nodelabels.RMNodeLabelsManager labels =
+        rmContext.getNodeLabelManager();
+    if (labels == null) {
+      return node.getNodeLabels();
+    }
+    labels.activateNode(node.getNodeID(), node.getTotalCapability());
+    return labels.getLabelsOnNode(node.getNodeID());
   }
 
   // ---------------------------------------------------------------- asks

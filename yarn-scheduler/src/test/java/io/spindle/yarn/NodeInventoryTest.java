@@ -78,7 +78,7 @@ class NodeInventoryTest {
 
   @Test
   void aNodeWithoutReportsIsModelledFromItsWholeGpusThenRebuiltFromItsReports() throws Exception {
-    Node provisional = inventory.register(node, "/rack1", resources(2));
+    Node provisional = inventory.register(node, "/rack1", resources(2), "");
     assertThat(provisional.gpus()).extracting(Gpu::migEnabled).containsExactly(false, false);
 
     report(0, false, List.of(), 0);
@@ -99,7 +99,7 @@ class NodeInventoryTest {
     report(0, true, List.of(new MigInstanceRecord("7g.80gb", 0)), 0);
     next();
     awaitMirrored(1);
-    inventory.register(node, "/rack1", resources(0));
+    inventory.register(node, "/rack1", resources(0), "");
 
     MigLayout wanted = MigLayout.empty(H100).with(new MigPlacement(H100.profile("3g.40gb").orElseThrow(), 0))
         .with(new MigPlacement(H100.profile("3g.40gb").orElseThrow(), 4));
@@ -124,7 +124,7 @@ class NodeInventoryTest {
     report(0, true, List.of(new MigInstanceRecord("7g.80gb", 0)), 0);
     next();
     awaitMirrored(1);
-    Node n = inventory.register(node, "/rack1", resources(0));
+    Node n = inventory.register(node, "/rack1", resources(0), "");
     MigLayout current = n.gpus().get(0).migLayout();
     inventory.request(new Decision.ReconfigureMig(YarnIds.node(node), 0, MigLayout.empty(H100), 0));
 
@@ -141,7 +141,7 @@ class NodeInventoryTest {
     NodeInventory local = new NodeInventory(CATALOG, new YarnResources(CATALOG, H100, 8), null, TIMEOUT_MS,
         now::get);
     assertThat(local.canReconfigure()).isFalse();
-    Node n = local.register(node, "/rack1", resources(4));
+    Node n = local.register(node, "/rack1", resources(4), "");
     assertThat(n.gpus()).hasSize(4).noneMatch(Gpu::migEnabled);
   }
 

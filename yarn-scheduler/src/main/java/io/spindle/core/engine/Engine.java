@@ -167,6 +167,16 @@ public final class Engine {
       for (GangRun run : torn) {
         gangRuns.restart(run, "node " + e.nodeId() + " left", state, decisions);
       }
+    } else if (event instanceof EngineEvent.NodePartitionChanged e) {
+      Reservation held = cluster.changePartition(e.nodeId(), e.partition());
+      DemandState d = held == null ? null : reservations.owning(held);
+      if (d != null && !d.shape.partition().equals(e.partition())) {
+        reservations.drop(d);
+        d.reportedReason = "re-queued: node " + e.nodeId() + " of its reservation on " + held.subtree()
+            + " moved to partition '" + e.partition() + "'";
+        decisions.add(new Decision.Wait(d.app.id, d.key, d.reportedReason));
+      }
+      admission.limitsChanged();
     } else if (event instanceof AppSubmitted e) {
       admission.submit(e, decisions);
     } else if (event instanceof AppFinished e) {

@@ -16,6 +16,12 @@ public sealed interface EngineEvent {
   record NodeRemoved(NodeId nodeId) implements EngineEvent {}
 
   /**
+   * The node's partition (YARN node label) changed: what runs there keeps running, new containers come from requests
+   * of the new partition only, and a gang reservation holding it is given up (its gang can no longer use it).
+   */
+  record NodePartitionChanged(NodeId nodeId, String partition) implements EngineEvent {}
+
+  /**
    * @param queue leaf queue by name or full path
    * @param priority higher runs first within a queue (YARN's application priority)
    */

@@ -6,6 +6,7 @@ import io.spindle.core.placement.GangPlacer;
 import io.spindle.core.placement.Placement;
 import io.spindle.core.placement.Reservation;
 import io.spindle.core.preemption.Candidate;
+import io.spindle.core.model.NodeId;
 import io.spindle.core.preemption.CapacityProbe;
 import io.spindle.core.preemption.CheckpointHandshake;
 import io.spindle.core.preemption.Need;
@@ -174,12 +175,12 @@ final class PreemptionSnapshot {
     }
   }
 
-  /** As {@link #probe()}, for {@code d}: when it holds a reservation, only victims on its reserved nodes may help. */
+  /**
+   * As {@link #probe()}, for {@code d}: only victims on nodes of its partition may help, and when it holds a
+   * reservation only those on its reserved nodes.
+   */
   CapacityProbe probe(DemandState d) {
     CapacityProbe all = probe();
-    if (d.reservation == null) {
-      return all;
-    }
     return new CapacityProbe() {
       @Override
       public void free(Candidate victim) {
@@ -201,7 +202,14 @@ final class PreemptionSnapshot {
         Reservation r = d.reservation;
         for (long id : victim.allocationIds()) {
           Allocation a = state.allocation(id);
-          if (r == null || (a != null && r.nodeIds().contains(a.placement().nodeId()))) {
+          if (a == null) {
+            if (r == null) {
+              return true; // Ended already: what it held is free, wherever it was.
+            }
+            continue;
+          }
+          NodeId node = a.placement().nodeId();
+          if (d.shape.partition().equals(cluster.partitionOf(node)) && (r == null || r.nodeIds().contains(node))) {
             return true;
           }
         }

@@ -12,10 +12,21 @@ import java.util.Set;
  * model (servers are built that way), which lets placement index nodes by model.
  *
  * @param location the node's parent in the topology, Hadoop-style ({@code /spine1/rack3})
+ * @param partition the node's partition (YARN node label), {@link #DEFAULT_PARTITION} for none: only requests of the
+ *     same partition are placed on it
  */
-public record Node(NodeId id, String location, long memoryMb, int vcores, List<Gpu> gpus) {
+public record Node(NodeId id, String location, long memoryMb, int vcores, List<Gpu> gpus, String partition) {
+
+  /** The partition of nodes without a label, and of requests that name none. */
+  public static final String DEFAULT_PARTITION = "";
+
+  /** A node of the default partition. */
+  public Node(NodeId id, String location, long memoryMb, int vcores, List<Gpu> gpus) {
+    this(id, location, memoryMb, vcores, gpus, DEFAULT_PARTITION);
+  }
 
   public Node {
+    partition = partition == null ? DEFAULT_PARTITION : partition.strip();
     if (id == null) {
       throw new InvalidInputException("node.id", null, "must not be empty");
     }
@@ -34,6 +45,11 @@ public record Node(NodeId id, String location, long memoryMb, int vcores, List<G
                 + "; Spindle models one GPU model per node");
       }
     }
+  }
+
+  /** This node in partition {@code p} (its label changed). */
+  public Node withPartition(String p) {
+    return new Node(id, location, memoryMb, vcores, gpus, p);
   }
 
   /** The node's GPU model, or {@code null} for a CPU-only node. */

@@ -9,13 +9,21 @@ import static io.spindle.core.model.InvalidInputException.requireNonNegative;
  *
  * @param gpuModel required GPU model for whole GPUs, or {@code null} for any model
  * @param migProfile MIG profile name in NVIDIA's naming ({@code 3g.40gb}), or {@code null}
+ * @param partition the partition (YARN node label expression) whose nodes may hold it; {@link Node#DEFAULT_PARTITION}
+ *     for the nodes without a label
  */
 public record Resources(
-    long memoryMb, int vcores, int gpus, String gpuModel, String migProfile, int migInstances) {
+    long memoryMb, int vcores, int gpus, String gpuModel, String migProfile, int migInstances, String partition) {
 
   public static final Resources NONE = new Resources(0, 0, 0, null, null, 0);
 
+  /** A container of the default partition. */
+  public Resources(long memoryMb, int vcores, int gpus, String gpuModel, String migProfile, int migInstances) {
+    this(memoryMb, vcores, gpus, gpuModel, migProfile, migInstances, Node.DEFAULT_PARTITION);
+  }
+
   public Resources {
+    partition = partition == null ? Node.DEFAULT_PARTITION : partition.strip();
     requireNonNegative("memoryMb", memoryMb);
     requireNonNegative("vcores", vcores);
     requireNonNegative("gpus", gpus);
@@ -44,15 +52,20 @@ public record Resources(
   }
 
   public Resources withGpus(int count) {
-    return new Resources(memoryMb, vcores, count, gpuModel, null, 0);
+    return new Resources(memoryMb, vcores, count, gpuModel, null, 0, partition);
   }
 
   public Resources withGpuModel(String model) {
-    return new Resources(memoryMb, vcores, gpus, model, migProfile, migInstances);
+    return new Resources(memoryMb, vcores, gpus, model, migProfile, migInstances, partition);
   }
 
   public Resources withMig(String profile, int instances) {
-    return new Resources(memoryMb, vcores, 0, gpuModel, profile, instances);
+    return new Resources(memoryMb, vcores, 0, gpuModel, profile, instances, partition);
+  }
+
+  /** This shape for the nodes of partition {@code p}. */
+  public Resources withPartition(String p) {
+    return new Resources(memoryMb, vcores, gpus, gpuModel, migProfile, migInstances, p);
   }
 
   public boolean wantsMig() {
@@ -75,6 +88,9 @@ public record Resources(
     }
     if (gpuModel != null) {
       s.append(", model=").append(gpuModel);
+    }
+    if (!partition.isEmpty()) {
+      s.append(", label=").append(partition);
     }
     return s.append('>').toString();
   }

@@ -59,7 +59,7 @@ public final class ClusterState {
       ? Integer.compare(a.freeMigSlices, b.freeMigSlices) : Integer.compare(a.seq, b.seq);
 
   /** Distinct node capacities, to tell at once whether a container could ever fit. */
-  private record NodeShape(long memoryMb, int vcores, GpuModel model, int wholeGpus, int migGpus) {}
+  private record NodeShape(long memoryMb, int vcores, GpuModel model, int wholeGpus, int migGpus, String partition) {}
 
   private final Topology topology;
   private final Map<NodeId, NodeState> nodes = new LinkedHashMap<>();
@@ -186,7 +186,7 @@ public final class ClusterState {
         candidate = set.ceiling(probe(level, mig, shape.memoryMb()));
         continue;
       }
-      if (candidate.freeMemoryMb >= shape.memoryMb() && candidate.freeVcores >= shape.vcores()) {
+      if (candidate.fitsCpuAndMemory(shape)) {
         List<GpuSlot> gpus = shape.gpus() == 0 ? List.of() : candidate.chooseWholeGpus(shape.gpus());
         return new Placement(candidate.id(), gpus, shape.baseVector());
       }
@@ -399,8 +399,13 @@ public final class ClusterState {
     int mostGpus = 0;
     long mostMemory = 0;
     int mostVcores = 0;
+    boolean partitionSeen = false;
     Set<String> migModels = new LinkedHashSet<>();
     for (NodeShape n : shapes.keySet()) {
+      if (!n.partition().equals(shape.partition())) {
+        continue;
+      }
+      partitionSeen = true;
       mostMemory = Math.max(mostMemory, n.memoryMb());
       mostVcores = Math.max(mostVcores, n.vcores());
       boolean modelOk = shape.gpuModel() == null || (n.model() != null && n.model().name().equals(shape.gpuModel()));
@@ -423,6 +428,9 @@ public final class ClusterState {
         return null;
       }
     }
+    if (!partitionSeen) {
+      return null; // No node carries the label yet: the request waits for one, as in CapacityScheduler.
+    }
     if (shape.memoryMb() > mostMemory || shape.vcores() > mostVcores) {
       return "no node in the cluster is that large: the largest offers " + mostMemory + " MB and " + mostVcores
           + " vcores, the container asks " + shape;
@@ -435,6 +443,26 @@ public final class ClusterState {
     }
     return "no node in the cluster has " + shape.gpus() + " whole GPU(s)"
         + (shape.gpuModel() == null ? "" : " of model " + shape.gpuModel()) + "; the most on one node is " + mostGpus;
+  }
+
+  /**
+   * Moves a node to partition {@code partition} (its YARN node label changed). What runs there keeps running; from now
+   * on only requests of the new partition are placed on it. Returns the reservation holding the node, if any, for the
+   * caller to give up.
+   */
+  public Reservation changePartition(NodeId nodeId, String partition) {
+    NodeState state = requireNode(nodeId);
+    Reservation held = state.reservation;
+    shapes.computeIfPresent(shapeOf(state.node), (k, v) -> v == 1 ? null : v - 1);
+    state.node = state.node.withPartition(partition);
+    shapes.merge(shapeOf(state.node), 1, Integer::sum);
+    return held;
+  }
+
+  /** The partition of a registered node; {@code null} for one that is not. */
+  public String partitionOf(NodeId nodeId) {
+    NodeState state = nodes.get(nodeId);
+    return state == null ? null : state.node.partition();
   }
 
   /** Why the container does not fit now, for the pending reason users read. */
@@ -517,7 +545,8 @@ public final class ClusterState {
 
   private static NodeShape shapeOf(Node node) {
     int mig = (int) node.gpus().stream().filter(g -> g.migEnabled()).count();
-    return new NodeShape(node.memoryMb(), node.vcores(), node.gpuModel(), node.gpus().size() - mig, mig);
+    return new NodeShape(node.memoryMb(), node.vcores(), node.gpuModel(), node.gpus().size() - mig, mig,
+        node.partition());
   }
 
   private static NodeState probe(int freeWholeGpus, int freeMigSlices, long freeMemoryMb) {

@@ -451,7 +451,7 @@ final class MigPlanningPass {
    */
   boolean eligible(NodeState node, Resources shape) {
     GpuModel model = node.node.gpuModel();
-    if (node.reservation != null || model == null || model.profile(shape.migProfile()).isEmpty()
+    if (node.reservation != null || !node.inPartition(shape) || model == null || model.profile(shape.migProfile()).isEmpty()
         || (shape.gpuModel() != null && !shape.gpuModel().equals(model.name()))) {
       return false;
     }

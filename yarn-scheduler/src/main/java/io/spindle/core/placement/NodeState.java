@@ -18,7 +18,8 @@ import java.util.Map;
  */
 final class NodeState {
 
-  final Node node;
+  /** Replaced only when the node's partition changes ({@link ClusterState#changePartition}). */
+  Node node;
   final int seq;
   long freeMemoryMb;
   int freeVcores;
@@ -100,6 +101,9 @@ final class NodeState {
 
   /** How many containers of the shape fit here now, at most {@code limit}. */
   int capacityFor(Resources shape, int limit) {
+    if (!inPartition(shape)) {
+      return 0;
+    }
     long c = limit;
     if (shape.memoryMb() > 0) {
       c = Math.min(c, freeMemoryMb / shape.memoryMb());
@@ -119,6 +123,9 @@ final class NodeState {
 
   /** How many containers of the shape would fit on this node if it were empty, at most {@code limit}. */
   int emptyCapacityFor(Resources shape, int limit) {
+    if (!inPartition(shape)) {
+      return 0;
+    }
     long c = limit;
     if (shape.memoryMb() > 0) {
       c = Math.min(c, node.memoryMb() / shape.memoryMb());
@@ -147,7 +154,12 @@ final class NodeState {
   }
 
   boolean fitsCpuAndMemory(Resources shape) {
-    return freeMemoryMb >= shape.memoryMb() && freeVcores >= shape.vcores();
+    return inPartition(shape) && freeMemoryMb >= shape.memoryMb() && freeVcores >= shape.vcores();
+  }
+
+  /** Whether the shape may be placed here at all: only on nodes of its own partition (exclusive node labels). */
+  boolean inPartition(Resources shape) {
+    return node.partition().equals(shape.partition());
   }
 
   /** Chooses whole GPUs by {@link NvlinkIslands}' rule; {@code null} if not enough are free. */

@@ -1,0 +1,85 @@
+package io.spindle.core.engine;
+
+import static io.spindle.core.Fixtures.CATALOG;
+import static io.spindle.core.Fixtures.gpuNode;
+import static io.spindle.core.Fixtures.queues;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.spindle.core.engine.EngineEvent.AppSubmitted;
+import io.spindle.core.engine.EngineEvent.Demand;
+import io.spindle.core.engine.EngineEvent.NodeAdded;
+import io.spindle.core.model.AppId;
+import io.spindle.core.model.Node;
+import io.spindle.core.model.NodeId;
+import io.spindle.core.model.Resources;
+import io.spindle.core.model.Topology;
+import io.spindle.core.preemption.PreemptionSettings;
+import io.spindle.core.queue.QueueTree;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.junit.jupiter.api.Test;
+
+/** Partitions (YARN's exclusive node labels): a request runs only on nodes of its own partition. */
+class PartitionPlacementTest {
+
+  private static final QueueTree ONE = queues("root.queues", "a", "root.a.capacity", "100",
+      "root.a.user-limit-factor", "-1");
+
+  private final ManualClock clock = new ManualClock(0);
+  private final Engine engine = new Engine(CATALOG, ONE, Topology.singleRack(), clock, EngineSettings.defaults());
+
+  private static Resources oneGpu(String partition) {
+    return Resources.of(1024, 1).withGpus(1).withPartition(partition);
+  }
+
+  private static Map<String, Integer> perNode(CycleResult r) {
+    Map<String, Integer> out = new TreeMap<>();
+    r.allocations().forEach(a -> out.merge(a.appId().value() + "@" + a.nodeId().value(), 1, Integer::sum));
+    return out;
+  }
+
+  @Test
+  void labelledAndUnlabelledRequestsStayOnTheirOwnNodes() {
+    Node gpu = gpuNode("gpu1", Topology.DEFAULT_RACK, 4).withPartition("GPU");
+    engine.cycle(List.of(new NodeAdded(gpu), new NodeAdded(gpuNode("plain1", Topology.DEFAULT_RACK, 4))));
+    CycleResult r = engine.cycle(List.of(new AppSubmitted(AppId.of("ml"), "a", "u", 0),
+        new AppSubmitted(AppId.of("etl"), "a", "u", 0), new Demand(AppId.of("ml"), "r", oneGpu("GPU"), 6),
+        new Demand(AppId.of("etl"), "r", oneGpu(Node.DEFAULT_PARTITION), 6)));
+    assertThat(perNode(r)).isEqualTo(Map.of("ml@gpu1", 4, "etl@plain1", 4));
+  }
+
+  @Test
+  void aLabelNoNodeCarriesWaitsInsteadOfBeingRejectedAndRunsWhenANodeIsRelabelled() {
+    engine.cycle(List.of(new NodeAdded(gpuNode("n1", Topology.DEFAULT_RACK, 4))));
+    CycleResult r = engine.cycle(List.of(new AppSubmitted(AppId.of("ml"), "a", "u", 0),
+        new Demand(AppId.of("ml"), "r", oneGpu("GPU"), 2)));
+    assertThat(r.allocations()).isEmpty();
+    assertThat(r.decisions()).noneMatch(d -> d instanceof Decision.Reject);
+    r = engine.cycle(List.of(new EngineEvent.NodePartitionChanged(NodeId.of("n1"), "GPU")));
+    assertThat(perNode(r)).isEqualTo(Map.of("ml@n1", 2));
+  }
+
+  @Test
+  void preemptionForALabelledRequestTakesOnlyFromNodesOfItsLabel() {
+    QueueTree two = queues("root.queues", "a,b", "root.a.capacity", "50", "root.b.capacity", "50",
+        "root.a.user-limit-factor", "-1", "root.b.user-limit-factor", "-1");
+    Engine e = new Engine(CATALOG, two, Topology.singleRack(), clock, EngineSettings.defaults()
+        .withPreemption(PreemptionSettings.defaults().withEnabled(true)));
+    e.cycle(List.of(new NodeAdded(gpuNode("gpu1", Topology.DEFAULT_RACK, 4).withPartition("GPU")),
+        new NodeAdded(gpuNode("plain1", Topology.DEFAULT_RACK, 4))));
+    // b borrows every GPU of both partitions; then a asks for labelled GPUs within its fair share.
+    e.cycle(List.of(new AppSubmitted(AppId.of("greedy-gpu"), "b", "u", 0),
+        new AppSubmitted(AppId.of("greedy-plain"), "b", "u", 0),
+        new Demand(AppId.of("greedy-gpu"), "r", oneGpu("GPU"), 4),
+        new Demand(AppId.of("greedy-plain"), "r", oneGpu(Node.DEFAULT_PARTITION), 4)));
+    e.cycle(List.of(new AppSubmitted(AppId.of("ml"), "a", "u", 0), new Demand(AppId.of("ml"), "r", oneGpu("GPU"), 2)));
+    List<Decision> all = new java.util.ArrayList<>();
+    for (int i = 0; i < 40; i++) {
+      clock.advance(30_000);
+      all.addAll(e.cycle(List.of()).decisions());
+    }
+    assertThat(all).filteredOn(d -> d instanceof Decision.RequestCheckpoint).isNotEmpty()
+        .allMatch(d -> ((Decision.RequestCheckpoint) d).appId().value().equals("greedy-gpu"));
+  }
+}
