@@ -56,8 +56,7 @@ public final class ConfigCheck {
   private static final Map<String, String> NOT_YET_QUEUE_KEYS = Map.of(
       "ordering-policy.fair.enable-size-based-weight", "fair ordering compares what applications hold, not their size",
       "leaf-queue-template.accessible-node-labels", "created queues take no labels of their own",
-      "auto-queue-creation-v2.queue-auto-removal.enable", "created queues stay until the ResourceManager restarts",
-      "minimum-user-limit-percent", "counted in the per-user application limit only");
+      "auto-queue-creation-v2.queue-auto-removal.enable", "created queues stay until the ResourceManager restarts");
 
   private static final Map<String, String> NOT_YET_GLOBAL_KEYS = Map.of(
       "workflow-priority-mappings", "not applied",

@@ -288,7 +288,7 @@ final class PlacementPass {
         return Optional.of(new Refusal.QueueAtMaximum(q.path(), q.usage, q.share.maximum(), charge));
       }
     }
-    return userLimitExceeded(app, charge);
+    return UserLimits.exceeded(app, charge);
   }
 
   /** Commits one container of {@code d} at {@code placement}, announces it and returns its allocation id. */
@@ -316,26 +316,6 @@ final class PlacementPass {
     decisions.add(new Decision.Allocate(id, app.id, d.key, placement.nodeId(), d.shape, placement.gpus(),
         placement.charge()));
     return id;
-  }
-
-  /**
-   * CapacityScheduler's user limit: one user may hold at most user-limit-factor times the queue's guarantee of
-   * each resource the queue is guaranteed (resources it has no guarantee of are bounded by its maximum alone).
-   */
-  private Optional<Refusal> userLimitExceeded(AppState app, ResourceVector charge) {
-    double factor = app.leaf.config.userLimitFactor();
-    if (factor < 0) {
-      return Optional.empty();
-    }
-    ResourceVector guarantee = app.leaf.share.guarantee();
-    ResourceVector after = app.leaf.userUsage.getOrDefault(app.user, ResourceVector.ZERO).plus(charge);
-    for (int i = 0; i < ResourceVector.DIMENSIONS; i++) {
-      long g = guarantee.get(i);
-      if (g > 0 && after.get(i) > (long) Math.floor(g * factor + 1e-9)) {
-        return Optional.of(new Refusal.UserLimit(app.user, app.leaf.path(), factor, guarantee, i));
-      }
-    }
-    return Optional.empty();
   }
 
   /** Walks a leaf's waiting applications and their requests in order, once per cycle. */

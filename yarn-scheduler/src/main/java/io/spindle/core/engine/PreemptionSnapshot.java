@@ -134,21 +134,7 @@ final class PreemptionSnapshot {
     AppState app = d.app;
     return new Need(app.id, d.key, app.leaf.path(), app.user, app.priority, d.unitCharge.times(containers),
         containers, d.isGang(), crossQueue, app.leaf.userUsage.getOrDefault(app.user, ResourceVector.ZERO),
-        userLimit(app.leaf));
-  }
-
-  /** CapacityScheduler's user limit as a vector (see Engine#userLimitExceeded); {@code null} when there is none. */
-  private static ResourceVector userLimit(QueueState leaf) {
-    double factor = leaf.config.userLimitFactor();
-    if (factor < 0) {
-      return null;
-    }
-    long[] limit = new long[ResourceVector.DIMENSIONS];
-    for (int i = 0; i < limit.length; i++) {
-      long g = leaf.share.guarantee().get(i);
-      limit[i] = g > 0 ? (long) Math.floor(g * factor + 1e-9) : Long.MAX_VALUE;
-    }
-    return new ResourceVector(limit[0], limit[1], limit[2]);
+        UserLimits.limit(app.leaf, app.user));
   }
 
   /** The request of a plan's need, if it still waits. */

@@ -42,6 +42,20 @@ sealed interface Refusal {
     }
   }
 
+  /**
+   * The user would pass its share of the leaf among the users asking there (CapacityScheduler's
+   * {@code minimum-user-limit-percent}) in one resource.
+   */
+  record UserShare(String user, String queue, double minimumPercent, int activeUsers, ResourceVector limit,
+      int dimension) implements Refusal {
+    @Override
+    public String describe() {
+      return "user " + user + " holds its share of queue " + queue + " among " + activeUsers + " users asking "
+          + "(minimum-user-limit-percent " + minimumPercent + ": at most " + limit + ") in "
+          + ResourceVector.dimensionName(dimension);
+    }
+  }
+
   /** A gang waits for the nodes reserved for it to drain. */
   record ReservationDraining(int gangSize, String subtree, long projectedStartMillis) implements Refusal {
     @Override

@@ -11,6 +11,8 @@ import java.util.List;
  * @param weight share of idle capacity this queue borrows relative to its siblings (Spindle key)
  * @param preemption this queue's bounds on checkpoint extensions, each {@code null} where it inherits (Spindle keys)
  * @param ordering how a leaf orders its applications ({@code ordering-policy})
+ * @param minimumUserLimitPercent CapacityScheduler's {@code minimum-user-limit-percent}: with N users asking, each may
+ *     hold at most the larger of 1/N of the queue and this percent of it; 100 (the default) bounds nobody
  */
 public record QueueConfig(
     String path,
@@ -20,7 +22,8 @@ public record QueueConfig(
     double userLimitFactor,
     double weight,
     QueuePreemption preemption,
-    AppOrdering ordering) {
+    AppOrdering ordering,
+    double minimumUserLimitPercent) {
 
   public QueueConfig {
     children = List.copyOf(children);
@@ -32,12 +35,13 @@ public record QueueConfig(
   public QueueConfig(String path, List<String> children, Capacity capacity, Capacity maximumCapacity,
       double userLimitFactor, double weight) {
     this(path, children, capacity, maximumCapacity, userLimitFactor, weight, QueuePreemption.INHERIT,
-        AppOrdering.FIFO);
+        AppOrdering.FIFO, 100);
   }
 
   /** This queue with {@code c} as its capacity. */
   public QueueConfig withCapacity(Capacity c) {
-    return new QueueConfig(path, children, c, maximumCapacity, userLimitFactor, weight, preemption, ordering);
+    return new QueueConfig(path, children, c, maximumCapacity, userLimitFactor, weight, preemption, ordering,
+        minimumUserLimitPercent);
   }
 
   public boolean isLeaf() {

@@ -26,6 +26,7 @@ import java.util.regex.Pattern;
  *   <li>{@code yarn.scheduler.capacity.<p>.user-limit-factor}: default 1; -1 for no per-user limit
  *   <li>{@code yarn.scheduler.capacity.<p>.disable_preemption}: no container of the queue is a victim; inherited
  *   <li>{@code yarn.scheduler.capacity.<p>.ordering-policy} of a leaf: {@link AppOrdering}
+ *   <li>{@code yarn.scheduler.capacity.<p>.minimum-user-limit-percent}: default 100 (see {@link QueueConfig})
  *   <li>{@code yarn.scheduler.capacity.<p>.spindle.weight}: share of idle capacity when borrowing; default 1
  *   <li>{@code yarn.scheduler.capacity.<p>.spindle.preemption.max-extensions} and
  *       {@code ...spindle.preemption.max-extension-seconds}: how far a checkpoint notice to an application of the
@@ -45,6 +46,7 @@ public final class QueueConfigParser {
   public static final String MAXIMUM_CAPACITY = "maximum-capacity";
   public static final String USER_LIMIT_FACTOR = "user-limit-factor";
   public static final String DISABLE_PREEMPTION = "disable_preemption";
+  public static final String MINIMUM_USER_LIMIT_PERCENT = "minimum-user-limit-percent";
   public static final String SPINDLE = "spindle.";
   public static final String WEIGHT = SPINDLE + "weight";
   public static final String PREEMPTION_MAX_EXTENSIONS = SPINDLE + "preemption.max-extensions";
@@ -396,7 +398,11 @@ public final class QueueConfigParser {
         extensionSeconds == null ? null : extensionSeconds * 1000, parseHadoopBoolean(c.get(key(path,
             DISABLE_PREEMPTION))));
     AppOrdering ordering = children.isEmpty() ? AppOrdering.of(c.get(key(path, AppOrdering.KEY))) : AppOrdering.FIFO;
-    return new QueueConfig(path, children, capacity, maximum, ulf, weight, preemption, ordering);
+    double mulp = parseNumber(c, key(path, MINIMUM_USER_LIMIT_PERCENT), 100);
+    if (!(mulp >= 0)) {
+      throw new QueueConfigException(key(path, MINIMUM_USER_LIMIT_PERCENT), "must not be negative; was " + mulp);
+    }
+    return new QueueConfig(path, children, capacity, maximum, ulf, weight, preemption, ordering, mulp);
   }
 
   /**
