@@ -8,8 +8,10 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 import org.apache.hadoop.yarn.api.records.NodeId;
 import org.apache.hadoop.yarn.api.records.Resource;
+import org.apache.hadoop.yarn.server.resourcemanager.nodelabels.RMNodeLabelsManager;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainerEventType;
 import org.apache.hadoop.yarn.server.resourcemanager.rmnode.RMNode;
@@ -38,6 +40,7 @@ final class NodeEvents {
   private final Reports migReports;
   /** Nodes to rebuild from their reports or new resources once nothing runs on them. */
   private final Set<NodeId> pendingRebuild = ConcurrentHashMap.newKeySet();
+  private final Supplier<RMNodeLabelsManager> labels;
 
   /**
    * The latest layout each GPU's agent reported and no cycle has read yet, by node and GPU index. A report is the
@@ -53,8 +56,11 @@ final class NodeEvents {
     }
   }
 
+  /** @param labels YARN's node-label manager; {@code null} where the RM has none (some tests) */
   NodeEvents(Reports migReports, NodeInventory inventory, ClusterNodeTracker<FiCaSchedulerNode> tracker,
-      SchedulerSettings settings, SchedulerCalls yarn, SchedulerLocks locks, Consumer<EngineEvent> toEngine) {
+      SchedulerSettings settings, SchedulerCalls yarn, SchedulerLocks locks, Consumer<EngineEvent> toEngine,
+      Supplier<RMNodeLabelsManager> labels) {
+    this.labels = labels;
     this.migReports = migReports;
     this.inventory = inventory;
     this.tracker = tracker;
@@ -90,12 +96,21 @@ final class NodeEvents {
     }
   }
 
-  /** @param labels the node's labels as YARN's node-label manager has them */
-  void added(RMNode rmNode, Set<String> labels) {
-    tracker.addNode(new FiCaSchedulerNode(rmNode, settings.usePortForNodeName()));
+  /**
+   * A node registered. It is activated in YARN's node-label manager, which is the scheduler's duty (CapacityScheduler
+   * does it on adding a node; without it label changes never reach the node), and enters its label's partition.
+   */
+  void added(RMNode rmNode) {
+    RMNodeLabelsManager manager = labels.get();
+    Set<String> nodeLabels = rmNode.getNodeLabels();
+    if (manager != null) {
+      manager.activateNode(rmNode.getNodeID(), rmNode.getTotalCapability());
+      nodeLabels = manager.getLabelsOnNode(rmNode.getNodeID());
+    }
+    tracker.addNode(new FiCaSchedulerNode(rmNode, settings.usePortForNodeName(), nodeLabels));
     try {
       toEngine.accept(new EngineEvent.NodeAdded(inventory.register(rmNode.getNodeID(),
-          settings.location(rmNode.getRackName()), rmNode.getTotalCapability(), partition(labels))));
+          settings.location(rmNode.getRackName()), rmNode.getTotalCapability(), partition(nodeLabels))));
     } catch (IllegalArgumentException e) {
       LOG.error("Node {} cannot be scheduled by Spindle: {}", rmNode.getNodeID(), e.getMessage());
     }
@@ -104,6 +119,9 @@ final class NodeEvents {
 
   /** The node's containers are lost and the node leaves, in one step for the scheduling thread. */
   void removed(RMNode rmNode) {
+    if (labels.get() != null) {
+      labels.get().deactivateNode(rmNode.getNodeID());
+    }
     FiCaSchedulerNode node = tracker.getNode(rmNode.getNodeID());
     if (node == null) {
       return;
@@ -123,6 +141,9 @@ final class NodeEvents {
 
   /** The node's resources changed (YARN's tracker has them already): it is re-read once nothing runs on it. */
   void resized(NodeId node, Resource resources) {
+    if (labels.get() != null) {
+      labels.get().updateNodeResource(node, resources);
+    }
     inventory.updateResources(node, resources);
     pendingRebuild.add(node);
     LOG.info("Node {} resources updated to {}; Spindle re-reads the node once nothing runs on it", node, resources);

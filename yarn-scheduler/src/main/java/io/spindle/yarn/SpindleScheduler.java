@@ -175,7 +175,8 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     }
     this.inventory = new NodeInventory(catalog, translate, zooKeeper == null ? null : zooKeeper.migExchange(),
         settings.migAnswerTimeoutMillis(), System::currentTimeMillis);
-    this.nodes = new NodeEvents(migReports, inventory, nodeTracker, settings, calls, locks, inbox::add);
+    this.nodes = new NodeEvents(migReports, inventory, nodeTracker, settings, calls, locks, inbox::add,
+        () -> rmContext == null ? null : rmContext.getNodeLabelManager());
     this.applier = new DecisionApplier(calls, book, locks, checkpoints, inventory, inbox::add);
     this.apps = new AppLifecycle(applications, asks, queues, () -> rmContext,
         () -> YarnConfiguration.isAclEnabled(this.conf), calls, locks, app -> {
@@ -243,7 +244,15 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
       throw new IOException("Spindle refused the new queue configuration, the previous one stays in force: "
           + e.getMessage(), e);
     }
-    super.reinitialize(newConf, context);
+    // AbstractYarnScheduler.reinitialize would (re)start YARN's scheduling monitors: CapacityScheduler's preemption
+    // and queue-management policies, which refuse any other scheduler — with CapacityScheduler's preemption monitor
+    // left enabled in yarn-site.xml, every refresh and every HA take-over failed. Spindle preempts by itself.
+    if (newConf.getBoolean(YarnConfiguration.RM_SCHEDULER_ENABLE_MONITORS,
+        YarnConfiguration.DEFAULT_RM_SCHEDULER_ENABLE_MONITORS)) {
+      LOG.warn("Spindle does not run {} ({}): they are CapacityScheduler's; Spindle preempts by itself "
+          + "(yarn.scheduler.spindle.preemption.*)", YarnConfiguration.RM_SCHEDULER_MONITOR_POLICIES,
+          newConf.get(YarnConfiguration.RM_SCHEDULER_MONITOR_POLICIES));
+    }
     LOG.info("Spindle queue configuration reloaded: {} queues", next.size());
   }
 
@@ -254,25 +263,17 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     switch (event.getType()) {
       case NODE_ADDED -> {
         NodeAddedSchedulerEvent e = (NodeAddedSchedulerEvent) event;
-        nodes.added(e.getAddedRMNode(), activateLabels(e.getAddedRMNode()));
+        nodes.added(e.getAddedRMNode());
         recoverContainersOnNode(e.getContainerReports(), e.getAddedRMNode());
         parallel.clusterChanged().forEach(this::startHeld);
       }
       case NODE_REMOVED -> {
-        RMNode gone = ((NodeRemovedSchedulerEvent) event).getRemovedRMNode();
-        if (rmContext.getNodeLabelManager() != null) {
-          rmContext.getNodeLabelManager().deactivateNode(gone.getNodeID());
-        }
-        nodes.removed(gone);
+        nodes.removed(((NodeRemovedSchedulerEvent) event).getRemovedRMNode());
         parallel.clusterChanged().forEach(this::startHeld);
       }
       case NODE_RESOURCE_UPDATE -> {
         NodeResourceUpdateSchedulerEvent e = (NodeResourceUpdateSchedulerEvent) event;
         updateNodeResource(e.getRMNode(), e.getResourceOption());
-        if (rmContext.getNodeLabelManager() != null) {
-          rmContext.getNodeLabelManager().updateNodeResource(e.getRMNode().getNodeID(),
-              e.getResourceOption().getResource());
-        }
         nodes.resized(e.getRMNode().getNodeID(), e.getResourceOption().getResource());
         parallel.clusterChanged().forEach(this::startHeld);
       }
@@ -393,20 +394,6 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
       rmContext.getDispatcher().getEventHandler().handle(new RMFatalEvent(RMFatalEventType.STATE_STORE_FENCED,
           "Spindle: " + why));
     }
-  }
-
-  /**
-   * Tells YARN's node-label manager that the node runs (the scheduler's duty: CapacityScheduler does it on adding a
-   * node; without it label changes never reach the node) and returns its labels.
-   */
-  private java.util.Set<String> activateLabels(RMNode node) {
-    org.apache.hadoop.yarn.server.resourcemanager.nodelabels.RMNodeLabelsManager labels =
-        rmContext.getNodeLabelManager();
-    if (labels == null) {
-      return node.getNodeLabels();
-    }
-    labels.activateNode(node.getNodeID(), node.getTotalCapability());
-    return labels.getLabelsOnNode(node.getNodeID());
   }
 
   // ---------------------------------------------------------------- asks
