@@ -53,7 +53,12 @@ class QueueMappingsTest {
     c.set(q + "users.leaf-queue-template.user-limit-factor", "-1");
     c.set(q + "teams.auto-queue-creation-v2.enabled", "true");
     c.set("yarn.scheduler.capacity.queue-mappings",
-        "u:alice:research,g:ml:ml,u:erin:root.teams.%user,u:%user:root.users.%user");
+        "u:alice:research,g:ml:ml,u:erin:root.teams.%user,u:frank:root.teams.%user,u:%user:root.users.%user");
+    // CapacityScheduler's deletion policy for idle flexible queues, which Spindle runs itself.
+    c.setBoolean(YarnConfiguration.RM_SCHEDULER_ENABLE_MONITORS, true);
+    c.set(YarnConfiguration.RM_SCHEDULER_MONITOR_POLICIES,
+        "org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.AutoCreatedQueueDeletionPolicy");
+    c.set("yarn.scheduler.capacity.auto-queue-creation-v2.queue-expiration-time", "1");
     conf = c;
     cluster = MiniClusterSupport.startCluster("queue-mappings", c, 1);
     MiniClusterSupport.awaitEngineGpus(cluster, 4);
@@ -110,6 +115,22 @@ class QueueMappingsTest {
   void aFlexibleParentCreatesTheLeafItsMappingNames() throws Exception {
     ApplicationId app = submitAs("erin", "default");
     assertThat(engineQueue(app)).isEqualTo("root.teams.erin");
+  }
+
+  @Test
+  void anIdleFlexibleQueueIsRemovedAfterItsExpirationWhereTheDeletionPolicyIsOn() throws Exception {
+    ApplicationId app = submitAs("frank", "default");
+    ApplicationId legacy = submitAs("gina", "default");
+    assertThat(engineQueue(app)).isEqualTo("root.teams.frank");
+    assertThat(engineQueue(legacy)).isEqualTo("root.users.gina");
+    try (YarnClient yarn = MiniClusterSupport.startClient(cluster.getConfig())) {
+      yarn.killApplication(app);
+      yarn.killApplication(legacy);
+    }
+    await(Duration.ofSeconds(30), () -> spindle().queueSnapshots().stream()
+        .noneMatch(q -> q.path().equals("root.teams.frank")));
+    assertThat(spindle().queueSnapshots()).extracting(QueueSnapshot::path)
+        .as("a legacy created queue stays, as in CapacityScheduler").contains("root.users.gina");
   }
 
   @Test

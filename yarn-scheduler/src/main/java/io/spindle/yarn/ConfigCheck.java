@@ -55,18 +55,17 @@ public final class ConfigCheck {
    */
   private static final Map<String, String> NOT_YET_QUEUE_KEYS = Map.of(
       "ordering-policy.fair.enable-size-based-weight", "fair ordering compares what applications hold, not their size",
-      "leaf-queue-template.accessible-node-labels", "created queues take no labels of their own",
-      "auto-queue-creation-v2.queue-auto-removal.enable", "created queues stay until the ResourceManager restarts");
+      "leaf-queue-template.accessible-node-labels", "created queues take no labels of their own");
 
   private static final Map<String, String> NOT_YET_GLOBAL_KEYS = Map.of(
-      "workflow-priority-mappings", "not applied",
-      "auto-queue-creation-v2.queue-expiration-time", "created queues stay until the ResourceManager restarts");
+      "workflow-priority-mappings", "not applied");
 
   /** Global keys Spindle itself reads. */
   private static final List<String> HONOURED_GLOBAL_KEYS = List.of("maximum-applications",
       "global-queue-max-application", "legacy-queue-mode.enabled", "maximum-am-resource-percent", "resource-calculator",
       "queue-mappings", "queue-mappings-override.enable",
-      "mapping-rule-format", "mapping-rule-json", "mapping-rule-json-file");
+      "mapping-rule-format", "mapping-rule-json", "mapping-rule-json-file",
+      "auto-queue-creation-v2.queue-expiration-time");
 
   private ConfigCheck() {}
 

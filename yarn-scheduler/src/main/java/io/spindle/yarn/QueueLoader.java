@@ -6,14 +6,17 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
+import io.spindle.core.queue.AutoCreation;
 import io.spindle.core.queue.QueueConfigParser;
 import io.spindle.core.queue.QueueTree;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
+import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.apache.hadoop.yarn.server.resourcemanager.RMContext;
 import org.apache.hadoop.yarn.server.resourcemanager.placement.PlacementManager;
 import org.apache.hadoop.yarn.server.resourcemanager.placement.PlacementRule;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacitySchedulerConfiguration;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.QueuePath;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -38,6 +41,9 @@ final class QueueLoader {
   private final AppActivation parallel;
   private final Consumer<ApplicationId> startHeld;
   private final Supplier<RMContext> rm;
+  /** Created flexible leaves without an application, since when (see {@link #expireIdle}). */
+  private final Map<String, Long> idleSince = new java.util.HashMap<>();
+  private long lastExpiryCheckMillis;
 
   QueueLoader(QueueRegistry queues, EngineRunner engine, AppActivation parallel, Consumer<ApplicationId> startHeld,
       Supplier<RMContext> rm) {
@@ -95,6 +101,72 @@ final class QueueLoader {
     installInYarn(next);
     LOG.info("Created queue {}.{} on submission ({} created queues in all)", parentPath, name, created.size());
     return Optional.empty();
+  }
+
+  /**
+   * CapacityScheduler's {@code AutoCreatedQueueDeletionPolicy}, which Spindle runs itself where the admin enabled it
+   * ({@code yarn.resourcemanager.scheduler.monitor.enable} and the policy in
+   * {@code yarn.resourcemanager.scheduler.monitor.policies}): a leaf created under a flexible (v2) parent that has had
+   * no application for {@code yarn.scheduler.capacity.auto-queue-creation-v2.queue-expiration-time} seconds (300) is
+   * removed, unless its {@code auto-queue-creation-v2.queue-auto-removal.enable} is false. Legacy created leaves stay,
+   * as in CapacityScheduler. Called from the scheduling loop.
+   *
+   * @param busy leaf paths that hold an application now
+   */
+  synchronized void expireIdle(java.util.Set<String> busy, long nowMillis) {
+    if (nowMillis - lastExpiryCheckMillis < 1_000) {
+      return; // Once a second is plenty for a limit in minutes, and keeps the scheduling loop's cycles lean.
+    }
+    lastExpiryCheckMillis = nowMillis;
+    QueueTree tree = queues.tree();
+    Configuration conf = queues.conf();
+    if (tree == null || tree.created().isEmpty() || !deletionPolicyEnabled(conf)) {
+      idleSince.clear();
+      return;
+    }
+    CapacitySchedulerConfiguration cs = new CapacitySchedulerConfiguration(conf, false);
+    long expiryMillis = cs.getAutoExpiredDeletionTime() * 1000;
+    List<String> expired = new ArrayList<>();
+    idleSince.keySet().retainAll(tree.created());
+    for (String leaf : tree.created()) {
+      String parent = leaf.substring(0, leaf.lastIndexOf('.'));
+      boolean flexible = tree.autoCreation(parent).map(a -> a.mode() == AutoCreation.Mode.FLEXIBLE).orElse(false);
+      if (!flexible || busy.contains(leaf) || !cs.isAutoExpiredDeletionEnabled(new QueuePath(leaf))) {
+        idleSince.remove(leaf);
+        continue;
+      }
+      long since = idleSince.computeIfAbsent(leaf, l -> nowMillis);
+      if (nowMillis - since >= expiryMillis) {
+        expired.add(leaf);
+      }
+    }
+    if (expired.isEmpty()) {
+      return;
+    }
+    List<String> kept = new ArrayList<>(tree.created());
+    kept.removeAll(expired);
+    try {
+      Loaded next = read(conf, kept, queues);
+      engine.reconfigure(next.tree(), next.entries());
+      installInYarn(next);
+      expired.forEach(idleSince::remove);
+      LOG.info("Removed auto-created queues {}: no application for {} s", expired, expiryMillis / 1000);
+    } catch (IllegalArgumentException e) {
+      LOG.warn("Could not remove idle auto-created queues {}: {}", expired, e.getMessage());
+    }
+  }
+
+  private static boolean deletionPolicyEnabled(Configuration conf) {
+    if (!conf.getBoolean(YarnConfiguration.RM_SCHEDULER_ENABLE_MONITORS,
+        YarnConfiguration.DEFAULT_RM_SCHEDULER_ENABLE_MONITORS)) {
+      return false;
+    }
+    for (String policy : conf.getTrimmedStrings(YarnConfiguration.RM_SCHEDULER_MONITOR_POLICIES)) {
+      if (policy.endsWith(".AutoCreatedQueueDeletionPolicy")) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** YARN's side of {@code next}: queues, placement rule, limits; the engine has it already. */

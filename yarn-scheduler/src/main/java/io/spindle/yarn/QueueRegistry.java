@@ -119,7 +119,9 @@ final class QueueRegistry {
   Map<String, QueueRules> check(QueueTree next, Configuration c) {
     Map<String, QueueRules> rules = QueueRules.read(next, new CapacitySchedulerConfiguration(c, false));
     for (SpindleQueue q : current.byPath().values()) {
-      if (next.get(q.path()).isEmpty() && q.rules().state() != QueueState.STOPPED) {
+      // A queue created on submission goes as CapacityScheduler removes it (the engine refuses if it is not empty).
+      boolean created = current.tree() != null && current.tree().created().contains(q.path());
+      if (next.get(q.path()).isEmpty() && q.rules().state() != QueueState.STOPPED && !created) {
         throw new IllegalArgumentException(q.path() + " cannot be deleted from the capacity scheduler configuration, "
             + "as the queue is not yet in stopped state. Current State : " + q.rules().state());
       }

@@ -453,6 +453,7 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
         wake.tryAcquire(settings.cycleIntervalMs(), TimeUnit.MILLISECONDS);
         wake.drainPermits();
         runCycle();
+        loader.expireIdle(busyQueues(), System.currentTimeMillis());
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         return;
@@ -465,6 +466,14 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
   /** Runs one scheduling cycle now (SchedulingCycle). Visible for tests that drive cycles. */
   public void runCycle() {
     cycle.run();
+  }
+
+  private java.util.Set<String> busyQueues() {
+    java.util.Set<String> busy = new java.util.HashSet<>();
+    for (SchedulerApplication<SpindleAppAttempt> app : applications.values()) {
+      busy.add(((SpindleQueue) app.getQueue()).path());
+    }
+    return busy;
   }
 
   @Override
