@@ -32,6 +32,11 @@ import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainerEven
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainerState;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplication;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerUtils;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.AppAddedSchedulerEvent;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.AppAttemptAddedSchedulerEvent;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.AppAttemptRemovedSchedulerEvent;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.AppRemovedSchedulerEvent;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.SchedulerEvent;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -81,6 +86,22 @@ final class AppLifecycle {
     this.forget = forget;
     this.checkpoints = checkpoints;
     this.toEngine = toEngine;
+  }
+
+  /** YARN's application and attempt events, each to its step below. */
+  void handle(SchedulerEvent event) {
+    if (event instanceof AppAddedSchedulerEvent e) {
+      add(e.getApplicationId(), e.getQueue(), e.getPlacementContext(), e.getUser(), e.getIsAppRecovering(),
+          e.isUnmanagedAM());
+    } else if (event instanceof AppRemovedSchedulerEvent e) {
+      remove(e.getApplicationID(), e.getFinalState());
+    } else if (event instanceof AppAttemptAddedSchedulerEvent e) {
+      addAttempt(e.getApplicationAttemptId(), e.getTransferStateFromPreviousAttempt(), e.getIsAttemptRecovering());
+    } else if (event instanceof AppAttemptRemovedSchedulerEvent e) {
+      removeAttempt(e.getApplicationAttemptID(), e.getKeepContainersAcrossAppAttempts());
+    } else {
+      throw new IllegalArgumentException("not an application event: " + event.getType());
+    }
   }
 
   /**

@@ -1,9 +1,13 @@
 package io.spindle.yarn;
 
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 import io.spindle.core.queue.AutoCreation;
@@ -15,6 +19,7 @@ import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.apache.hadoop.yarn.server.resourcemanager.RMContext;
 import org.apache.hadoop.yarn.server.resourcemanager.placement.PlacementManager;
 import org.apache.hadoop.yarn.server.resourcemanager.placement.PlacementRule;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplication;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacitySchedulerConfiguration;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.QueuePath;
 import org.slf4j.Logger;
@@ -42,7 +47,7 @@ final class QueueLoader {
   private final Consumer<ApplicationId> startHeld;
   private final Supplier<RMContext> rm;
   /** Created flexible leaves without an application, since when (see {@link #expireIdle}). */
-  private final Map<String, Long> idleSince = new java.util.HashMap<>();
+  private final Map<String, Long> idleSince = new HashMap<>();
   private long lastExpiryCheckMillis;
 
   QueueLoader(QueueRegistry queues, EngineRunner engine, AppActivation parallel, Consumer<ApplicationId> startHeld,
@@ -113,11 +118,13 @@ final class QueueLoader {
    *
    * @param busy leaf paths that hold an application now
    */
-  synchronized void expireIdle(java.util.Set<String> busy, long nowMillis) {
+  synchronized void expireIdle(Collection<SchedulerApplication<SpindleAppAttempt>> apps, long nowMillis) {
     if (nowMillis - lastExpiryCheckMillis < 1_000) {
       return; // Once a second is plenty for a limit in minutes, and keeps the scheduling loop's cycles lean.
     }
     lastExpiryCheckMillis = nowMillis;
+    Set<String> busy = new HashSet<>();
+    apps.forEach(app -> busy.add(((SpindleQueue) app.getQueue()).path()));
     QueueTree tree = queues.tree();
     Configuration conf = queues.conf();
     if (tree == null || tree.created().isEmpty() || !deletionPolicyEnabled(conf)) {

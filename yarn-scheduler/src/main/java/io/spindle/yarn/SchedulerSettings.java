@@ -12,6 +12,7 @@ import org.apache.hadoop.yarn.conf.HAUtil;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.apache.hadoop.yarn.exceptions.YarnException;
 import org.apache.hadoop.yarn.server.resourcemanager.RMContext;
+import org.slf4j.LoggerFactory;
 
 /**
  * The scheduler's own configuration: its keys, where it is read from (yarn-site.xml plus capacity-scheduler.xml) and
@@ -102,6 +103,22 @@ public record SchedulerSettings(Configuration merged, String rmId, String instan
       }
     }
     return out;
+  }
+
+  /**
+   * Spindle does not start YARN's scheduling monitors, as AbstractYarnScheduler.reinitialize would: they are
+   * CapacityScheduler's preemption and queue-management policies and refuse any other scheduler (with its preemption
+   * monitor left enabled in yarn-site.xml every refresh and every HA take-over failed). Spindle preempts by itself and
+   * runs the auto-created-queue deletion policy itself ({@link QueueLoader#expireIdle}); an admin who enabled the
+   * monitors is told.
+   */
+  static void warnOfMonitors(Configuration conf) {
+    if (conf.getBoolean(YarnConfiguration.RM_SCHEDULER_ENABLE_MONITORS,
+        YarnConfiguration.DEFAULT_RM_SCHEDULER_ENABLE_MONITORS)) {
+      LoggerFactory.getLogger(SchedulerSettings.class).warn("Spindle does not run {} ({}): they are "
+          + "CapacityScheduler's; Spindle preempts by itself (yarn.scheduler.spindle.preemption.*)",
+          YarnConfiguration.RM_SCHEDULER_MONITOR_POLICIES, conf.get(YarnConfiguration.RM_SCHEDULER_MONITOR_POLICIES));
+    }
   }
 
   /** How this scheduler names itself in the election: host and, in an HA pair, the ResourceManager's HA id. */

@@ -67,10 +67,6 @@ import org.apache.hadoop.yarn.server.resourcemanager.scheduler.QueueMetrics;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplication;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerUtils;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.fica.FiCaSchedulerNode;
-import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.AppAddedSchedulerEvent;
-import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.AppAttemptAddedSchedulerEvent;
-import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.AppAttemptRemovedSchedulerEvent;
-import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.AppRemovedSchedulerEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.ContainerExpiredSchedulerEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeAddedSchedulerEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeLabelsUpdateSchedulerEvent;
@@ -244,15 +240,8 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
       throw new IOException("Spindle refused the new queue configuration, the previous one stays in force: "
           + e.getMessage(), e);
     }
-    // AbstractYarnScheduler.reinitialize would (re)start YARN's scheduling monitors: CapacityScheduler's preemption
-    // and queue-management policies, which refuse any other scheduler — with CapacityScheduler's preemption monitor
-    // left enabled in yarn-site.xml, every refresh and every HA take-over failed. Spindle preempts by itself.
-    if (newConf.getBoolean(YarnConfiguration.RM_SCHEDULER_ENABLE_MONITORS,
-        YarnConfiguration.DEFAULT_RM_SCHEDULER_ENABLE_MONITORS)) {
-      LOG.warn("Spindle does not run {} ({}): they are CapacityScheduler's; Spindle preempts by itself "
-          + "(yarn.scheduler.spindle.preemption.*)", YarnConfiguration.RM_SCHEDULER_MONITOR_POLICIES,
-          newConf.get(YarnConfiguration.RM_SCHEDULER_MONITOR_POLICIES));
-    }
+    // Not AbstractYarnScheduler.reinitialize: it would (re)start YARN's scheduling monitors (SchedulerSettings).
+    SchedulerSettings.warnOfMonitors(newConf);
     LOG.info("Spindle queue configuration reloaded: {} queues", next.size());
   }
 
@@ -282,24 +271,7 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
         nodeUpdate(((NodeUpdateSchedulerEvent) event).getRMNode());
         wake.release();
       }
-      case APP_ADDED -> {
-        AppAddedSchedulerEvent e = (AppAddedSchedulerEvent) event;
-        apps.add(e.getApplicationId(), e.getQueue(), e.getPlacementContext(), e.getUser(), e.getIsAppRecovering(),
-            e.isUnmanagedAM());
-      }
-      case APP_REMOVED -> {
-        AppRemovedSchedulerEvent e = (AppRemovedSchedulerEvent) event;
-        apps.remove(e.getApplicationID(), e.getFinalState());
-      }
-      case APP_ATTEMPT_ADDED -> {
-        AppAttemptAddedSchedulerEvent e = (AppAttemptAddedSchedulerEvent) event;
-        apps.addAttempt(e.getApplicationAttemptId(), e.getTransferStateFromPreviousAttempt(),
-            e.getIsAttemptRecovering());
-      }
-      case APP_ATTEMPT_REMOVED -> {
-        AppAttemptRemovedSchedulerEvent e = (AppAttemptRemovedSchedulerEvent) event;
-        apps.removeAttempt(e.getApplicationAttemptID(), e.getKeepContainersAcrossAppAttempts());
-      }
+      case APP_ADDED, APP_REMOVED, APP_ATTEMPT_ADDED, APP_ATTEMPT_REMOVED -> apps.handle(event);
       case CONTAINER_EXPIRED -> {
         ContainerId id = ((ContainerExpiredSchedulerEvent) event).getContainerId();
         completedContainer(getRMContainer(id),
@@ -322,10 +294,7 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     }
   }
 
-  /**
-   * Like YARN's, without telling the node-label manager: once that knows a node's resources, FiCaSchedulerApp's
-   * usage report casts the queue to CapacityScheduler's queue class. Spindle does not schedule by node label.
-   */
+  /** Like YARN's, without the node-label manager: {@link NodeEvents#resized} tells it, once the node is Spindle's. */
   @Override
   public void updateNodeResource(RMNode rmNode, ResourceOption option) {
     writeLock.lock();
@@ -404,7 +373,6 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     wake.release();
   }
 
-
   @Override
   public Allocation allocate(ApplicationAttemptId attemptId, List<ResourceRequest> ask,
       List<SchedulingRequest> schedulingRequests, List<ContainerId> release, List<String> blacklistAdditions,
@@ -453,7 +421,7 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
         wake.tryAcquire(settings.cycleIntervalMs(), TimeUnit.MILLISECONDS);
         wake.drainPermits();
         runCycle();
-        loader.expireIdle(busyQueues(), System.currentTimeMillis());
+        loader.expireIdle(applications.values(), System.currentTimeMillis());
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         return;
@@ -466,14 +434,6 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
   /** Runs one scheduling cycle now (SchedulingCycle). Visible for tests that drive cycles. */
   public void runCycle() {
     cycle.run();
-  }
-
-  private java.util.Set<String> busyQueues() {
-    java.util.Set<String> busy = new java.util.HashSet<>();
-    for (SchedulerApplication<SpindleAppAttempt> app : applications.values()) {
-      busy.add(((SpindleQueue) app.getQueue()).path());
-    }
-    return busy;
   }
 
   @Override
