@@ -16,6 +16,7 @@ import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.apache.hadoop.yarn.server.resourcemanager.MockRM;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.QueueMetrics;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacityScheduler;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacitySchedulerConfiguration;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.converter.ConversionOptions;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.converter.DryRunResultHolder;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.converter.FSConfigToCSConfigConverter;
@@ -38,6 +39,10 @@ import org.junit.jupiter.params.provider.MethodSource;
  *       CapacityScheduler's own configuration-validation tests;
  *   <li>fs2cs output: Hadoop's {@code FSConfigToCSConfigConverter} run here on the RM test jar's fair-scheduler files
  *       ({@code fair-scheduler-conversion.xml} is its own converter test's input);
+ *   <li>the configurations CapacityScheduler's own node-label, weight-mode and auto-creation tests build, made here by
+ *       the same helpers of the RM test jar ({@code TestCapacitySchedulerWeightMode.getCSConfWith…Labels…},
+ *       {@code TestCapacitySchedulerAutoCreatedQueueBase.setupQueueConfiguration…} and others): per-label capacities
+ *       and maximums as percentages and weights, accessible labels, legacy and flexible managed parents;
  * </ul>
  * and the edits admins make first to the shipped file (each a variant of it, described in the case's name).
  */
@@ -121,6 +126,17 @@ class CapacitySchedulerFilesTest {
             c -> c.setBoolean(YarnConfiguration.RM_SCHEDULER_ENABLE_MONITORS, true)),
         new Case("shipped file, a mapping to a queue that does not exist", rmTests,
             c -> c.set(P + "queue-mappings", "u:alice:nosuch")),
+        hadoopTests("TestCapacitySchedulerWeightMode.getConfigWithInheritedAccessibleNodeLabel"),
+        hadoopTests("TestCapacitySchedulerWeightMode.getCSConfWithQueueLabelsWeightOnly"),
+        hadoopTests("TestCapacitySchedulerWeightMode.getCSConfWithLabelsParentUseWeightChildUsePct"),
+        hadoopTests("TestCapacitySchedulerWeightMode.getCSConfWithLabelsParentUsePctChildUseWeight"),
+        hadoopTests("CapacitySchedulerQueueHelpers.setupQueueConfiguration"),
+        hadoopTests(
+            "TestCapacitySchedulerAutoCreatedQueuePreemption.setupQueueConfigurationForSimpleSurgicalPreemption"),
+        hadoopTests("TestCapacitySchedulerAutoCreatedQueueBase.setupQueueConfiguration"),
+        hadoopTests("TestCapacitySchedulerAutoCreatedQueueBase.setupQueueConfigurationForSingleAutoCreatedLeafQueue"),
+        hadoopTests(
+            "TestCapacitySchedulerAutoCreatedQueueBase.setupQueueConfigurationForSingleFlexibleAutoCreatedLeafQueue"),
         new Case("shipped file, a %user mapping under a parent that creates no queues", rmTests, c -> {
           c.set(P + "root.queues", "prod,users");
           c.set(P + "root.prod.capacity", "50");
@@ -141,6 +157,35 @@ class CapacitySchedulerFilesTest {
   }
 
   private static final String FS2CS = "fs2cs:";
+  private static final String HADOOP_TESTS = "hadoop-tests:";
+
+  /** A configuration one of CapacityScheduler's own tests builds, by the RM test jar's {@code Class.method}. */
+  private static Case hadoopTests(String method) {
+    return new Case("CapacityScheduler's tests' " + method, HADOOP_TESTS + method, c -> { });
+  }
+
+  /**
+   * Runs the RM test jar's static configuration helper {@code Class.method} (it takes a Configuration or a
+   * CapacitySchedulerConfiguration and returns or fills one) and keeps the scheduler keys it set.
+   */
+  private static Configuration generated(String method) throws Exception {
+    String cls = "org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity." + method.substring(0,
+        method.lastIndexOf('.'));
+    String name = method.substring(method.lastIndexOf('.') + 1);
+    CapacitySchedulerConfiguration base = new CapacitySchedulerConfiguration(new Configuration(false), false);
+    java.lang.reflect.Method m = java.util.Arrays.stream(Class.forName(cls).getMethods())
+        .filter(x -> x.getName().equals(name) && x.getParameterCount() == 1).findFirst().orElseThrow();
+    Object out = m.invoke(null, base);
+    Configuration made = out instanceof Configuration c ? c : base;
+    Configuration keys = new Configuration(false);
+    for (Map.Entry<String, String> e : made) {
+      if (e.getKey().startsWith(P)) {
+        keys.set(e.getKey(), made.get(e.getKey()));
+      }
+    }
+    assertThat(keys.get(P + "root.queues")).as("%s declares queues", method).isNotNull();
+    return keys;
+  }
 
   @ParameterizedTest(name = "{0}")
   @MethodSource("files")
@@ -243,6 +288,11 @@ class CapacitySchedulerFilesTest {
   }
 
   private static Configuration load(Case file) throws Exception {
+    if (file.resource() != null && file.resource().startsWith(HADOOP_TESTS)) {
+      Configuration c = generated(file.resource().substring(HADOOP_TESTS.length()));
+      file.edit().accept(c);
+      return c;
+    }
     Configuration c = new Configuration(false);
     URL url = file.resource() == null ? serverTestsFile() : file.resource().startsWith(FS2CS)
         ? convert(file.resource().substring(FS2CS.length())) : CapacitySchedulerFilesTest.class.getClassLoader()

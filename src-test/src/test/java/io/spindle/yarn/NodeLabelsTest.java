@@ -22,8 +22,8 @@ import org.junit.jupiter.api.Test;
 /**
  * YARN node labels under Spindle, through a real ResourceManager: a node labelled {@code GPU} (an exclusive
  * partition, as admins fence GPU nodes off), a queue that may use it; requests that name the label run only there,
- * requests that name none never do, and a queue's {@code default-node-label-expression} labels requests that name
- * none.
+ * requests that name none never do, a queue's {@code default-node-label-expression} labels requests that name
+ * none, and a queue's maximum capacity in the label bounds what it gets of the labelled nodes.
  */
 class NodeLabelsTest {
 
@@ -40,7 +40,7 @@ class NodeLabelsTest {
     Path store = Files.createTempDirectory("node-labels");
     c.set(YarnConfiguration.FS_NODE_LABELS_STORE_ROOT_DIR, store.toUri().toString());
     String q = "yarn.scheduler.capacity.root.";
-    c.set(q + "queues", "ml,etl,gpuonly");
+    c.set(q + "queues", "ml,etl,gpuonly,capped");
     c.set(q + "ml.capacity", "40");
     c.set(q + "etl.capacity", "40");
     c.set(q + "gpuonly.capacity", "20");
@@ -54,6 +54,11 @@ class NodeLabelsTest {
     c.set(q + "gpuonly.accessible-node-labels.GPU.capacity", "50");
     c.set(q + "gpuonly.default-node-label-expression", "GPU");
     c.set(q + "etl.accessible-node-labels", " ");
+    // No capacity of its own (0, as CapacityScheduler reads an unset one), at most a quarter of the GPU nodes.
+    c.set(q + "capped.user-limit-factor", "-1");
+    c.set(q + "capped.maximum-applications", "10"); // CapacityScheduler's default is its capacity's share: none.
+    c.set(q + "capped.accessible-node-labels", "GPU");
+    c.set(q + "capped.accessible-node-labels.GPU.maximum-capacity", "25");
     cluster = MiniClusterSupport.startCluster("node-labels", c, 2);
     client = MiniClusterSupport.startClient(cluster.getConfig());
     MiniClusterSupport.awaitEngineGpus(cluster, 8);
@@ -103,6 +108,20 @@ class NodeLabelsTest {
       am.ask(2, oneGpu());
       assertThat(am.awaitHeld(2, Duration.ofSeconds(30))).isEqualTo(2);
       assertThat(am.held()).extracting(Container::getNodeId).containsOnly(gpuNode);
+    }
+  }
+
+  @Test
+  void aQueuesMaximumCapacityInALabelBoundsWhatItGetsOfThatLabelsNodes() throws Exception {
+    try (UnmanagedAm am = UnmanagedAm.register(client, cluster.getConfig(),
+        UnmanagedAm.submit(client, "capped", "capped", Set.of()))) {
+      am.ask(3, oneGpu(), "GPU");
+      assertThat(am.awaitHeld(1, Duration.ofSeconds(30))).isEqualTo(1);
+      SpindleScheduler spindle = (SpindleScheduler) cluster.getResourceManager().getResourceScheduler();
+      await(Duration.ofSeconds(20), () -> spindle.explain(am.applicationId()).text().contains("maximum"));
+      am.heartbeat();
+      assertThat(am.held()).as("a quarter of the GPU node's 4 GPUs, though 3 are idle").hasSize(1)
+          .extracting(Container::getNodeId).containsOnly(gpuNode);
     }
   }
 

@@ -139,8 +139,8 @@ public final class ConfigCheck {
     }
     String suffix = rest.substring(queue.path().length() + 1);
     if (suffix.startsWith("accessible-node-labels.")) {
-      return new Line(key, value, Verdict.NOT_YET, "per-label capacities are not applied: shares are computed over "
-          + "the whole cluster (labels themselves are honoured as exclusive partitions)");
+      return new Line(key, value, Verdict.HONOURED, "queue " + queue.path() + ": its share of the label's nodes, "
+          + "which Spindle shares by these capacities apart from the default partition");
     }
     for (Map.Entry<String, String> e : NOT_YET_QUEUE_KEYS.entrySet()) {
       if (suffix.equals(e.getKey()) || suffix.startsWith(e.getKey() + ".")) {

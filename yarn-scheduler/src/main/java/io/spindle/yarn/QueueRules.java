@@ -13,7 +13,6 @@ import io.spindle.core.queue.QueueTree;
 import org.apache.hadoop.security.AccessControlException;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
 import org.apache.hadoop.yarn.api.records.QueueState;
-import org.apache.hadoop.yarn.server.resourcemanager.nodelabels.RMNodeLabelsManager;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplication;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacitySchedulerConfiguration;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.QueuePath;
@@ -93,9 +92,7 @@ record QueueRules(QueueState state, int maxApplications, int maxApplicationsPerU
       checkOrderingPolicy(q, path, cs);
       checkWhole(q, "max-parallel-apps", () -> cs.getMaxParallelAppsForQueue(path));
       Lifetimes lifetimes = Lifetimes.read(q, path, parent == null ? null : parent.lifetimes(), cs);
-      Set<String> ownLabels = cs.getAccessibleNodeLabels(path);
-      Set<String> labels = ownLabels != null ? Set.copyOf(ownLabels)
-          : parent == null ? Set.of(RMNodeLabelsManager.ANY) : parent.accessibleLabels();
+      Set<String> labels = q.labels().access(parent == null ? null : parent.accessibleLabels());
       String ownDefault = cs.getDefaultNodeLabelExpression(path);
       String defaultLabel = ownDefault != null ? ownDefault : parent == null ? null : parent.defaultLabelExpression();
       out.put(q.path(), new QueueRules(state, max, perUser, lifetimes, share,

@@ -8,6 +8,7 @@ import io.spindle.core.model.GpuModel;
 import io.spindle.core.model.GpuModelCatalog;
 import io.spindle.core.model.InvalidInputException;
 import io.spindle.core.model.MigProfile;
+import io.spindle.core.model.Node;
 import io.spindle.core.model.ResourceVector;
 import io.spindle.core.model.Resources;
 import io.spindle.core.placement.ClusterState;
@@ -15,8 +16,10 @@ import io.spindle.core.placement.GangPlacer;
 import io.spindle.core.placement.Placement;
 import io.spindle.core.queue.FairShareCalculator;
 import io.spindle.core.queue.QueueConfig;
+import io.spindle.core.queue.QueueLabels;
 import io.spindle.core.queue.QueueTree;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -39,7 +42,8 @@ final class Admission {
   private final Reservations reservations;
   private final EnginePreemption preemption;
   /** Queue limits resolved against the current cluster; dropped when nodes or queues change. */
-  private Map<String, FairShareCalculator.Limits> limits;
+  /** Queues' limits by partition, as of the nodes registered now; {@code null} once they changed. */
+  private Map<String, Map<String, FairShareCalculator.Limits>> limits;
   /**
    * Until then, requests are judged impossible only for what they are (unknown profile, negative count), not against
    * the nodes registered so far: after a ResourceManager starts, its nodes register over seconds, and a gang that
@@ -118,7 +122,7 @@ final class Admission {
     state.removeApp(appId);
     state.durableChange();
     for (DemandState d : app.demands.values()) {
-      app.leaf.addPending(d.pending().times(-1));
+      app.leaf.addPending(d.shape.partition(), d.pending().times(-1));
       reservations.drop(d);
     }
     app.demands.clear();
@@ -243,19 +247,26 @@ final class Admission {
         return impossible(gangNever);
       }
     }
-    if (cluster.nodeCount() > 0) {
+    String partition = shape.partition();
+    ResourceVector partitionCapacity = cluster.capacity(partition);
+    // A partition without nodes may get some: its requests wait (ClusterState.whyNever), judged once it has nodes.
+    boolean partitionEmpty = partitionCapacity.equals(ResourceVector.ZERO) && !cluster.labelledPartitions().isEmpty();
+    if (cluster.nodeCount() > 0 && !partitionEmpty) {
       if (limits == null) {
-        limits = FairShareCalculator.resolveLimits(state.tree(), cluster.capacity());
+        limits = new HashMap<>();
       }
-      ResourceVector max = limits.get(app.leaf.path()).maximum();
+      ResourceVector max = limits.computeIfAbsent(partition, p -> p.isEmpty()
+          ? FairShareCalculator.resolveLimits(state.tree(), partitionCapacity)
+          : QueueLabels.resolve(state.tree(), partitionCapacity, p)).get(app.leaf.path()).maximum();
       ResourceVector unit = charges.unitCharge(shape);
       if (!unit.fitsIn(max)) {
         return impossible("one container " + unit + " is larger than the maximum-capacity " + max + " of queue "
-            + app.leaf.path());
+            + app.leaf.path() + (partition.isEmpty() ? "" : " in partition " + partition));
       }
       if (spec.gang() && !unit.times(count).fitsIn(max)) {
         return impossible("gang of " + count + " x " + unit + " is larger than the maximum-capacity " + max
-            + " of queue " + app.leaf.path() + "; it could never start whole");
+            + " of queue " + app.leaf.path() + (partition.isEmpty() ? "" : " in partition " + partition)
+            + "; it could never start whole");
       }
     }
     return Optional.empty();

@@ -16,6 +16,7 @@ import io.spindle.core.preemption.PreemptionPlanner;
 import io.spindle.core.preemption.PreemptionSettings;
 import io.spindle.core.preemption.ReclaimLedger;
 import io.spindle.core.queue.QueuePreemption;
+import io.spindle.core.queue.QueueShare;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -219,13 +220,15 @@ final class EnginePreemption {
     withdrawUnneeded(decisions);
     List<RequestRef> waitingOwners = new ArrayList<>();
     Set<String> belowFair = new LinkedHashSet<>();
-    ResourceVector capacity = cluster.capacity();
     for (DemandState d : waiting) {
       if (d.outstanding > 0 && d.app.demands.get(d.key) == d) {
         waitingOwners.add(d.ref);
         QueueState leaf = d.app.leaf;
-        if (leaf.share != null
-            && leaf.usage.dominantShare(capacity) < leaf.share.fairShare().dominantShare(capacity)) {
+        String partition = d.shape.partition();
+        ResourceVector capacity = cluster.capacity(partition);
+        QueueShare share = leaf.share(partition);
+        if (share != null
+            && leaf.usage(partition).dominantShare(capacity) < share.fairShare().dominantShare(capacity)) {
           belowFair.add(leaf.path());
         }
       }
@@ -256,10 +259,16 @@ final class EnginePreemption {
     if (seenNow.equals(fruitless)) {
       return;
     }
-    PreemptionPlanner planner = snapshot.planner(queues, now);
+    // Each partition's requests are planned against its own nodes, shares and runs.
+    Map<String, PreemptionPlanner> planners = new HashMap<>();
     int budget = settings.maxVictimsPerCycle();
     boolean firstPlan = true;
     for (DemandState d : starved) {
+      String partition = d.shape.partition();
+      if (state.root().share(partition) == null) {
+        continue; // No cycle has shared its partition yet.
+      }
+      PreemptionPlanner planner = planners.computeIfAbsent(partition, p -> snapshot.planner(queues, now, p));
       boolean cross = snapshot.starvedQueue(d, now) && planner.belowFairShare(d.app.leaf.path());
       int planned = activePlansFor(d);
       int wanted = d.isGang() ? (planned == 0 ? 1 : 0) : d.outstanding - planned;
@@ -407,10 +416,10 @@ final class EnginePreemption {
     if (existing == null) {
       d = new DemandState(app, run.requestKey, run.shape, run.unitCharge, run.size, run.spec, run.requiredDepth);
       app.demands.put(run.requestKey, d);
-      app.leaf.addPending(d.pending());
+      app.leaf.addPending(d.shape.partition(), d.pending());
     } else if (!existing.isGang() && !run.spec.gang() && existing.shape.equals(run.shape)) {
       existing.outstanding += run.size;
-      app.leaf.addPending(existing.unitCharge.times(run.size));
+      app.leaf.addPending(existing.shape.partition(), existing.unitCharge.times(run.size));
     }
     app.leaf.waitingApps.add(app);
     if (checkpoint != null) {

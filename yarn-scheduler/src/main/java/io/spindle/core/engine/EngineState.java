@@ -1,6 +1,7 @@
 package io.spindle.core.engine;
 
 import io.spindle.core.model.AppId;
+import io.spindle.core.model.Node;
 import io.spindle.core.model.NodeId;
 import io.spindle.core.model.ResourceVector;
 import io.spindle.core.placement.ClusterState;
@@ -102,10 +103,12 @@ final class EngineState {
     this.root = states.get(QueueTree.ROOT);
     for (AppState app : apps.values()) {
       app.leaf = states.get(app.leaf.path());
-      app.leaf.addUsage(app.usage);
-      app.leaf.userUsage.merge(app.user, app.usage, ResourceVector::plus);
+      for (long id : app.allocations) {
+        Allocation a = allocations.get(id);
+        chargeQueues(app, a.shape().partition(), a.placement().charge());
+      }
       for (DemandState d : app.demands.values()) {
-        app.leaf.addPending(d.pending());
+        app.leaf.addPending(d.shape.partition(), d.pending());
       }
       if (app.hasPending()) {
         app.leaf.waitingApps.add(app);
@@ -113,12 +116,17 @@ final class EngineState {
     }
   }
 
-  /** Each leaf's usage plus pending demand: what fair share is computed from. */
+  /** Each leaf's usage plus pending demand in the default partition: what fair share is computed from. */
   Map<String, ResourceVector> leafDemands() {
+    return leafDemands(Node.DEFAULT_PARTITION);
+  }
+
+  /** Each leaf's usage plus pending demand in {@code partition}. */
+  Map<String, ResourceVector> leafDemands(String partition) {
     Map<String, ResourceVector> out = new HashMap<>();
     for (QueueState q : queues.values()) {
       if (q.isLeaf()) {
-        out.put(q.path(), q.usage.plus(q.pending));
+        out.put(q.path(), q.usage(partition).plus(q.pending(partition)));
       }
     }
     return out;
@@ -166,12 +174,12 @@ final class EngineState {
   /** Adds a request's outstanding containers to its application and to its leaf's pending demand. */
   void addDemand(DemandState d) {
     d.app.demands.put(d.key, d);
-    d.app.leaf.addPending(d.pending());
+    d.app.leaf.addPending(d.shape.partition(), d.pending());
   }
 
   /** Drops a request and its pending demand (its reservation, if any, is the caller's to drop). */
   void removeDemand(DemandState d) {
-    d.app.leaf.addPending(d.pending().times(-1));
+    d.app.leaf.addPending(d.shape.partition(), d.pending().times(-1));
     d.app.demands.remove(d.key);
   }
 
@@ -237,7 +245,7 @@ final class EngineState {
     allocations.put(a.id(), a);
     allocationsByNode.computeIfAbsent(a.placement().nodeId(), k -> new LinkedHashSet<>()).add(a.id());
     app.allocations.add(a.id());
-    addUsage(app, a.placement().charge());
+    addUsage(app, a.shape().partition(), a.placement().charge());
   }
 
   /**
@@ -260,7 +268,7 @@ final class EngineState {
     AppState app = apps.get(a.appId());
     if (app != null) {
       app.allocations.remove(allocationId);
-      addUsage(app, a.placement().charge().times(-1));
+      addUsage(app, a.shape().partition(), a.placement().charge().times(-1));
     }
     for (LongConsumer listener : releaseListeners) {
       listener.accept(allocationId);
@@ -272,10 +280,15 @@ final class EngineState {
     releaseListeners.add(listener);
   }
 
-  private static void addUsage(AppState app, ResourceVector delta) {
+  /** Charges the application (all partitions together) and, in the request's partition, its queues and user. */
+  private static void addUsage(AppState app, String partition, ResourceVector delta) {
     app.usage = app.usage.plus(delta);
-    app.leaf.addUsage(delta);
-    app.leaf.userUsage.merge(app.user, delta, ResourceVector::plus);
+    chargeQueues(app, partition, delta);
+  }
+
+  private static void chargeQueues(AppState app, String partition, ResourceVector delta) {
+    app.leaf.addUsage(partition, delta);
+    app.leaf.userUsage(partition).merge(app.user, delta, ResourceVector::plus);
   }
 
   // ---------------------------------------------------------------- durable changes

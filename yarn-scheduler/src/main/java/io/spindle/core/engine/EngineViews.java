@@ -2,6 +2,7 @@ package io.spindle.core.engine;
 
 import io.spindle.core.engine.EngineEvent.Demand;
 import io.spindle.core.model.AppId;
+import io.spindle.core.model.Node;
 import io.spindle.core.placement.ClusterState;
 import io.spindle.core.placement.Reservation;
 import io.spindle.core.queue.FairShareCalculator;
@@ -44,7 +45,8 @@ final class EngineViews {
 
   /** Each queue as of the last cycle, parents before children. */
   List<QueueSnapshot> queueSnapshots() {
-    Map<String, QueueShare> shares = FairShareCalculator.compute(state.tree(), cluster.capacity(), state.leafDemands());
+    Map<String, QueueShare> shares = FairShareCalculator.compute(state.tree(), cluster.capacity(Node.DEFAULT_PARTITION),
+        state.leafDemands());
     List<QueueSnapshot> out = new ArrayList<>();
     for (QueueState q : state.queues()) {
       QueueShare s = shares.get(q.path());

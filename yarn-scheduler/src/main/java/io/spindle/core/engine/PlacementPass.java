@@ -1,5 +1,6 @@
 package io.spindle.core.engine;
 
+import io.spindle.core.model.Node;
 import io.spindle.core.model.ResourceVector;
 import io.spindle.core.model.Resources;
 import io.spindle.core.placement.ClusterState;
@@ -8,6 +9,7 @@ import io.spindle.core.placement.MigRepartitionPlanner;
 import io.spindle.core.placement.Placement;
 import io.spindle.core.queue.AppOrdering;
 import io.spindle.core.queue.FairShareCalculator;
+import io.spindle.core.queue.QueueLabels;
 import io.spindle.core.queue.QueueShare;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -63,13 +65,6 @@ final class PlacementPass {
     if (noWaitingLeaves()) {
       return List.of();
     }
-    Map<String, QueueShare> shares = FairShareCalculator.compute(state.tree(), cluster.capacity(),
-        state.leafDemands());
-    Map<QueueState, LeafCursor> cursors = new HashMap<>();
-    for (QueueState q : state.queues()) {
-      q.share = shares.get(q.path());
-      q.activeLeaves = 0;
-    }
     List<DemandState> waiting = new ArrayList<>();
     // Capacity a reclaim freed goes to the request it was reclaimed for before anyone else can take part of it.
     for (DemandState d : reclaimedFor) {
@@ -81,9 +76,49 @@ final class PlacementPass {
         }
       }
     }
+    // Each partition (node label) shares its own nodes by its own shares; the default partition first, then the
+    // labels that have nodes or that the default round met in requests.
+    Set<String> partitions = new java.util.TreeSet<>(cluster.labelledPartitions());
+    place(Node.DEFAULT_PARTITION, partitions, waiting, decisions);
+    for (String label : partitions) {
+      place(label, null, waiting, decisions);
+    }
+    finish(waiting, decisions);
+    return waiting;
+  }
+
+  /** Partitions whose shares this cycle computed. */
+  private final Set<String> partitionsShared = new HashSet<>();
+
+  /** Computes this cycle's shares in {@code partition}, once. */
+  private void shares(String partition) {
+    if (!partitionsShared.add(partition)) {
+      return;
+    }
+    ResourceVector capacity = cluster.capacity(partition);
+    Map<String, QueueShare> shares = partition.isEmpty()
+        ? FairShareCalculator.compute(state.tree(), capacity, state.leafDemands())
+        : FairShareCalculator.compute(state.tree(), capacity, state.leafDemands(partition),
+            QueueLabels.resolve(state.tree(), capacity, partition));
+    for (QueueState q : state.queues()) {
+      q.share(partition, shares.get(q.path()));
+    }
+  }
+
+  /**
+   * One container at a time in {@code partition}, each to the queue furthest below its share there, until no leaf can
+   * place more. Requests of other partitions are skipped and, if {@code seen} is given, their partitions added to it.
+   */
+  private void place(String partition, Set<String> seen, List<DemandState> waiting, List<Decision> decisions) {
+    shares(partition);
+    Map<QueueState, LeafCursor> cursors = new HashMap<>();
+    for (QueueState q : state.queues()) {
+      q.activeLeaves = 0;
+    }
     for (QueueState q : state.queues()) {
       if (q.isLeaf() && !q.waitingApps.isEmpty()) {
-        cursors.put(q, new LeafCursor(new ArrayList<>(q.waitingApps), q.config.ordering() == AppOrdering.FAIR));
+        cursors.put(q, new LeafCursor(new ArrayList<>(q.waitingApps), q.config.ordering() == AppOrdering.FAIR,
+            partition, seen));
         for (QueueState p = q; p != null; p = p.parent) {
           p.activeLeaves++;
         }
@@ -91,7 +126,7 @@ final class PlacementPass {
     }
 
     QueueState leaf;
-    while ((leaf = pickLeaf()) != null) {
+    while ((leaf = pickLeaf(partition)) != null) {
       // Stay in this leaf until one container is placed: a failure changes no usage, so the walk down the tree
       // would pick the same leaf again.
       LeafCursor cursor = cursors.get(leaf);
@@ -116,7 +151,10 @@ final class PlacementPass {
         }
       }
     }
+  }
 
+  /** Plans MIG instances for the requests that found none, and tells each waiting request why it waits. */
+  private void finish(List<DemandState> waiting, List<Decision> decisions) {
     List<MigRepartitionPlanner.Need> migNeeds = new ArrayList<>();
     for (DemandState d : waiting) {
       if (waitReasons.get(d) == Refusal.NoRoom.NOW && d.shape.wantsMig()) {
@@ -145,7 +183,6 @@ final class PlacementPass {
         decisions.add(new Decision.Wait(d.app.id, d.key, why));
       }
     }
-    return waiting;
   }
 
   private boolean noWaitingLeaves() {
@@ -157,13 +194,16 @@ final class PlacementPass {
     return true;
   }
 
-  /** Walks down from the root, each time to the child furthest below its fair share that can still place work. */
-  private QueueState pickLeaf() {
+  /**
+   * Walks down from the root, each time to the child furthest below its fair share in {@code partition} that can still
+   * place work.
+   */
+  private QueueState pickLeaf(String partition) {
     if (state.root().activeLeaves == 0) {
       return null;
     }
     QueueState q = state.root();
-    ResourceVector capacity = cluster.capacity();
+    ResourceVector capacity = cluster.capacity(partition);
     while (!q.isLeaf()) {
       QueueState best = null;
       double bestRatio = 0;
@@ -172,8 +212,8 @@ final class PlacementPass {
         if (c.activeLeaves == 0) {
           continue;
         }
-        double usage = c.usage.dominantShare(capacity);
-        double fair = c.share.fairShare().dominantShare(capacity);
+        double usage = c.usage(partition).dominantShare(capacity);
+        double fair = c.share(partition).fairShare().dominantShare(capacity);
         double ratio = fair > 0 ? usage / fair : Double.POSITIVE_INFINITY;
         if (best == null || ratio < bestRatio || (ratio == bestRatio && usage < bestUsage)) {
           best = c;
@@ -203,7 +243,7 @@ final class PlacementPass {
     if (placement == null) {
       return Optional.of(Refusal.NoRoom.NOW);
     }
-    Optional<Refusal> over = refusedByLimits(d.app, placement.charge());
+    Optional<Refusal> over = refusedByLimits(d.app, d.shape.partition(), placement.charge());
     if (over.isPresent()) {
       return over;
     }
@@ -229,7 +269,7 @@ final class PlacementPass {
     for (Placement p : members) {
       total = total.plus(p.charge());
     }
-    Optional<Refusal> over = overLimits(d.app, total);
+    Optional<Refusal> over = overLimits(d.app, d.shape.partition(), total);
     if (over.isPresent()) {
       return over;
     }
@@ -262,33 +302,41 @@ final class PlacementPass {
     return p;
   }
 
-  /** A charge to one user in one leaf, refused by a limit: usage only grows while a cycle places, so it stays so. */
-  private record LimitKey(QueueState leaf, String user, ResourceVector charge) {}
+  /**
+   * A charge to one user in one leaf and partition, refused by a limit: usage only grows while a cycle places, so it
+   * stays so.
+   */
+  private record LimitKey(QueueState leaf, String user, String partition, ResourceVector charge) {}
 
   /** Charges a limit refused in this cycle, with the reason: thousands of waiting requests of a shape word it once. */
   private final Map<LimitKey, Refusal> refusedThisCycle = new HashMap<>();
 
   /** {@link #overLimits}, remembered for the rest of the cycle when it refuses. */
-  private Optional<Refusal> refusedByLimits(AppState app, ResourceVector charge) {
-    LimitKey key = new LimitKey(app.leaf, app.user, charge);
+  private Optional<Refusal> refusedByLimits(AppState app, String partition, ResourceVector charge) {
+    LimitKey key = new LimitKey(app.leaf, app.user, partition, charge);
     Refusal known = refusedThisCycle.get(key);
     if (known != null) {
       return Optional.of(known);
     }
-    Optional<Refusal> refused = overLimits(app, charge);
+    Optional<Refusal> refused = overLimits(app, partition, charge);
     refused.ifPresent(r -> refusedThisCycle.put(key, r));
     return refused;
   }
 
-  /** Whether charging {@code charge} to the application would break a queue maximum or its user limit. */
-  private Optional<Refusal> overLimits(AppState app, ResourceVector charge) {
+  /**
+   * Whether charging {@code charge} in {@code partition} to the application would break a queue maximum or its user
+   * limit there.
+   */
+  private Optional<Refusal> overLimits(AppState app, String partition, ResourceVector charge) {
+    shares(partition);
     for (QueueState q = app.leaf; q != null; q = q.parent) {
-      ResourceVector after = q.usage.plus(charge);
-      if (!after.fitsIn(q.share.maximum())) {
-        return Optional.of(new Refusal.QueueAtMaximum(q.path(), q.usage, q.share.maximum(), charge));
+      ResourceVector used = q.usage(partition);
+      ResourceVector maximum = q.share(partition).maximum();
+      if (!used.plus(charge).fitsIn(maximum)) {
+        return Optional.of(new Refusal.QueueAtMaximum(q.path(), used, maximum, charge));
       }
     }
-    return UserLimits.exceeded(app, charge);
+    return UserLimits.exceeded(app, partition, charge);
   }
 
   /** Commits one container of {@code d} at {@code placement}, announces it and returns its allocation id. */
@@ -301,7 +349,7 @@ final class PlacementPass {
     if (endsAt != Long.MAX_VALUE) {
       state.durableChange();
     }
-    app.leaf.addPending(d.unitCharge.times(-1));
+    app.leaf.addPending(d.shape.partition(), d.unitCharge.times(-1));
     d.outstanding--;
     d.reportedReason = null;
     if (d.outstanding == 0) {
@@ -322,15 +370,23 @@ final class PlacementPass {
   private final class LeafCursor {
     private final List<AppState> apps;
     private final boolean fair;
+    private final String partition;
+    private final Set<String> seen;
     private boolean reorder;
     private int appIndex;
     private List<DemandState> demands;
     private int demandIndex;
 
-    /** @param fair order by what each application holds, afresh after every placement ({@link AppOrdering#FAIR}) */
-    LeafCursor(List<AppState> apps, boolean fair) {
+    /**
+     * @param fair order by what each application holds, afresh after every placement ({@link AppOrdering#FAIR})
+     * @param partition the partition whose requests it walks
+     * @param seen where the partitions of the requests it skips are added; {@code null}: nowhere
+     */
+    LeafCursor(List<AppState> apps, boolean fair, String partition, Set<String> seen) {
       this.apps = apps;
       this.fair = fair;
+      this.partition = partition;
+      this.seen = seen;
       this.reorder = fair;
     }
 
@@ -357,7 +413,12 @@ final class PlacementPass {
         while (demandIndex < demands.size()) {
           DemandState d = demands.get(demandIndex);
           if (d.outstanding > 0 && !waitReasons.containsKey(d)) {
-            return true;
+            if (d.shape.partition().equals(partition)) {
+              return true;
+            }
+            if (seen != null) {
+              seen.add(d.shape.partition());
+            }
           }
           demandIndex++;
         }

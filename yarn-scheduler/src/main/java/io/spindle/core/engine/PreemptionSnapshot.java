@@ -1,12 +1,13 @@
 package io.spindle.core.engine;
 
+import io.spindle.core.model.Node;
+import io.spindle.core.model.NodeId;
 import io.spindle.core.model.ResourceVector;
 import io.spindle.core.placement.ClusterState;
 import io.spindle.core.placement.GangPlacer;
 import io.spindle.core.placement.Placement;
 import io.spindle.core.placement.Reservation;
 import io.spindle.core.preemption.Candidate;
-import io.spindle.core.model.NodeId;
 import io.spindle.core.preemption.CapacityProbe;
 import io.spindle.core.preemption.CheckpointHandshake;
 import io.spindle.core.preemption.Need;
@@ -14,6 +15,7 @@ import io.spindle.core.preemption.PreemptionPlanner;
 import io.spindle.core.preemption.PreemptionSettings;
 import io.spindle.core.preemption.QueueView;
 import io.spindle.core.preemption.ReclaimLedger;
+import io.spindle.core.queue.QueueShare;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashMap;
@@ -63,7 +65,7 @@ final class PreemptionSnapshot {
     for (DemandState d : starved) {
       waiting.add(new PlanningInputs.Starved(d.ref, d.outstanding, starvedQueue(d, now)));
     }
-    return new PlanningInputs(changes, now / Math.max(1_000, settings.starvationMillis()), cluster.capacity(),
+    return new PlanningInputs(changes, now / Math.max(1_000, settings.starvationMillis()), cluster.capacity(Node.DEFAULT_PARTITION),
         queues.iterator().next().pending, figures, held, reclaims, waiting);
   }
 
@@ -73,14 +75,15 @@ final class PreemptionSnapshot {
   }
 
   /**
-   * The planner's snapshot. A queue's usage is projected past the reclaims in flight: their victims count as gone
-   * and their beneficiaries as placed, so a second plan neither takes the same capacity twice nor pushes a queue
-   * past its fair share counting on capacity another reclaim already promised.
+   * The planner's snapshot of one partition (node label; {@code ""} the default): its queues' figures and the runs
+   * there. A queue's usage is projected past the reclaims in flight: their victims count as gone and their
+   * beneficiaries as placed, so a second plan neither takes the same capacity twice nor pushes a queue past its fair
+   * share counting on capacity another reclaim already promised.
    */
-  PreemptionPlanner planner(Collection<QueueState> queues, long now) {
+  PreemptionPlanner planner(Collection<QueueState> queues, long now, String partition) {
     Map<String, ResourceVector> projected = new LinkedHashMap<>();
     for (QueueState q : queues) {
-      projected.put(q.path(), q.usage);
+      projected.put(q.path(), q.usage(partition));
     }
     for (ReclaimLedger.InFlight p : preemption.ledger.plans()) {
       for (CheckpointHandshake h : p.handshakes()) {
@@ -89,11 +92,13 @@ final class PreemptionSnapshot {
         }
         GangRun run = runs.get(h.unitId());
         AppState app = run == null ? null : state.app(run.appId);
-        if (app != null) {
+        if (app != null && run.shape.partition().equals(partition)) {
           addAlongPath(projected, app.leaf, run.charge(state).times(-1));
         }
       }
-      if (!p.withdrawn()) {
+      DemandState beneficiary = demand(p.need());
+      if (!p.withdrawn() && (beneficiary == null ? partition.isEmpty()
+          : beneficiary.shape.partition().equals(partition))) {
         QueueState leaf = state.queue(p.need().queue());
         if (leaf != null) {
           addAlongPath(projected, leaf, p.need().charge());
@@ -102,8 +107,9 @@ final class PreemptionSnapshot {
     }
     List<QueueView> views = new ArrayList<>();
     for (QueueState q : queues) {
+      QueueShare share = q.share(partition);
       views.add(new QueueView(q.path(), q.parent == null ? null : q.parent.path(),
-          q.parent != null && q.parent.children.size() > 1, q.share.fairShare(), q.share.maximum(),
+          q.parent != null && q.parent.children.size() > 1, share.fairShare(), share.maximum(),
           projected.get(q.path())));
     }
     Set<Long> busy = preemption.ledger.victimUnits();
@@ -111,15 +117,16 @@ final class PreemptionSnapshot {
     for (GangRun run : runs.all()) {
       AppState app = state.app(run.appId);
       if (!run.preemptible || app == null || run.members.isEmpty() || busy.contains(run.id)
-          || app.leaf.preemptionDisabled()) {
+          || app.leaf.preemptionDisabled() || !run.shape.partition().equals(partition)) {
         continue;
       }
       candidates.add(new Candidate(run.id, run.appId, run.requestKey, app.leaf.path(), app.user, app.priority,
           run.charge(state), run.startMillis, preemption.lastCheckpointMillis(run.appId),
           new ArrayList<>(run.members)));
     }
-    ResourceVector used = queues.iterator().next().usage; // Root comes first and holds everything.
-    return new PreemptionPlanner(cluster.capacity(), views, cluster.capacity().minus(used), candidates, now);
+    ResourceVector used = queues.iterator().next().usage(partition); // Root comes first and holds everything.
+    ResourceVector capacity = cluster.capacity(partition);
+    return new PreemptionPlanner(capacity, views, capacity.minus(used), candidates, now);
   }
 
   private static void addAlongPath(Map<String, ResourceVector> usage, QueueState leaf, ResourceVector delta) {
@@ -133,8 +140,8 @@ final class PreemptionSnapshot {
     int containers = d.isGang() ? d.outstanding : 1;
     AppState app = d.app;
     return new Need(app.id, d.key, app.leaf.path(), app.user, app.priority, d.unitCharge.times(containers),
-        containers, d.isGang(), crossQueue, app.leaf.userUsage.getOrDefault(app.user, ResourceVector.ZERO),
-        UserLimits.limit(app.leaf, app.user));
+        containers, d.isGang(), crossQueue, app.leaf.userUsage(d.shape.partition()).getOrDefault(app.user,
+            ResourceVector.ZERO), UserLimits.limit(app.leaf, d.shape.partition(), app.user));
   }
 
   /** The request of a plan's need, if it still waits. */

@@ -7,9 +7,17 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.TreeSet;
 
-/** Usage, pending demand and (for leaves) waiting applications of one queue. Mutable; owned by {@link Engine}. */
+/**
+ * Usage, pending demand and (for leaves) waiting applications of one queue. Mutable; owned by {@link Engine}.
+ *
+ * <p>Partitions (node labels) are accounted apart, as CapacityScheduler does: {@link #usage}, {@link #pending},
+ * {@link #userUsage} and {@link #share} are the default partition's — what fair share, limits, preemption and the
+ * views of a cluster without labels see —, each labelled partition's are in {@link #labelled}. A container counts in
+ * the partition of its request.
+ */
 final class QueueState {
 
   final QueueConfig config;
@@ -24,6 +32,8 @@ final class QueueState {
 
   /** This cycle's share. */
   QueueShare share;
+  /** The labelled partitions' figures, by label; made when first charged or shared. */
+  private final Map<String, PartitionUse> labelled = new TreeMap<>();
   /** This cycle: leaves below (or this leaf) that may still place something. */
   int activeLeaves;
 
@@ -51,15 +61,64 @@ final class QueueState {
     return false;
   }
 
-  void addUsage(ResourceVector delta) {
+  /** Charges {@code delta} in {@code partition} to this queue and every queue above it. */
+  void addUsage(String partition, ResourceVector delta) {
     for (QueueState q = this; q != null; q = q.parent) {
-      q.usage = q.usage.plus(delta);
+      if (partition.isEmpty()) {
+        q.usage = q.usage.plus(delta);
+      } else {
+        PartitionUse p = q.use(partition);
+        p.usage = p.usage.plus(delta);
+      }
     }
   }
 
-  void addPending(ResourceVector delta) {
+  void addPending(String partition, ResourceVector delta) {
     for (QueueState q = this; q != null; q = q.parent) {
-      q.pending = q.pending.plus(delta);
+      if (partition.isEmpty()) {
+        q.pending = q.pending.plus(delta);
+      } else {
+        PartitionUse p = q.use(partition);
+        p.pending = p.pending.plus(delta);
+      }
     }
+  }
+
+  ResourceVector usage(String partition) {
+    return partition.isEmpty() ? usage : use(partition).usage;
+  }
+
+  ResourceVector pending(String partition) {
+    return partition.isEmpty() ? pending : use(partition).pending;
+  }
+
+  /** Leaves: what each user holds in {@code partition}. */
+  Map<String, ResourceVector> userUsage(String partition) {
+    return partition.isEmpty() ? userUsage : use(partition).userUsage;
+  }
+
+  /** This cycle's share in {@code partition}; {@code null} before the cycle computed it. */
+  QueueShare share(String partition) {
+    return partition.isEmpty() ? share : use(partition).share;
+  }
+
+  void share(String partition, QueueShare s) {
+    if (partition.isEmpty()) {
+      share = s;
+    } else {
+      use(partition).share = s;
+    }
+  }
+
+  private PartitionUse use(String partition) {
+    return labelled.computeIfAbsent(partition, k -> new PartitionUse());
+  }
+
+  /** One labelled partition's figures of this queue. */
+  private static final class PartitionUse {
+    ResourceVector usage = ResourceVector.ZERO;
+    ResourceVector pending = ResourceVector.ZERO;
+    final Map<String, ResourceVector> userUsage = new HashMap<>();
+    QueueShare share;
   }
 }

@@ -20,11 +20,11 @@ final class UserLimits {
 
   private UserLimits() {}
 
-  /** Why {@code app}'s user may not be charged {@code charge} more now; empty if they may. */
-  static Optional<Refusal> exceeded(AppState app, ResourceVector charge) {
+  /** Why {@code app}'s user may not be charged {@code charge} more in {@code partition} now; empty if they may. */
+  static Optional<Refusal> exceeded(AppState app, String partition, ResourceVector charge) {
     QueueState leaf = app.leaf;
-    ResourceVector guarantee = leaf.share.guarantee();
-    ResourceVector after = leaf.userUsage.getOrDefault(app.user, ResourceVector.ZERO).plus(charge);
+    ResourceVector guarantee = leaf.share(partition).guarantee();
+    ResourceVector after = leaf.userUsage(partition).getOrDefault(app.user, ResourceVector.ZERO).plus(charge);
     double factor = leaf.config.userLimitFactor();
     if (factor >= 0) {
       for (int i = 0; i < ResourceVector.DIMENSIONS; i++) {
@@ -37,7 +37,7 @@ final class UserLimits {
     double percent = leaf.config.minimumUserLimitPercent();
     if (percent < 100) {
       int users = activeUsers(leaf, app.user);
-      ResourceVector share = share(leaf, charge, users, percent);
+      ResourceVector share = share(leaf, partition, charge, users, percent);
       for (int i = 0; i < ResourceVector.DIMENSIONS; i++) {
         if (guarantee.get(i) > 0 && after.get(i) > share.get(i)) {
           return Optional.of(new Refusal.UserShare(app.user, leaf.path(), percent, users, share, i));
@@ -47,15 +47,16 @@ final class UserLimits {
     return Optional.empty();
   }
 
-  /** The most {@code user} may hold in the leaf now, per resource; {@code null} when nothing bounds it. */
-  static ResourceVector limit(QueueState leaf, String user) {
+  /** The most {@code user} may hold in the leaf's {@code partition} now, per resource; {@code null}: no bound. */
+  static ResourceVector limit(QueueState leaf, String partition, String user) {
     double factor = leaf.config.userLimitFactor();
     double percent = leaf.config.minimumUserLimitPercent();
     if (factor < 0 && percent >= 100) {
       return null;
     }
-    ResourceVector guarantee = leaf.share.guarantee();
-    ResourceVector share = percent < 100 ? share(leaf, ResourceVector.ZERO, activeUsers(leaf, user), percent) : null;
+    ResourceVector guarantee = leaf.share(partition).guarantee();
+    ResourceVector share = percent < 100
+        ? share(leaf, partition, ResourceVector.ZERO, activeUsers(leaf, user), percent) : null;
     long[] limit = new long[ResourceVector.DIMENSIONS];
     for (int i = 0; i < limit.length; i++) {
       long g = guarantee.get(i);
@@ -84,9 +85,10 @@ final class UserLimits {
     return users.size();
   }
 
-  private static ResourceVector share(QueueState leaf, ResourceVector charge, int users, double percent) {
-    ResourceVector guarantee = leaf.share.guarantee();
-    ResourceVector used = leaf.usage.plus(charge);
+  private static ResourceVector share(QueueState leaf, String partition, ResourceVector charge, int users,
+      double percent) {
+    ResourceVector guarantee = leaf.share(partition).guarantee();
+    ResourceVector used = leaf.usage(partition).plus(charge);
     long[] out = new long[ResourceVector.DIMENSIONS];
     for (int i = 0; i < out.length; i++) {
       long current = Math.max(guarantee.get(i), used.get(i));

@@ -75,6 +75,8 @@ public final class ClusterState {
   /** GPUs being re-partitioned, with their nodes, in the order planned: the only ones a cycle must look at. */
   private final Map<MigGpuState, NodeState> inFlight = new LinkedHashMap<>();
   private ResourceVector capacity = ResourceVector.ZERO;
+  /** Capacity by partition (node label), the default partition {@code ""} among them once it has a node. */
+  private final Map<String, ResourceVector> partitionCapacity = new java.util.TreeMap<>();
   private long freeWholeGpus;
   private int nextSeq;
   /** Changes whenever a node joins or leaves: answers about empty capacity stay valid while it does not. */
@@ -112,6 +114,7 @@ public final class ClusterState {
     index(state);
     shapes.merge(shapeOf(node), 1, Integer::sum);
     capacity = capacity.plus(node.capacity());
+    partitionCapacity.merge(node.partition(), node.capacity(), ResourceVector::plus);
     freeWholeGpus += state.freeWholeGpus;
   }
 
@@ -138,6 +141,7 @@ public final class ClusterState {
     inFlight.values().removeIf(n -> n == state);
     shapes.computeIfPresent(shapeOf(state.node), (k, v) -> v == 1 ? null : v - 1);
     capacity = capacity.minus(state.node.capacity());
+    lessPartition(state.node);
     freeWholeGpus -= state.freeWholeGpus;
     return broken;
   }
@@ -156,6 +160,23 @@ public final class ClusterState {
 
   public ResourceVector capacity() {
     return capacity;
+  }
+
+  /** What the nodes of one partition (node label; {@code ""} the default) hold together. */
+  public ResourceVector capacity(String partition) {
+    return partitionCapacity.getOrDefault(partition, ResourceVector.ZERO);
+  }
+
+  /** The labelled partitions that have nodes, in label order (the default partition not among them). */
+  public List<String> labelledPartitions() {
+    List<String> out = new ArrayList<>(partitionCapacity.keySet());
+    out.remove(Node.DEFAULT_PARTITION);
+    return out;
+  }
+
+  private void lessPartition(Node node) {
+    partitionCapacity.computeIfPresent(node.partition(), (k, v) -> v.equals(node.capacity()) ? null
+        : v.minus(node.capacity()));
   }
 
   /** The MIG instances that exist on a node's MIG GPUs, by GPU index. */
@@ -454,8 +475,10 @@ public final class ClusterState {
     NodeState state = requireNode(nodeId);
     Reservation held = state.reservation;
     shapes.computeIfPresent(shapeOf(state.node), (k, v) -> v == 1 ? null : v - 1);
+    lessPartition(state.node);
     state.node = state.node.withPartition(partition);
     shapes.merge(shapeOf(state.node), 1, Integer::sum);
+    partitionCapacity.merge(partition, state.node.capacity(), ResourceVector::plus);
     return held;
   }
 

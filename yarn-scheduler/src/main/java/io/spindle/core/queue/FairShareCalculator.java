@@ -37,7 +37,15 @@ public final class FairShareCalculator {
    */
   public static Map<String, QueueShare> compute(
       QueueTree tree, ResourceVector cluster, Map<String, ResourceVector> leafDemand) {
-    Map<String, Limits> limits = resolveLimits(tree, cluster);
+    return compute(tree, cluster, leafDemand, resolveLimits(tree, cluster));
+  }
+
+  /**
+   * As {@link #compute(QueueTree, ResourceVector, Map)}, within one partition: {@code cluster} is what its nodes hold,
+   * {@code limits} the queues' guarantees and maximums in it ({@link QueueLabels#resolve}).
+   */
+  public static Map<String, QueueShare> compute(QueueTree tree, ResourceVector cluster,
+      Map<String, ResourceVector> leafDemand, Map<String, Limits> limits) {
     Map<String, ResourceVector> guarantee = new LinkedHashMap<>();
     Map<String, ResourceVector> maximum = new LinkedHashMap<>();
     limits.forEach((path, l) -> {
@@ -194,7 +202,7 @@ public final class FairShareCalculator {
     return s;
   }
 
-  private static ResourceVector max(ResourceVector a, ResourceVector b) {
+  static ResourceVector max(ResourceVector a, ResourceVector b) {
     return new ResourceVector(Math.max(a.memoryMb(), b.memoryMb()), Math.max(a.vcores(), b.vcores()),
         Math.max(a.gpuUnits(), b.gpuUnits()));
   }

@@ -13,6 +13,7 @@ import java.util.List;
  * @param ordering how a leaf orders its applications ({@code ordering-policy})
  * @param minimumUserLimitPercent CapacityScheduler's {@code minimum-user-limit-percent}: with N users asking, each may
  *     hold at most the larger of 1/N of the queue and this percent of it; 100 (the default) bounds nobody
+ * @param labels its node labels (partitions) and its capacities in them
  */
 public record QueueConfig(
     String path,
@@ -23,9 +24,11 @@ public record QueueConfig(
     double weight,
     QueuePreemption preemption,
     AppOrdering ordering,
-    double minimumUserLimitPercent) {
+    double minimumUserLimitPercent,
+    QueueLabels labels) {
 
   public QueueConfig {
+    labels = labels == null ? QueueLabels.INHERIT : labels;
     children = List.copyOf(children);
     preemption = preemption == null ? QueuePreemption.INHERIT : preemption;
     ordering = ordering == null ? AppOrdering.FIFO : ordering;
@@ -35,13 +38,13 @@ public record QueueConfig(
   public QueueConfig(String path, List<String> children, Capacity capacity, Capacity maximumCapacity,
       double userLimitFactor, double weight) {
     this(path, children, capacity, maximumCapacity, userLimitFactor, weight, QueuePreemption.INHERIT,
-        AppOrdering.FIFO, 100);
+        AppOrdering.FIFO, 100, QueueLabels.INHERIT);
   }
 
   /** This queue with {@code c} as its capacity. */
   public QueueConfig withCapacity(Capacity c) {
     return new QueueConfig(path, children, c, maximumCapacity, userLimitFactor, weight, preemption, ordering,
-        minimumUserLimitPercent);
+        minimumUserLimitPercent, labels);
   }
 
   public boolean isLeaf() {

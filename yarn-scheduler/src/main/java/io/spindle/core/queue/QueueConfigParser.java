@@ -90,7 +90,7 @@ public final class QueueConfigParser {
   }
 
   public QueueTree parse(Map<String, String> conf) {
-    Map<String, String> c = new TreeMap<>(conf);
+    TreeMap<String, String> c = new TreeMap<>(conf);
     Map<String, List<String>> children = new LinkedHashMap<>();
     Map<String, AutoCreation> autoCreating = new LinkedHashMap<>();
     Set<String> createdHere = new java.util.LinkedHashSet<>();
@@ -352,7 +352,7 @@ public final class QueueConfigParser {
     return QueueTree.ROOT;
   }
 
-  private QueueConfig readQueue(Map<String, String> c, String path, List<String> children) {
+  private QueueConfig readQueue(java.util.NavigableMap<String, String> c, String path, List<String> children) {
     Capacity capacity;
     Capacity maximum;
     if (path.equals(QueueTree.ROOT)) {
@@ -369,10 +369,8 @@ public final class QueueConfigParser {
     } else {
       String capKey = key(path, CAPACITY);
       String raw = c.get(capKey);
-      if (raw == null) {
-        throw new QueueConfigException(capKey, "missing; every queue below root needs a capacity");
-      }
-      capacity = parseCapacity(capKey, raw);
+      // Unset is 0, as CapacityScheduler reads it: a queue with no guarantee of its own, which still borrows.
+      capacity = raw == null ? new Capacity.Percent(0) : parseCapacity(capKey, raw);
       String maxKey = key(path, MAXIMUM_CAPACITY);
       String rawMax = c.get(maxKey);
       // -1 is CapacityScheduler's "undefined": the parent's maximum, as when the key is absent.
@@ -402,7 +400,8 @@ public final class QueueConfigParser {
     if (!(mulp >= 0)) {
       throw new QueueConfigException(key(path, MINIMUM_USER_LIMIT_PERCENT), "must not be negative; was " + mulp);
     }
-    return new QueueConfig(path, children, capacity, maximum, ulf, weight, preemption, ordering, mulp);
+    return new QueueConfig(path, children, capacity, maximum, ulf, weight, preemption, ordering, mulp,
+        QueueLabels.read(c, path));
   }
 
   /**

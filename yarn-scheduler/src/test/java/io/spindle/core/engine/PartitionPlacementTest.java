@@ -82,4 +82,76 @@ class PartitionPlacementTest {
     assertThat(all).filteredOn(d -> d instanceof Decision.RequestCheckpoint).isNotEmpty()
         .allMatch(d -> ((Decision.RequestCheckpoint) d).appId().value().equals("greedy-gpu"));
   }
+
+  // ---------------------------------------------------------------- per-label capacities
+
+  private Engine twoQueues(String... labelKeys) {
+    List<String> kv = new java.util.ArrayList<>(List.of("root.queues", "a,b", "root.a.capacity", "50",
+        "root.b.capacity", "50", "root.a.user-limit-factor", "-1", "root.b.user-limit-factor", "-1"));
+    kv.addAll(List.of(labelKeys));
+    return new Engine(CATALOG, queues(kv.toArray(String[]::new)), Topology.singleRack(), clock,
+        EngineSettings.defaults());
+  }
+
+  private static Map<String, Integer> perApp(CycleResult r) {
+    Map<String, Integer> out = new TreeMap<>();
+    r.allocations().forEach(a -> out.merge(a.appId().value(), 1, Integer::sum));
+    return out;
+  }
+
+  @Test
+  void aLabelledPartitionIsSharedByTheQueuesCapacitiesInThatLabel() {
+    // 50/50 in the default partition, 75/25 on the GPU nodes (CapacityScheduler's accessible-node-labels.GPU.*).
+    Engine e = twoQueues("root.a.accessible-node-labels.GPU.capacity", "75",
+        "root.b.accessible-node-labels.GPU.capacity", "25");
+    e.cycle(List.of(new NodeAdded(gpuNode("gpu1", Topology.DEFAULT_RACK, 4).withPartition("GPU")),
+        new NodeAdded(gpuNode("gpu2", Topology.DEFAULT_RACK, 4).withPartition("GPU")),
+        new NodeAdded(gpuNode("plain1", Topology.DEFAULT_RACK, 8))));
+    CycleResult r = e.cycle(List.of(new AppSubmitted(AppId.of("a-gpu"), "a", "u", 0),
+        new AppSubmitted(AppId.of("b-gpu"), "b", "u", 0), new AppSubmitted(AppId.of("a-plain"), "a", "u", 0),
+        new AppSubmitted(AppId.of("b-plain"), "b", "u", 0), new Demand(AppId.of("a-gpu"), "r", oneGpu("GPU"), 8),
+        new Demand(AppId.of("b-gpu"), "r", oneGpu("GPU"), 8),
+        new Demand(AppId.of("a-plain"), "r", oneGpu(Node.DEFAULT_PARTITION), 8),
+        new Demand(AppId.of("b-plain"), "r", oneGpu(Node.DEFAULT_PARTITION), 8)));
+    assertThat(perApp(r)).isEqualTo(Map.of("a-gpu", 6, "b-gpu", 2, "a-plain", 4, "b-plain", 4));
+    QueueSnapshot a = e.queueSnapshots().stream().filter(q -> q.path().equals("root.a")).findFirst().orElseThrow();
+    assertThat(a.usage().gpus()).as("the default partition's figures").isEqualTo(4);
+  }
+
+  @Test
+  void whatAQueueHoldsInALabelDoesNotCountAgainstItsDefaultPartitionMaximum() {
+    Engine e = twoQueues("root.a.maximum-capacity", "50");
+    e.cycle(List.of(new NodeAdded(gpuNode("gpu1", Topology.DEFAULT_RACK, 4).withPartition("GPU")),
+        new NodeAdded(gpuNode("plain1", Topology.DEFAULT_RACK, 4))));
+    CycleResult r = e.cycle(List.of(new AppSubmitted(AppId.of("gpu"), "a", "u", 0),
+        new AppSubmitted(AppId.of("plain"), "a", "u", 0), new Demand(AppId.of("gpu"), "r", oneGpu("GPU"), 4),
+        new Demand(AppId.of("plain"), "r", oneGpu(Node.DEFAULT_PARTITION), 4)));
+    // The label's maximum defaults to 100%; the default partition's 50% is of the plain node only.
+    assertThat(perApp(r)).isEqualTo(Map.of("gpu", 4, "plain", 2));
+  }
+
+  @Test
+  void aLabelsMaximumCapacityBoundsTheQueueOnThatLabelsNodes() {
+    Engine e = twoQueues("root.a.accessible-node-labels.GPU.capacity", "50",
+        "root.a.accessible-node-labels.GPU.maximum-capacity", "50");
+    e.cycle(List.of(new NodeAdded(gpuNode("gpu1", Topology.DEFAULT_RACK, 4).withPartition("GPU"))));
+    CycleResult r = e.cycle(List.of(new AppSubmitted(AppId.of("gpu"), "a", "u", 0),
+        new Demand(AppId.of("gpu"), "r", oneGpu("GPU"), 4)));
+    assertThat(perApp(r)).isEqualTo(Map.of("gpu", 2));
+    assertThat(r.decisions()).filteredOn(d -> d instanceof Decision.Wait).singleElement()
+        .satisfies(w -> assertThat(((Decision.Wait) w).reason()).contains("root.a").contains("maximum"));
+  }
+
+  @Test
+  void aQueueWithoutAccessToALabelIsToldAtOnceThatItCanNeverRunThere() {
+    Engine e = twoQueues("root.a.accessible-node-labels", "GPU", "root.b.accessible-node-labels", " ");
+    e.cycle(List.of(new NodeAdded(gpuNode("gpu1", Topology.DEFAULT_RACK, 4).withPartition("GPU"))));
+    clock.advance(EngineSettings.DEFAULT_REGISTRATION_SETTLE_MILLIS); // Registration has settled.
+    CycleResult r = e.cycle(List.of(new AppSubmitted(AppId.of("a-gpu"), "a", "u", 0),
+        new AppSubmitted(AppId.of("b-gpu"), "b", "u", 0), new Demand(AppId.of("a-gpu"), "r", oneGpu("GPU"), 4),
+        new Demand(AppId.of("b-gpu"), "r", oneGpu("GPU"), 1)));
+    assertThat(perApp(r)).isEqualTo(Map.of("a-gpu", 4));
+    assertThat(r.decisions()).filteredOn(d -> d instanceof Decision.Reject).singleElement()
+        .satisfies(d -> assertThat(d.toString()).contains("root.b").contains("partition GPU"));
+  }
 }

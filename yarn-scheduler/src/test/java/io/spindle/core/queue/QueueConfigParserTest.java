@@ -167,11 +167,30 @@ class QueueConfigParserTest {
   }
 
   @Test
+  void readsAQueuesNodeLabelsAndItsCapacitiesInThem() {
+    QueueTree tree = parse(with(threeLevel(),
+        "root.eng.accessible-node-labels", "gpu, fpga",
+        "root.eng.accessible-node-labels.gpu.capacity", "60",
+        "root.eng.accessible-node-labels.gpu.maximum-capacity", "-1",
+        "root.research.accessible-node-labels", " "));
+    QueueLabels eng = tree.get("root.eng").orElseThrow().labels();
+    assertThat(eng.accessible()).containsExactlyInAnyOrder("gpu", "fpga");
+    assertThat(eng.capacity()).isEqualTo(Map.of("gpu", new Capacity.Percent(60)));
+    assertThat(eng.maximum()).as("-1 is undefined: 100").isEmpty();
+    assertThat(tree.get("root.research").orElseThrow().labels().accessible()).isEmpty();
+    assertThat(tree.get("root.eng.train").orElseThrow().labels()).isEqualTo(QueueLabels.INHERIT);
+
+    assertThatThrownBy(() -> parse(with(threeLevel(), "root.eng.accessible-node-labels.gpu.capacity", "60",
+        "root.eng.accessible-node-labels.gpu.maximum-capacity", "40")))
+        .hasMessageContaining("yarn.scheduler.capacity.root.eng.accessible-node-labels.gpu.maximum-capacity")
+        .hasMessageContaining("below the capacity");
+    assertThatThrownBy(() -> parse(with(threeLevel(), "root.eng.accessible-node-labels.gpu.capacity", "lots")))
+        .hasMessageContaining("root.eng.accessible-node-labels.gpu.capacity");
+  }
+
+  @Test
   void ignoresNonQueueKeysOfAQueue() {
     Map<String, String> c = with(threeLevel(),
-        "root.eng.accessible-node-labels.gpu.capacity", "100",
-        "root.eng.accessible-node-labels.gpu.maximum-capacity", "100",
-        "root.eng.accessible-node-labels", "gpu",
         "root.eng.acl_submit_applications", "alice,bob eng",
         "root.eng.train.ordering-policy.fair.enable-size-based-weight", "true",
         "root.research.state", "RUNNING",
@@ -445,9 +464,10 @@ class QueueConfigParserTest {
   }
 
   @Test
-  void rejectsMissingCapacity() {
-    rejects(with(threeLevel(), "root.research.b.capacity", null),
-        "root.research.b.capacity", "missing");
+  void aMissingCapacityIsZeroAsCapacitySchedulerReadsIt() {
+    rejects(with(threeLevel(), "root.research.b.capacity", null), "root.research.queues", "sum to 50");
+    QueueTree tree = parse(with(threeLevel(), "root.research.b.capacity", null, "root.research.a.capacity", "100"));
+    assertThat(tree.get("root.research.b").orElseThrow().capacity()).isEqualTo(new Capacity.Percent(0));
   }
 
   @Test

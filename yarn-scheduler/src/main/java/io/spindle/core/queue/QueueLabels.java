@@ -1,0 +1,140 @@
+package io.spindle.core.queue;
+
+import io.spindle.core.model.ResourceVector;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.NavigableMap;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.stream.Collectors;
+
+/**
+ * A queue's node labels (partitions) as CapacityScheduler reads them: {@code accessible-node-labels} (a list, {@code *}
+ * for every label, blank for none; unset: the parent's, and every label at root) and, per label, {@code
+ * accessible-node-labels.<label>.capacity} (default 0) and {@code .maximum-capacity} (default 100), percentages of the
+ * parent's in that label, weights among the siblings that use the label ({@code 2w}), or absolute amounts. A queue
+ * without access to a label gets none of it.
+ *
+ * @param accessible the labels this queue may use, {@code null} where it takes its parent's
+ * @param capacity configured capacities by label
+ * @param maximum configured maximum capacities by label
+ */
+public record QueueLabels(Set<String> accessible, Map<String, Capacity> capacity, Map<String, Capacity> maximum) {
+
+  /** CapacityScheduler's "every label". */
+  public static final String ANY = "*";
+  /** No label keys: the parent's labels, no guarantee in any. */
+  public static final QueueLabels INHERIT = new QueueLabels(null, Map.of(), Map.of());
+
+  private static final String KEY = "accessible-node-labels";
+
+  public QueueLabels {
+    accessible = accessible == null ? null : Set.copyOf(accessible);
+    capacity = Map.copyOf(capacity);
+    maximum = Map.copyOf(maximum);
+  }
+
+  /** Whether a queue with {@code access} (see {@link #access}) may use {@code label}. */
+  public static boolean mayUse(Set<String> access, String label) {
+    return access.contains(ANY) || access.contains(label);
+  }
+
+  /** This queue's access: its own, else {@code parentAccess} ({@code null} at root: every label). */
+  public Set<String> access(Set<String> parentAccess) {
+    return accessible != null ? accessible : parentAccess == null ? Set.of(ANY) : parentAccess;
+  }
+
+  /**
+   * Reads {@code path}'s label keys from the configuration {@code c}.
+   *
+   * @throws QueueConfigException naming the key, for a capacity that is no capacity or a maximum below the capacity
+   */
+  static QueueLabels read(NavigableMap<String, String> c, String path) {
+    String listKey = QueueConfigParser.key(path, KEY);
+    String list = c.get(listKey);
+    Set<String> accessible = list == null ? null : Arrays.stream(list.split(",")).map(String::strip)
+        .filter(s -> !s.isEmpty()).collect(Collectors.toSet());
+    String prefix = listKey + ".";
+    Map<String, Capacity> capacity = new TreeMap<>();
+    Map<String, Capacity> maximum = new TreeMap<>();
+    for (Map.Entry<String, String> e : c.subMap(prefix, prefix + Character.MAX_VALUE).entrySet()) {
+      String rest = e.getKey().substring(prefix.length());
+      int dot = rest.lastIndexOf('.');
+      if (dot <= 0) {
+        continue;
+      }
+      String label = rest.substring(0, dot);
+      String what = rest.substring(dot + 1);
+      if (what.equals("capacity")) {
+        capacity.put(label, parse(e.getKey(), e.getValue()));
+      } else if (what.equals("maximum-capacity") && !e.getValue().strip().equals("-1")) {
+        maximum.put(label, parse(e.getKey(), e.getValue()));
+      }
+    }
+    for (Map.Entry<String, Capacity> m : maximum.entrySet()) {
+      Capacity g = capacity.get(m.getKey());
+      if (g instanceof Capacity.Percent gp && m.getValue() instanceof Capacity.Percent mp
+          && mp.percent() + 1e-9 < gp.percent()) {
+        throw new QueueConfigException(prefix + m.getKey() + ".maximum-capacity", "maximum-capacity " + mp.percent()
+            + " is below the capacity " + gp.percent() + " of label " + m.getKey());
+      }
+    }
+    return accessible == null && capacity.isEmpty() && maximum.isEmpty() ? INHERIT
+        : new QueueLabels(accessible, capacity, maximum);
+  }
+
+  private static Capacity parse(String key, String raw) {
+    return QueueConfigParser.parseCapacity(key, raw);
+  }
+
+  /**
+   * Every queue's guarantee and maximum in partition {@code label}, whose nodes hold {@code partition}, top down as
+   * {@link FairShareCalculator#resolveLimits} does for the default partition.
+   */
+  public static Map<String, FairShareCalculator.Limits> resolve(QueueTree tree, ResourceVector partition,
+      String label) {
+    Map<String, FairShareCalculator.Limits> out = new LinkedHashMap<>();
+    Map<String, Set<String>> access = new LinkedHashMap<>();
+    Map<String, Double> weights = new HashMap<>();
+    for (QueueConfig q : tree.all()) {
+      Set<String> parentAccess = q.parentPath() == null ? null : access.get(q.parentPath());
+      Set<String> mine = q.labels().access(parentAccess);
+      access.put(q.path(), mine);
+      if (q.parentPath() == null) {
+        out.put(q.path(), new FairShareCalculator.Limits(partition, partition));
+        continue;
+      }
+      FairShareCalculator.Limits parent = out.get(q.parentPath());
+      if (!mayUse(mine, label)) {
+        out.put(q.path(), new FairShareCalculator.Limits(ResourceVector.ZERO, ResourceVector.ZERO));
+        continue;
+      }
+      Capacity c = q.labels().capacity().getOrDefault(label, NONE);
+      if (c instanceof Capacity.Weight w) {
+        double sum = weights.computeIfAbsent(q.parentPath(), p -> siblingWeights(tree, p, label));
+        c = new Capacity.Percent(sum == 0 ? 0 : w.weight() * 100 / sum);
+      }
+      ResourceVector g = c.resolveGuarantee(parent.guarantee());
+      ResourceVector m = q.labels().maximum().getOrDefault(label, ALL).resolveMaximum(parent.maximum());
+      out.put(q.path(), new FairShareCalculator.Limits(g.min(parent.guarantee()),
+          FairShareCalculator.max(m, g).min(parent.maximum())));
+    }
+    return out;
+  }
+
+  /** The weights {@code parent}'s children give themselves in {@code label}. */
+  private static double siblingWeights(QueueTree tree, String parent, String label) {
+    double sum = 0;
+    for (QueueConfig child : tree.children(tree.get(parent).orElseThrow())) {
+      if (child.labels().capacity().get(label) instanceof Capacity.Weight w) {
+        sum += w.weight();
+      }
+    }
+    return sum;
+  }
+
+  private static final Capacity NONE = new Capacity.Percent(0);
+  private static final Capacity ALL = new Capacity.Percent(100);
+}
