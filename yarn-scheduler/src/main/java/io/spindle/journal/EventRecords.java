@@ -59,7 +59,7 @@ final class EventRecords {
     } else if (event instanceof EngineEvent.AppPriorityChanged e) {
       return new AppPriorityChangedRecord(e.appId().value(), e.priority());
     } else if (event instanceof EngineEvent.NodePartitionChanged e) {
-      return new NodePartitionChangedRecord(e.nodeId().value(), e.partition());
+      return new NodePartitionChangedRecord(e.nodeId().value(), e.partition(), e.sharesIdle());
     } else if (event instanceof EngineEvent.CheckpointReported e) {
       return new CheckpointReportedRecord(e.appId().value(), e.lastCheckpointMillis(), e.location());
     }
@@ -93,7 +93,7 @@ final class EventRecords {
     } else if (record instanceof AppPriorityChangedRecord r) {
       return new EngineEvent.AppPriorityChanged(AppId.of(r.getAppId()), r.getPriority());
     } else if (record instanceof NodePartitionChangedRecord r) {
-      return new EngineEvent.NodePartitionChanged(NodeId.of(r.getNodeId()), r.getPartition());
+      return new EngineEvent.NodePartitionChanged(NodeId.of(r.getNodeId()), r.getPartition(), r.getSharesIdle());
     } else if (record instanceof CheckpointReportedRecord r) {
       return new EngineEvent.CheckpointReported(AppId.of(r.getAppId()), r.getLastCheckpointMillis(), r.getLocation());
     }

@@ -66,7 +66,8 @@ final class ModelRecords {
   }
 
   static NodeRecord node(Node n) {
-    return new NodeRecord(n.id().value(), n.location(), n.memoryMb(), n.vcores(), n.partition(), map(n.gpus(),
+    return new NodeRecord(n.id().value(), n.location(), n.memoryMb(), n.vcores(), n.partition(), n.sharesIdle(),
+        map(n.gpus(),
         g -> new GpuRecord(g.index(), g.model().name(), g.nvlinkIsland(), g.migEnabled(),
         g.migLayout() == null ? null : layout(g.migLayout()))));
   }
@@ -74,7 +75,7 @@ final class ModelRecords {
   Node node(NodeRecord n) {
     return new Node(NodeId.of(n.getId()), n.getLocation(), n.getMemoryMb(), n.getVcores(), map(n.getGpus(),
         g -> new Gpu(g.getIndex(), model(g.getModel()), g.getNvlinkIsland(), g.getMigEnabled(),
-        g.getMigLayout() == null ? null : layout(g.getMigLayout()))), n.getPartition());
+        g.getMigLayout() == null ? null : layout(g.getMigLayout()))), n.getPartition(), n.getSharesIdle());
   }
 
   static LayoutRecord layout(MigLayout l) {

@@ -2,11 +2,13 @@ package io.spindle.yarn;
 
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import org.apache.hadoop.conf.Configuration;
@@ -29,7 +31,8 @@ import org.apache.hadoop.yarn.util.resource.Resources;
  *   <li>{@code maximum-am-resource-percent}: the ApplicationMasters of a leaf's running applications together hold at
  *       most that share of the leaf's guarantee ({@link QueueRegistry#amLimit}), compared with CapacityScheduler's
  *       configured resource calculator (memory alone by default); as in CapacityScheduler the first application of a
- *       leaf always runs, so a small queue is never blocked for good, and an unmanaged AM counts nothing.
+ *       leaf always runs, so a small queue is never blocked for good, and an unmanaged AM counts nothing; and each
+ *       user's AMs in the leaf hold at most that user's share of it ({@link #userAmLimit}).
  * </ul>
  * Read with CapacityScheduler's own configuration class, so defaults and inheritance are its own. Called on the RM's
  * dispatcher thread and from {@code allocate}; synchronized.
@@ -38,9 +41,13 @@ final class AppActivation {
 
   private record Member(String leafPath, String user, Resource am) {}
 
+  /** One user in one leaf. */
+  private record LeafUser(String leafPath, String user) {}
+
   private final Function<String, Resource> amLimit;
   private final Supplier<Resource> cluster;
   private final Map<String, Resource> amUsed = new HashMap<>();
+  private final Map<LeafUser, Resource> userAmUsed = new HashMap<>();
 
   /**
    * @param amLimit the AM resource limit of a leaf by path, now
@@ -108,6 +115,7 @@ final class AppActivation {
     }
     runningByUser.merge(m.user(), -1, Integer::sum);
     amUsed.computeIfPresent(m.leafPath(), (q, used) -> Resources.subtract(used, m.am()));
+    userAmUsed.computeIfPresent(new LeafUser(m.leafPath(), m.user()), (q, used) -> Resources.subtract(used, m.am()));
     return startWhatFits();
   }
 
@@ -142,6 +150,7 @@ final class AppActivation {
     }
     runningByUser.merge(m.user(), 1, Integer::sum);
     amUsed.merge(m.leafPath(), m.am(), Resources::add);
+    userAmUsed.merge(new LeafUser(m.leafPath(), m.user()), m.am(), Resources::add);
   }
 
   private boolean fits(Member m) {
@@ -172,12 +181,40 @@ final class AppActivation {
     }
     Resource used = amUsed.getOrDefault(m.leafPath(), Resources.none());
     Resource limit = amLimit.apply(m.leafPath());
-    if (Resources.lessThanOrEqual(calculator, cluster.get(), Resources.add(used, m.am()), limit)) {
-      return Optional.empty();
+    Resource userUsed = userAmUsed.getOrDefault(new LeafUser(m.leafPath(), m.user()), Resources.none());
+    Resource userLimit = userAmLimit(m, limit);
+    if (!Resources.lessThanOrEqual(calculator, cluster.get(), Resources.add(used, m.am()), limit)) {
+      return Optional.of("Queue's AM resource limit exceeded. Details : AM Resource Request = " + m.am()
+          + "; Queue Resource Limit for AM = " + limit + "; Queue AM Resource Usage = " + used + "; queue "
+          + m.leafPath() + " (maximum-am-resource-percent); this one starts when an application there ends");
     }
-    return Optional.of("Queue's AM resource limit exceeded. Details : AM Resource Request = " + m.am()
-        + "; Queue Resource Limit for AM = " + limit + "; Queue AM Resource Usage = " + used + "; queue "
-        + m.leafPath() + " (maximum-am-resource-percent); this one starts when an application there ends");
+    if (!Resources.lessThanOrEqual(calculator, cluster.get(), Resources.add(userUsed, m.am()), userLimit)) {
+      return Optional.of("User's AM resource limit exceeded. Details : AM Resource Request = " + m.am()
+          + "; User AM Resource Limit of the queue = " + userLimit + "; User AM Resource Used = " + userUsed
+          + "; user " + m.user() + " in queue " + m.leafPath() + " (maximum-am-resource-percent with "
+          + "minimum-user-limit-percent and user-limit-factor); this one starts when one of their applications ends");
+    }
+    return Optional.empty();
+  }
+
+  /**
+   * CapacityScheduler's per-user share of a leaf's AM limit: the leaf's AM limit times the larger of
+   * {@code minimum-user-limit-percent} and 1/(users with applications in the leaf), times {@code user-limit-factor},
+   * at most the leaf's AM limit ({@code user-limit-factor} -1: the leaf's AM limit).
+   */
+  private Resource userAmLimit(Member m, Resource queueLimit) {
+    QueuePath path = new QueuePath(m.leafPath());
+    float factor = limits.getUserLimitFactor(path);
+    if (factor == -1) {
+      return queueLimit;
+    }
+    Set<String> users = new HashSet<>();
+    users.add(m.user());
+    for (Map<ApplicationId, Member> members : List.of(running, waiting)) {
+      members.values().stream().filter(x -> x.leafPath().equals(m.leafPath())).forEach(x -> users.add(x.user()));
+    }
+    double share = Math.max(limits.getUserLimit(path) / 100.0, 1.0 / users.size());
+    return Resources.componentwiseMin(Resources.multiply(queueLimit, share * factor), queueLimit);
   }
 
   /** The leaf and every queue above it. */

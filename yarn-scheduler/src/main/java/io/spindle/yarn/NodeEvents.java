@@ -76,6 +76,19 @@ final class NodeEvents {
         : labels.iterator().next();
   }
 
+  /** Whether {@code partition}'s label is non-exclusive ({@code exclusive=false}): it lends its idle capacity. */
+  private boolean sharesIdle(String partition) {
+    RMNodeLabelsManager manager = labels.get();
+    if (manager == null || partition.isEmpty()) {
+      return false;
+    }
+    try {
+      return !manager.isExclusiveNodeLabel(partition);
+    } catch (java.io.IOException unknownLabel) {
+      return false;
+    }
+  }
+
   /**
    * Nodes' labels changed ({@code yarn rmadmin -replaceLabelsOnNode}, or a NodeManager's own report): the node
    * keeps what runs there and takes new work of its new partition only.
@@ -90,9 +103,10 @@ final class NodeEvents {
       }
       node.updateLabels(e.getValue());
       String partition = partition(e.getValue());
-      inventory.relabel(e.getKey(), partition);
-      toEngine.accept(new EngineEvent.NodePartitionChanged(YarnIds.node(e.getKey()), partition));
-      LOG.info("Node {} now in partition '{}'", e.getKey(), partition);
+      boolean shares = sharesIdle(partition);
+      inventory.relabel(e.getKey(), partition, shares);
+      toEngine.accept(new EngineEvent.NodePartitionChanged(YarnIds.node(e.getKey()), partition, shares));
+      LOG.info("Node {} now in partition '{}'{}", e.getKey(), partition, shares ? " (non-exclusive)" : "");
     }
   }
 
@@ -110,7 +124,8 @@ final class NodeEvents {
     tracker.addNode(new FiCaSchedulerNode(rmNode, settings.usePortForNodeName(), nodeLabels));
     try {
       toEngine.accept(new EngineEvent.NodeAdded(inventory.register(rmNode.getNodeID(),
-          settings.location(rmNode.getRackName()), rmNode.getTotalCapability(), partition(nodeLabels))));
+          settings.location(rmNode.getRackName()), rmNode.getTotalCapability(), partition(nodeLabels),
+          sharesIdle(partition(nodeLabels)))));
     } catch (IllegalArgumentException e) {
       LOG.error("Node {} cannot be scheduled by Spindle: {}", rmNode.getNodeID(), e.getMessage());
     }

@@ -42,7 +42,7 @@ final class NodeInventory {
   private static final Logger LOG = LoggerFactory.getLogger(NodeInventory.class);
 
   /** What the scheduler needs to rebuild a node: where it is and what its NodeManager advertises. */
-  private record Registration(NodeId id, String location, Resource total, String partition) {}
+  private record Registration(NodeId id, String location, Resource total, String partition, boolean sharesIdle) {}
 
   /** One GPU's exchange state. */
   private static final class GpuExchange {
@@ -101,11 +101,16 @@ final class NodeInventory {
    * unusable inventory is an IllegalArgumentException.
    */
   synchronized Node register(NodeId id, String location, Resource total, String partition) {
+    return register(id, location, total, partition, false);
+  }
+
+  /** As {@link #register(NodeId, String, Resource, String)}; {@code sharesIdle}: the label is non-exclusive. */
+  synchronized Node register(NodeId id, String location, Resource total, String partition, boolean sharesIdle) {
     unregister(id);
-    registrations.put(id, new Registration(id, location, total, partition));
+    registrations.put(id, new Registration(id, location, total, partition, sharesIdle));
     String zkName = zkNameWithReports(id);
     Node node = (zkName == null ? translate.node(YarnIds.node(id), location, total)
-        : fromReports(id, zkName, location, total)).withPartition(partition);
+        : fromReports(id, zkName, location, total)).withPartition(partition, sharesIdle);
     if (zkName != null) {
       zkNames.put(id, zkName);
       byZkName.put(zkName, id);
@@ -123,18 +128,20 @@ final class NodeInventory {
   /** Rebuilds a registered node (after its reports arrived or its resources changed). */
   synchronized Optional<Node> rebuild(NodeId id) {
     Registration r = registrations.get(id);
-    return r == null ? Optional.empty() : Optional.of(register(r.id(), r.location(), r.total(), r.partition()));
+    return r == null ? Optional.empty()
+        : Optional.of(register(r.id(), r.location(), r.total(), r.partition(), r.sharesIdle()));
   }
 
   /** The node's label changed; a later rebuild keeps the new one. */
-  synchronized void relabel(NodeId id, String partition) {
-    registrations.computeIfPresent(id, (k, r) -> new Registration(id, r.location(), r.total(), partition));
+  synchronized void relabel(NodeId id, String partition, boolean sharesIdle) {
+    registrations.computeIfPresent(id, (k, r) -> new Registration(id, r.location(), r.total(), partition,
+        sharesIdle));
   }
 
   synchronized void updateResources(NodeId id, Resource total) {
     Registration r = registrations.get(id);
     if (r != null) {
-      registrations.put(id, new Registration(id, r.location(), total, r.partition()));
+      registrations.put(id, new Registration(id, r.location(), total, r.partition(), r.sharesIdle()));
     }
   }
 

@@ -70,4 +70,21 @@ class AppActivationTest {
     assertThat(p.admit(app(5), "root.a", "u", am, false)).isFalse();
     assertThat(p.ended(app(2))).as("an ended application frees its AM's share").containsExactly(app(5));
   }
+
+  @Test
+  void eachUsersApplicationMastersHoldAtMostTheirShareOfTheLeafsAmLimit() {
+    Resource cluster = Resource.newInstance(10_240, 10);
+    AppActivation p = new AppActivation(leaf -> Resource.newInstance(4_096, 10), () -> cluster);
+    Configuration c = new Configuration(false);
+    c.set(P + "root.a.user-limit-factor", "0.5");
+    p.configure(c);
+    Resource am = Resource.newInstance(1_024, 1);
+    assertThat(p.admit(app(1), "root.a", "alice", am, false)).isTrue();
+    assertThat(p.admit(app(2), "root.a", "alice", am, false)).as("2048 MB: half of the 4096 MB AM limit").isTrue();
+    assertThat(p.admit(app(3), "root.a", "alice", am, false)).isFalse();
+    assertThat(p.whyWaiting(app(3)).orElseThrow()).contains("User's AM resource limit exceeded")
+        .contains("User AM Resource Limit of the queue = <memory:2048, vCores:5>");
+    assertThat(p.admit(app(4), "root.a", "bob", am, false)).as("another user's share has room").isTrue();
+    assertThat(p.ended(app(1))).containsExactly(app(3));
+  }
 }

@@ -248,6 +248,10 @@ final class Admission {
       }
     }
     String partition = shape.partition();
+    if (!partition.isEmpty() && !QueueLabels.mayUse(QueueLabels.accessOf(state.tree(), app.leaf.path()), partition)) {
+      return impossible("queue " + app.leaf.path() + " may not use node label " + partition
+          + " (its accessible-node-labels)");
+    }
     ResourceVector partitionCapacity = cluster.capacity(partition);
     // A partition without nodes may get some: its requests wait (ClusterState.whyNever), judged once it has nodes.
     boolean partitionEmpty = partitionCapacity.equals(ResourceVector.ZERO) && !cluster.labelledPartitions().isEmpty();
@@ -280,13 +284,16 @@ final class Admission {
     if (state.hasAllocation(e.allocationId())) {
       throw new InvalidInputException("allocationId", e.allocationId(), "container already known");
     }
-    Placement placement = cluster.placeOn(e.nodeId(), e.shape());
+    // A container of the default partition on a non-exclusive label's node counts in that label, as when placed.
+    String nodePartition = cluster.partitionOf(e.nodeId());
+    Resources shape = e.shape().partition().isEmpty() && nodePartition != null && cluster.lendsIdle(nodePartition)
+        ? e.shape().withPartition(nodePartition) : e.shape();
+    Placement placement = cluster.placeOn(e.nodeId(), shape);
     if (placement == null) {
       throw new InvalidInputException("nodeId", e.nodeId(),
           "recovered container " + e.shape() + " does not fit on the node as registered");
     }
-    state.charge(app, new Allocation(e.allocationId(), app.id, e.requestKey(), e.shape(), placement,
-        Long.MAX_VALUE));
+    state.charge(app, new Allocation(e.allocationId(), app.id, e.requestKey(), shape, placement, Long.MAX_VALUE));
     preemption.recovered(app.id, e.requestKey(), e.shape(), placement.charge(), e.allocationId(), e.preemptible());
   }
 

@@ -168,7 +168,7 @@ public final class Engine {
         gangRuns.restart(run, "node " + e.nodeId() + " left", state, decisions);
       }
     } else if (event instanceof EngineEvent.NodePartitionChanged e) {
-      Reservation held = cluster.changePartition(e.nodeId(), e.partition());
+      Reservation held = cluster.changePartition(e.nodeId(), e.partition(), e.sharesIdle());
       DemandState d = held == null ? null : reservations.owning(held);
       if (d != null && !d.shape.partition().equals(e.partition())) {
         reservations.drop(d);

@@ -19,7 +19,16 @@ public sealed interface EngineEvent {
    * The node's partition (YARN node label) changed: what runs there keeps running, new containers come from requests
    * of the new partition only, and a gang reservation holding it is given up (its gang can no longer use it).
    */
-  record NodePartitionChanged(NodeId nodeId, String partition) implements EngineEvent {}
+  /**
+   * A node's YARN label changed: it is now in {@code partition}, which lends idle capacity to the default partition
+   * if {@code sharesIdle} (a non-exclusive label).
+   */
+  record NodePartitionChanged(NodeId nodeId, String partition, boolean sharesIdle) implements EngineEvent {
+    /** Into an exclusive partition. */
+    public NodePartitionChanged(NodeId nodeId, String partition) {
+      this(nodeId, partition, false);
+    }
+  }
 
   /**
    * @param queue leaf queue by name or full path

@@ -82,6 +82,9 @@ final class PlacementPass {
     place(Node.DEFAULT_PARTITION, partitions, waiting, decisions);
     for (String label : partitions) {
       place(label, null, waiting, decisions);
+      if (cluster.lendsIdle(label)) {
+        borrow(label, waiting, decisions);
+      }
     }
     finish(waiting, decisions);
     return waiting;
@@ -149,6 +152,29 @@ final class PlacementPass {
         for (QueueState p = leaf; p != null; p = p.parent) {
           p.activeLeaves--;
         }
+      }
+    }
+  }
+
+  /**
+   * Lends what a non-exclusive label's own requests left idle to requests of the default partition that found no
+   * room, in the order they were tried (CapacityScheduler's non-exclusive labels). Such a container counts in the
+   * label's partition, within the queue's maximum there; with the queue guaranteed nothing of the label (or less than
+   * it holds), it is what a starved request of the label reclaims first. Gangs and MIG requests wait for their own
+   * partition.
+   */
+  private void borrow(String label, List<DemandState> waiting, List<Decision> decisions) {
+    for (DemandState d : List.copyOf(waiting)) {
+      if (d.isGang() || d.shape.wantsMig() || !d.shape.partition().isEmpty()
+          || waitReasons.get(d) != Refusal.NoRoom.NOW) {
+        continue;
+      }
+      Resources there = d.shape.withPartition(label);
+      Placement placement;
+      while (d.outstanding > 0 && (placement = cluster.find(there)) != null
+          && refusedByLimits(d.app, label, placement.charge()).isEmpty()) {
+        long id = start(d, there, placement, decisions);
+        preemption.started(gangRuns.started(d, List.of(id)));
       }
     }
   }
@@ -247,7 +273,7 @@ final class PlacementPass {
     if (over.isPresent()) {
       return over;
     }
-    long id = start(d, placement, decisions);
+    long id = start(d, d.shape, placement, decisions);
     preemption.started(gangRuns.started(d, List.of(id)));
     return Optional.empty();
   }
@@ -276,7 +302,7 @@ final class PlacementPass {
     reservations.drop(d);
     List<Long> ids = new ArrayList<>(members.size());
     for (Placement p : members) {
-      ids.add(start(d, p, decisions));
+      ids.add(start(d, d.shape, p, decisions));
     }
     preemption.started(gangRuns.started(d, ids));
     return Optional.empty();
@@ -339,13 +365,16 @@ final class PlacementPass {
     return UserLimits.exceeded(app, partition, charge);
   }
 
-  /** Commits one container of {@code d} at {@code placement}, announces it and returns its allocation id. */
-  private long start(DemandState d, Placement placement, List<Decision> decisions) {
+  /**
+   * Commits one container of {@code d} at {@code placement} as {@code shape} (the request's, or its shape in the
+   * non-exclusive partition it borrows from), announces it and returns its allocation id.
+   */
+  private long start(DemandState d, Resources shape, Placement placement, List<Decision> decisions) {
     startsThisCycle++;
     AppState app = d.app;
     long id = state.newAllocationId();
     long endsAt = d.spec.maxRuntimeMillis() > 0 ? clock.nowMillis() + d.spec.maxRuntimeMillis() : Long.MAX_VALUE;
-    state.charge(app, new Allocation(id, app.id, d.key, d.shape, placement, endsAt));
+    state.charge(app, new Allocation(id, app.id, d.key, shape, placement, endsAt));
     if (endsAt != Long.MAX_VALUE) {
       state.durableChange();
     }
@@ -361,7 +390,7 @@ final class PlacementPass {
         app.leaf.waitingApps.remove(app);
       }
     }
-    decisions.add(new Decision.Allocate(id, app.id, d.key, placement.nodeId(), d.shape, placement.gpus(),
+    decisions.add(new Decision.Allocate(id, app.id, d.key, placement.nodeId(), shape, placement.gpus(),
         placement.charge()));
     return id;
   }

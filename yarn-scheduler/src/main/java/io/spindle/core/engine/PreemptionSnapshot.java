@@ -92,7 +92,7 @@ final class PreemptionSnapshot {
         }
         GangRun run = runs.get(h.unitId());
         AppState app = run == null ? null : state.app(run.appId);
-        if (app != null && run.shape.partition().equals(partition)) {
+        if (app != null && partitionOf(run).equals(partition)) {
           addAlongPath(projected, app.leaf, run.charge(state).times(-1));
         }
       }
@@ -117,7 +117,7 @@ final class PreemptionSnapshot {
     for (GangRun run : runs.all()) {
       AppState app = state.app(run.appId);
       if (!run.preemptible || app == null || run.members.isEmpty() || busy.contains(run.id)
-          || app.leaf.preemptionDisabled() || !run.shape.partition().equals(partition)) {
+          || app.leaf.preemptionDisabled() || !partitionOf(run).equals(partition)) {
         continue;
       }
       candidates.add(new Candidate(run.id, run.appId, run.requestKey, app.leaf.path(), app.user, app.priority,
@@ -127,6 +127,15 @@ final class PreemptionSnapshot {
     ResourceVector used = queues.iterator().next().usage(partition); // Root comes first and holds everything.
     ResourceVector capacity = cluster.capacity(partition);
     return new PreemptionPlanner(capacity, views, capacity.minus(used), candidates, now);
+  }
+
+  /**
+   * Where a run's containers count: its request's partition, or the non-exclusive label whose idle nodes a request of
+   * the default partition borrowed.
+   */
+  private String partitionOf(GangRun run) {
+    Allocation a = run.members.isEmpty() ? null : state.allocation(run.members.iterator().next());
+    return a == null ? run.shape.partition() : a.shape().partition();
   }
 
   private static void addAlongPath(Map<String, ResourceVector> usage, QueueState leaf, ResourceVector delta) {

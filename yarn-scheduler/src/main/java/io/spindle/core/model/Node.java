@@ -14,19 +14,28 @@ import java.util.Set;
  * @param location the node's parent in the topology, Hadoop-style ({@code /spine1/rack3})
  * @param partition the node's partition (YARN node label), {@link #DEFAULT_PARTITION} for none: only requests of the
  *     same partition are placed on it
+ * @param sharesIdle its label is non-exclusive (YARN's {@code exclusive=false}): what the label's own requests leave
+ *     idle may also run requests of the default partition
  */
-public record Node(NodeId id, String location, long memoryMb, int vcores, List<Gpu> gpus, String partition) {
+public record Node(NodeId id, String location, long memoryMb, int vcores, List<Gpu> gpus, String partition,
+    boolean sharesIdle) {
 
   /** The partition of nodes without a label, and of requests that name none. */
   public static final String DEFAULT_PARTITION = "";
 
   /** A node of the default partition. */
   public Node(NodeId id, String location, long memoryMb, int vcores, List<Gpu> gpus) {
-    this(id, location, memoryMb, vcores, gpus, DEFAULT_PARTITION);
+    this(id, location, memoryMb, vcores, gpus, DEFAULT_PARTITION, false);
+  }
+
+  /** A node of an exclusive partition. */
+  public Node(NodeId id, String location, long memoryMb, int vcores, List<Gpu> gpus, String partition) {
+    this(id, location, memoryMb, vcores, gpus, partition, false);
   }
 
   public Node {
     partition = partition == null ? DEFAULT_PARTITION : partition.strip();
+    sharesIdle = sharesIdle && !partition.isEmpty();
     if (id == null) {
       throw new InvalidInputException("node.id", null, "must not be empty");
     }
@@ -47,9 +56,14 @@ public record Node(NodeId id, String location, long memoryMb, int vcores, List<G
     }
   }
 
-  /** This node in partition {@code p} (its label changed). */
+  /** This node in the exclusive partition {@code p} (its label changed). */
   public Node withPartition(String p) {
-    return new Node(id, location, memoryMb, vcores, gpus, p);
+    return withPartition(p, false);
+  }
+
+  /** This node in partition {@code p}, which lends its idle capacity to the default partition if {@code shares}. */
+  public Node withPartition(String p, boolean shares) {
+    return new Node(id, location, memoryMb, vcores, gpus, p, shares);
   }
 
   /** The node's GPU model, or {@code null} for a CPU-only node. */

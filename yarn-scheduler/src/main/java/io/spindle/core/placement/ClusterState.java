@@ -77,6 +77,8 @@ public final class ClusterState {
   private ResourceVector capacity = ResourceVector.ZERO;
   /** Capacity by partition (node label), the default partition {@code ""} among them once it has a node. */
   private final Map<String, ResourceVector> partitionCapacity = new java.util.TreeMap<>();
+  /** Nodes of non-exclusive labels, by label. */
+  private final Map<String, Integer> lendingNodes = new HashMap<>();
   private long freeWholeGpus;
   private int nextSeq;
   /** Changes whenever a node joins or leaves: answers about empty capacity stay valid while it does not. */
@@ -114,7 +116,7 @@ public final class ClusterState {
     index(state);
     shapes.merge(shapeOf(node), 1, Integer::sum);
     capacity = capacity.plus(node.capacity());
-    partitionCapacity.merge(node.partition(), node.capacity(), ResourceVector::plus);
+    morePartition(node);
     freeWholeGpus += state.freeWholeGpus;
   }
 
@@ -177,6 +179,21 @@ public final class ClusterState {
   private void lessPartition(Node node) {
     partitionCapacity.computeIfPresent(node.partition(), (k, v) -> v.equals(node.capacity()) ? null
         : v.minus(node.capacity()));
+    if (node.sharesIdle()) {
+      lendingNodes.computeIfPresent(node.partition(), (k, v) -> v == 1 ? null : v - 1);
+    }
+  }
+
+  private void morePartition(Node node) {
+    partitionCapacity.merge(node.partition(), node.capacity(), ResourceVector::plus);
+    if (node.sharesIdle()) {
+      lendingNodes.merge(node.partition(), 1, Integer::sum);
+    }
+  }
+
+  /** Whether the partition's label is non-exclusive: the default partition's requests may use what it leaves idle. */
+  public boolean lendsIdle(String partition) {
+    return lendingNodes.containsKey(partition);
   }
 
   /** The MIG instances that exist on a node's MIG GPUs, by GPU index. */
@@ -471,14 +488,14 @@ public final class ClusterState {
    * on only requests of the new partition are placed on it. Returns the reservation holding the node, if any, for the
    * caller to give up.
    */
-  public Reservation changePartition(NodeId nodeId, String partition) {
+  public Reservation changePartition(NodeId nodeId, String partition, boolean sharesIdle) {
     NodeState state = requireNode(nodeId);
     Reservation held = state.reservation;
     shapes.computeIfPresent(shapeOf(state.node), (k, v) -> v == 1 ? null : v - 1);
     lessPartition(state.node);
-    state.node = state.node.withPartition(partition);
+    state.node = state.node.withPartition(partition, sharesIdle);
     shapes.merge(shapeOf(state.node), 1, Integer::sum);
-    partitionCapacity.merge(partition, state.node.capacity(), ResourceVector::plus);
+    morePartition(state.node);
     return held;
   }
 

@@ -15,7 +15,7 @@ import java.util.stream.Collectors;
  * for every label, blank for none; unset: the parent's, and every label at root) and, per label, {@code
  * accessible-node-labels.<label>.capacity} (default 0) and {@code .maximum-capacity} (default 100), percentages of the
  * parent's in that label, weights among the siblings that use the label ({@code 2w}), or absolute amounts. A queue
- * without access to a label gets none of it.
+ * without access to a label is guaranteed none of it and may not ask for it.
  *
  * @param accessible the labels this queue may use, {@code null} where it takes its parent's
  * @param capacity configured capacities by label
@@ -107,11 +107,9 @@ public record QueueLabels(Set<String> accessible, Map<String, Capacity> capacity
         continue;
       }
       FairShareCalculator.Limits parent = out.get(q.parentPath());
-      if (!mayUse(mine, label)) {
-        out.put(q.path(), new FairShareCalculator.Limits(ResourceVector.ZERO, ResourceVector.ZERO));
-        continue;
-      }
-      Capacity c = q.labels().capacity().getOrDefault(label, NONE);
+      // Without access a queue is guaranteed nothing of the label; its maximum there still bounds what it borrows of
+      // a non-exclusive label's idle nodes (CapacityScheduler reads both whatever the access).
+      Capacity c = mayUse(mine, label) ? q.labels().capacity().getOrDefault(label, NONE) : NONE;
       if (c instanceof Capacity.Weight w) {
         double sum = weights.computeIfAbsent(q.parentPath(), p -> siblingWeights(tree, p, label));
         c = new Capacity.Percent(sum == 0 ? 0 : w.weight() * 100 / sum);
@@ -122,6 +120,18 @@ public record QueueLabels(Set<String> accessible, Map<String, Capacity> capacity
           FairShareCalculator.max(m, g).min(parent.maximum())));
     }
     return out;
+  }
+
+  /** The labels the queue at {@code path} may use, its parents' where it sets none. */
+  public static Set<String> accessOf(QueueTree tree, String path) {
+    Set<String> access = null;
+    for (int dot = path.indexOf('.'); ; dot = path.indexOf('.', dot + 1)) {
+      String prefix = dot < 0 ? path : path.substring(0, dot);
+      access = tree.get(prefix).map(QueueConfig::labels).orElse(INHERIT).access(access);
+      if (dot < 0) {
+        return access;
+      }
+    }
   }
 
   /** The weights {@code parent}'s children give themselves in {@code label}. */

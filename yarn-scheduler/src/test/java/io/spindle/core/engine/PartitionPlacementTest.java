@@ -152,6 +152,56 @@ class PartitionPlacementTest {
         new Demand(AppId.of("b-gpu"), "r", oneGpu("GPU"), 1)));
     assertThat(perApp(r)).isEqualTo(Map.of("a-gpu", 4));
     assertThat(r.decisions()).filteredOn(d -> d instanceof Decision.Reject).singleElement()
-        .satisfies(d -> assertThat(d.toString()).contains("root.b").contains("partition GPU"));
+        .satisfies(d -> assertThat(d.toString()).contains("queue root.b may not use node label GPU"));
+  }
+
+  // ---------------------------------------------------------------- non-exclusive labels
+
+  @Test
+  void aNonExclusiveLabelLendsWhatItsOwnRequestsLeaveIdleToTheDefaultPartition() {
+    Engine e = twoQueues("root.a.accessible-node-labels.SPARE.capacity", "100");
+    e.cycle(List.of(new NodeAdded(gpuNode("spare1", Topology.DEFAULT_RACK, 4).withPartition("SPARE", true)),
+        new NodeAdded(gpuNode("plain1", Topology.DEFAULT_RACK, 4))));
+    CycleResult r = e.cycle(List.of(new AppSubmitted(AppId.of("own"), "a", "u", 0),
+        new AppSubmitted(AppId.of("etl"), "b", "u", 0), new Demand(AppId.of("own"), "r", oneGpu("SPARE"), 1),
+        new Demand(AppId.of("etl"), "r", oneGpu(Node.DEFAULT_PARTITION), 8)));
+    assertThat(perNode(r)).isEqualTo(Map.of("own@spare1", 1, "etl@plain1", 4, "etl@spare1", 3));
+    QueueSnapshot b = e.queueSnapshots().stream().filter(q -> q.path().equals("root.b")).findFirst().orElseThrow();
+    assertThat(b.usage().gpus()).as("borrowed GPUs count in the label's partition, not the default one").isEqualTo(4);
+  }
+
+  @Test
+  void anExclusiveLabelLendsNothing() {
+    Engine e = twoQueues();
+    e.cycle(List.of(new NodeAdded(gpuNode("gpu1", Topology.DEFAULT_RACK, 4).withPartition("GPU", false)),
+        new NodeAdded(gpuNode("plain1", Topology.DEFAULT_RACK, 4))));
+    CycleResult r = e.cycle(List.of(new AppSubmitted(AppId.of("etl"), "b", "u", 0),
+        new Demand(AppId.of("etl"), "r", oneGpu(Node.DEFAULT_PARTITION), 8)));
+    assertThat(perNode(r)).isEqualTo(Map.of("etl@plain1", 4));
+  }
+
+  @Test
+  void whatTheDefaultPartitionBorrowedIsReclaimedForTheLabelsOwnRequests() {
+    QueueTree two = queues("root.queues", "a,b", "root.a.capacity", "50", "root.b.capacity", "50",
+        "root.a.user-limit-factor", "-1", "root.b.user-limit-factor", "-1",
+        "root.a.accessible-node-labels.SPARE.capacity", "100");
+    Engine e = new Engine(CATALOG, two, Topology.singleRack(), clock, EngineSettings.defaults()
+        .withPreemption(PreemptionSettings.defaults().withEnabled(true)));
+    e.cycle(List.of(new NodeAdded(gpuNode("spare1", Topology.DEFAULT_RACK, 4).withPartition("SPARE", true)),
+        new NodeAdded(gpuNode("plain1", Topology.DEFAULT_RACK, 4))));
+    CycleResult borrowed = e.cycle(List.of(new AppSubmitted(AppId.of("etl"), "b", "u", 0),
+        new Demand(AppId.of("etl"), "r", oneGpu(Node.DEFAULT_PARTITION), 8)));
+    assertThat(perNode(borrowed)).isEqualTo(Map.of("etl@plain1", 4, "etl@spare1", 4));
+    e.cycle(List.of(new AppSubmitted(AppId.of("ml"), "a", "u", 0), new Demand(AppId.of("ml"), "r", oneGpu("SPARE"), 2)));
+    java.util.Set<Long> onSpare = new java.util.HashSet<>();
+    borrowed.allocations().stream().filter(a -> a.nodeId().value().equals("spare1"))
+        .forEach(a -> onSpare.add(a.allocationId()));
+    List<Decision> all = new java.util.ArrayList<>();
+    for (int i = 0; i < 40; i++) {
+      clock.advance(30_000);
+      all.addAll(e.cycle(List.of()).decisions());
+    }
+    assertThat(all).filteredOn(d -> d instanceof Decision.RequestCheckpoint).isNotEmpty()
+        .allMatch(d -> ((Decision.RequestCheckpoint) d).allocationIds().stream().allMatch(onSpare::contains));
   }
 }
