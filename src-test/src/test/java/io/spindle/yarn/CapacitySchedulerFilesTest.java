@@ -137,6 +137,32 @@ class CapacitySchedulerFilesTest {
         hadoopTests("TestCapacitySchedulerAutoCreatedQueueBase.setupQueueConfigurationForSingleAutoCreatedLeafQueue"),
         hadoopTests(
             "TestCapacitySchedulerAutoCreatedQueueBase.setupQueueConfigurationForSingleFlexibleAutoCreatedLeafQueue"),
+        new Case("shipped file, children's capacities in a label adding up to 80", rmTests, c -> {
+          c.set(P + "root.queues", "a,b");
+          c.set(P + "root.a.capacity", "50");
+          c.set(P + "root.b.capacity", "50");
+          c.set(P + "root.accessible-node-labels.GPU.capacity", "100");
+          c.set(P + "root.a.accessible-node-labels", "GPU");
+          c.set(P + "root.b.accessible-node-labels", "GPU");
+          c.set(P + "root.a.accessible-node-labels.GPU.capacity", "50");
+          c.set(P + "root.b.accessible-node-labels.GPU.capacity", "30");
+        }),
+        new Case("shipped file, children's capacities in a label adding up to 110", rmTests, c -> {
+          c.set(P + "root.queues", "a,b");
+          c.set(P + "root.a.capacity", "50");
+          c.set(P + "root.b.capacity", "50");
+          c.set(P + "root.a.accessible-node-labels.GPU.capacity", "60");
+          c.set(P + "root.b.accessible-node-labels.GPU.capacity", "50");
+        }),
+        new Case("shipped file, a label capacity of a queue that may not use the label", rmTests, c -> {
+          c.set(P + "root.queues", "a,b");
+          c.set(P + "root.a.capacity", "50");
+          c.set(P + "root.b.capacity", "50");
+          c.set(P + "root.a.accessible-node-labels", "GPU");
+          c.set(P + "root.a.accessible-node-labels.GPU.capacity", "100");
+          c.set(P + "root.b.accessible-node-labels", " ");
+          c.set(P + "root.b.accessible-node-labels.GPU.capacity", "50");
+        }),
         new Case("shipped file, a %user mapping under a parent that creates no queues", rmTests, c -> {
           c.set(P + "root.queues", "prod,users");
           c.set(P + "root.prod.capacity", "50");

@@ -94,6 +94,17 @@ final class StatusJson {
       o.set("fairShare", vector(q.fairShare()));
       o.set("usage", vector(q.usage()));
       o.set("pending", vector(q.pending()));
+      if (!q.partitions().isEmpty()) {
+        ObjectNode partitions = o.putObject("partitions");
+        q.partitions().forEach((label, p) -> {
+          ObjectNode po = partitions.putObject(label);
+          po.set("guarantee", vector(p.guarantee()));
+          po.set("maximum", vector(p.maximum()));
+          po.set("fairShare", vector(p.fairShare()));
+          po.set("usage", vector(p.usage()));
+          po.set("pending", vector(p.pending()));
+        });
+      }
       int[] counts = apps.get(q.path());
       if (counts != null) {
         o.put("runningApps", counts[0]);

@@ -3,9 +3,11 @@ package io.spindle.core.engine;
 import io.spindle.core.engine.EngineEvent.Demand;
 import io.spindle.core.model.AppId;
 import io.spindle.core.model.Node;
+import io.spindle.core.model.ResourceVector;
 import io.spindle.core.placement.ClusterState;
 import io.spindle.core.placement.Reservation;
 import io.spindle.core.queue.FairShareCalculator;
+import io.spindle.core.queue.QueueLabels;
 import io.spindle.core.queue.QueueShare;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -13,6 +15,7 @@ import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 
 /** What the engine shows of itself: queue snapshots, reasons, figures for metrics, the status pages' view. */
 final class EngineViews {
@@ -47,10 +50,23 @@ final class EngineViews {
   List<QueueSnapshot> queueSnapshots() {
     Map<String, QueueShare> shares = FairShareCalculator.compute(state.tree(), cluster.capacity(Node.DEFAULT_PARTITION),
         state.leafDemands());
+    Map<String, Map<String, QueueShare>> labelled = new LinkedHashMap<>();
+    for (String label : cluster.labelledPartitions()) {
+      ResourceVector capacity = cluster.capacity(label);
+      labelled.put(label, FairShareCalculator.compute(state.tree(), capacity, state.leafDemands(label),
+          QueueLabels.resolve(state.tree(), capacity, label)));
+    }
     List<QueueSnapshot> out = new ArrayList<>();
     for (QueueState q : state.queues()) {
       QueueShare s = shares.get(q.path());
-      out.add(new QueueSnapshot(q.path(), s.guarantee(), s.maximum(), s.fairShare(), q.usage, q.pending));
+      Map<String, QueueSnapshot.Partition> partitions = new TreeMap<>();
+      labelled.forEach((label, byQueue) -> {
+        QueueShare ls = byQueue.get(q.path());
+        partitions.put(label, new QueueSnapshot.Partition(ls.guarantee(), ls.maximum(), ls.fairShare(),
+            q.usage(label), q.pending(label)));
+      });
+      out.add(new QueueSnapshot(q.path(), s.guarantee(), s.maximum(), s.fairShare(), q.usage, q.pending,
+          partitions));
     }
     return out;
   }

@@ -116,6 +116,7 @@ public final class QueueConfigParser {
         if (auto == null || auto.mode() != AutoCreation.Mode.LEGACY) {
           checkChildren(q, q.children().stream().map(n -> queues.get(q.path() + "." + n)).toList());
         }
+        QueueLabels.checkChildren(q, kids);
       }
     }
     return new QueueTree(queues, ignored, autoCreating, createdHere);

@@ -4,6 +4,7 @@ import io.spindle.core.model.ResourceVector;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
 import java.util.Set;
@@ -120,6 +121,35 @@ public record QueueLabels(Set<String> accessible, Map<String, Capacity> capacity
           FairShareCalculator.max(m, g).min(parent.maximum())));
     }
     return out;
+  }
+
+  /**
+   * Refuses, as CapacityScheduler does, children whose capacities in a label add up to neither 0 nor 100 percent
+   * (a capacity counts whether or not the child may use the label; unset is 0). Siblings giving a label weights or
+   * absolute amounts are not summed.
+   */
+  static void checkChildren(QueueConfig parent, List<QueueConfig> kids) {
+    Set<String> labels = new java.util.TreeSet<>();
+    kids.forEach(k -> labels.addAll(k.labels().capacity().keySet()));
+    for (String label : labels) {
+      double sum = 0;
+      boolean percents = true;
+      for (QueueConfig k : kids) {
+        Capacity c = k.labels().capacity().get(label);
+        if (c instanceof Capacity.Percent p) {
+          sum += p.percent();
+        } else if (c != null) {
+          percents = false;
+        }
+      }
+      if (percents && Math.abs(sum) > 1e-3 && Math.abs(sum - 100) > 1e-3) {
+        String first = kids.stream().filter(k -> k.labels().capacity().containsKey(label)).findFirst()
+            .orElseThrow().path();
+        throw new QueueConfigException(QueueConfigParser.key(first, KEY + "." + label + ".capacity"),
+            "capacities of the children of " + parent.path() + " in label " + label + " sum to "
+                + (sum == Math.rint(sum) ? Long.toString((long) sum) : Double.toString(sum)) + ", not 100 (or 0)");
+      }
+    }
   }
 
   /** The labels the queue at {@code path} may use, its parents' where it sets none. */

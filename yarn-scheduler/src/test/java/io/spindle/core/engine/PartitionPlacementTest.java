@@ -116,6 +116,10 @@ class PartitionPlacementTest {
     assertThat(perApp(r)).isEqualTo(Map.of("a-gpu", 6, "b-gpu", 2, "a-plain", 4, "b-plain", 4));
     QueueSnapshot a = e.queueSnapshots().stream().filter(q -> q.path().equals("root.a")).findFirst().orElseThrow();
     assertThat(a.usage().gpus()).as("the default partition's figures").isEqualTo(4);
+    QueueSnapshot.Partition aGpu = a.partitions().get("GPU");
+    assertThat(aGpu.usage().gpus()).isEqualTo(6);
+    assertThat(aGpu.guarantee().gpus()).as("75% of the GPU nodes' 8 GPUs").isEqualTo(6);
+    assertThat(aGpu.pending().gpus()).isEqualTo(2);
   }
 
   @Test
@@ -133,7 +137,8 @@ class PartitionPlacementTest {
   @Test
   void aLabelsMaximumCapacityBoundsTheQueueOnThatLabelsNodes() {
     Engine e = twoQueues("root.a.accessible-node-labels.GPU.capacity", "50",
-        "root.a.accessible-node-labels.GPU.maximum-capacity", "50");
+        "root.a.accessible-node-labels.GPU.maximum-capacity", "50",
+        "root.b.accessible-node-labels.GPU.capacity", "50");
     e.cycle(List.of(new NodeAdded(gpuNode("gpu1", Topology.DEFAULT_RACK, 4).withPartition("GPU"))));
     CycleResult r = e.cycle(List.of(new AppSubmitted(AppId.of("gpu"), "a", "u", 0),
         new Demand(AppId.of("gpu"), "r", oneGpu("GPU"), 4)));

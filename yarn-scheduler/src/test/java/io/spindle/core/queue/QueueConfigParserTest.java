@@ -172,7 +172,8 @@ class QueueConfigParserTest {
         "root.eng.accessible-node-labels", "gpu, fpga",
         "root.eng.accessible-node-labels.gpu.capacity", "60",
         "root.eng.accessible-node-labels.gpu.maximum-capacity", "-1",
-        "root.research.accessible-node-labels", " "));
+        "root.research.accessible-node-labels", " ",
+        "root.research.accessible-node-labels.gpu.capacity", "40"));
     QueueLabels eng = tree.get("root.eng").orElseThrow().labels();
     assertThat(eng.accessible()).containsExactlyInAnyOrder("gpu", "fpga");
     assertThat(eng.capacity()).isEqualTo(Map.of("gpu", new Capacity.Percent(60)));
@@ -186,6 +187,9 @@ class QueueConfigParserTest {
         .hasMessageContaining("below the capacity");
     assertThatThrownBy(() -> parse(with(threeLevel(), "root.eng.accessible-node-labels.gpu.capacity", "lots")))
         .hasMessageContaining("root.eng.accessible-node-labels.gpu.capacity");
+    rejects(with(threeLevel(), "root.eng.accessible-node-labels.gpu.capacity", "60",
+        "root.research.accessible-node-labels.gpu.capacity", "30"), "root.eng.accessible-node-labels.gpu.capacity",
+        "children of root in label gpu sum to 90");
   }
 
   @Test
