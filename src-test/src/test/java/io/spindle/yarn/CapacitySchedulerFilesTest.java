@@ -44,7 +44,9 @@ import org.junit.jupiter.params.provider.MethodSource;
  *       {@code TestCapacitySchedulerAutoCreatedQueueBase.setupQueueConfiguration…} and others): per-label capacities
  *       and maximums as percentages and weights, accessible labels, legacy and flexible managed parents;
  * </ul>
- * and the edits admins make first to the shipped file (each a variant of it, described in the case's name).
+ * files given key for key where they were written elsewhere (Ambari's HDP stack default; the CapacityScheduler
+ * docs' node-label and auto-creation examples), and the edits admins make first to the shipped file (each a variant
+ * of it, described in the case's name).
  */
 class CapacitySchedulerFilesTest {
 
@@ -163,6 +165,54 @@ class CapacitySchedulerFilesTest {
           c.set(P + "root.b.accessible-node-labels", " ");
           c.set(P + "root.b.accessible-node-labels.GPU.capacity", "50");
         }),
+        // Ambari's HDP stack default (common-services YARN capacity-scheduler.xml), key for key as Ambari writes it,
+        // its own acl_administer_jobs key and root.capacity included.
+        written("Ambari's HDP stack default", c -> {
+          c.set(P + "maximum-applications", "10000");
+          c.set(P + "maximum-am-resource-percent", "0.2");
+          c.set(P + "root.queues", "default");
+          c.set(P + "root.capacity", "100");
+          c.set(P + "root.acl_administer_queue", "*");
+          c.set(P + "root.accessible-node-labels", "*");
+          c.set(P + "root.default.capacity", "100");
+          c.set(P + "root.default.maximum-capacity", "100");
+          c.set(P + "root.default.user-limit-factor", "1");
+          c.set(P + "root.default.state", "RUNNING");
+          c.set(P + "root.default.acl_submit_applications", "*");
+          c.set(P + "root.default.acl_administer_jobs", "*");
+          c.set(P + "node-locality-delay", "40");
+          c.set(P + "resource-calculator", "org.apache.hadoop.yarn.util.resource.DefaultResourceCalculator");
+          c.set(P + "queue-mappings-override.enable", "false");
+        }),
+        // The CapacityScheduler docs' node-label example (NodeLabel.md, "Configuring queues"): three queues, GPU
+        // nodes shared by two of them.
+        written("the CapacityScheduler docs' node-label example", c -> {
+          c.set(P + "root.queues", "engineering,marketing,sales");
+          c.set(P + "root.engineering.capacity", "33");
+          c.set(P + "root.marketing.capacity", "34");
+          c.set(P + "root.sales.capacity", "33");
+          c.set(P + "root.engineering.accessible-node-labels", "GPU");
+          c.set(P + "root.marketing.accessible-node-labels", "GPU");
+          c.set(P + "root.engineering.accessible-node-labels.GPU.capacity", "50");
+          c.set(P + "root.marketing.accessible-node-labels.GPU.capacity", "50");
+          c.set(P + "root.engineering.default-node-label-expression", "GPU");
+        }),
+        // The CapacityScheduler docs' auto-creation example (CapacityScheduler.md, "Dynamic Auto-Creation and
+        // Management of Leaf Queues"), with its stray root.parent1.GPU.capacity key, under a two-queue root.
+        written("the CapacityScheduler docs' auto-creation example", c -> {
+          c.set(P + "root.queues", "default,parent1");
+          c.set(P + "root.default.capacity", "50");
+          c.set(P + "root.parent1.capacity", "50");
+          c.set(P + "root.parent1.auto-create-child-queue.enabled", "true");
+          c.set(P + "root.parent1.leaf-queue-template.capacity", "5");
+          c.set(P + "root.parent1.leaf-queue-template.maximum-capacity", "100");
+          c.set(P + "root.parent1.leaf-queue-template.user-limit-factor", "3.0");
+          c.set(P + "root.parent1.leaf-queue-template.ordering-policy", "fair");
+          c.set(P + "root.parent1.GPU.capacity", "50");
+          c.set(P + "root.parent1.accessible-node-labels", "GPU,SSD");
+          c.set(P + "root.parent1.leaf-queue-template.accessible-node-labels", "GPU");
+          c.set(P + "root.parent1.leaf-queue-template.accessible-node-labels.GPU.capacity", "5");
+        }),
         new Case("shipped file, a %user mapping under a parent that creates no queues", rmTests, c -> {
           c.set(P + "root.queues", "prod,users");
           c.set(P + "root.prod.capacity", "50");
@@ -184,6 +234,12 @@ class CapacitySchedulerFilesTest {
 
   private static final String FS2CS = "fs2cs:";
   private static final String HADOOP_TESTS = "hadoop-tests:";
+  private static final String WRITTEN = "written:";
+
+  /** A file as its authors wrote it elsewhere (each case says where), given key for key. */
+  private static Case written(String name, Consumer<Configuration> keys) {
+    return new Case(name, WRITTEN, keys);
+  }
 
   /** A configuration one of CapacityScheduler's own tests builds, by the RM test jar's {@code Class.method}. */
   private static Case hadoopTests(String method) {
@@ -314,8 +370,9 @@ class CapacitySchedulerFilesTest {
   }
 
   private static Configuration load(Case file) throws Exception {
-    if (file.resource() != null && file.resource().startsWith(HADOOP_TESTS)) {
-      Configuration c = generated(file.resource().substring(HADOOP_TESTS.length()));
+    if (file.resource() != null && (file.resource().startsWith(HADOOP_TESTS) || file.resource().equals(WRITTEN))) {
+      Configuration c = file.resource().equals(WRITTEN) ? new Configuration(false)
+          : generated(file.resource().substring(HADOOP_TESTS.length()));
       file.edit().accept(c);
       return c;
     }

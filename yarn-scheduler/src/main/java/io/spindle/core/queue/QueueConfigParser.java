@@ -104,6 +104,7 @@ public final class QueueConfigParser {
           ? createdLeaf(path, autoCreating.get(path.substring(0, path.lastIndexOf('.'))))
           : readQueue(c, path, e.getValue()));
     }
+    Set<String> labels = QueueLabels.configured(queues.values());
     for (QueueConfig q : List.copyOf(queues.values())) {
       if (!q.isLeaf()) {
         List<QueueConfig> kids = q.children().stream().map(n -> queues.get(q.path() + "." + n)).toList();
@@ -116,7 +117,10 @@ public final class QueueConfigParser {
         if (auto == null || auto.mode() != AutoCreation.Mode.LEGACY) {
           checkChildren(q, q.children().stream().map(n -> queues.get(q.path() + "." + n)).toList());
         }
-        QueueLabels.checkChildren(q, kids);
+        if (auto == null) {
+          QueueLabels.checkChildren(q, kids, labels,
+              Boolean.parseBoolean(c.getOrDefault(key(q.path(), "allow-zero-capacity-sum"), "false").strip()));
+        }
       }
     }
     return new QueueTree(queues, ignored, autoCreating, createdHere);

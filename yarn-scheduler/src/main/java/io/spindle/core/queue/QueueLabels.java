@@ -2,6 +2,7 @@ package io.spindle.core.queue;
 
 import io.spindle.core.model.ResourceVector;
 import java.util.Arrays;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -9,6 +10,7 @@ import java.util.Map;
 import java.util.NavigableMap;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.stream.Collectors;
 
 /**
@@ -123,14 +125,27 @@ public record QueueLabels(Set<String> accessible, Map<String, Capacity> capacity
     return out;
   }
 
+  /** The labels the configuration names anywhere: in an accessible-node-labels list or a label's key. */
+  static Set<String> configured(Collection<QueueConfig> queues) {
+    Set<String> out = new TreeSet<>();
+    for (QueueConfig q : queues) {
+      QueueLabels l = q.labels();
+      if (l.accessible() != null) {
+        l.accessible().stream().filter(x -> !x.equals(ANY)).forEach(out::add);
+      }
+      out.addAll(l.capacity().keySet());
+      out.addAll(l.maximum().keySet());
+    }
+    return out;
+  }
+
   /**
-   * Refuses, as CapacityScheduler does, children whose capacities in a label add up to neither 0 nor 100 percent
-   * (a capacity counts whether or not the child may use the label; unset is 0). Siblings giving a label weights or
-   * absolute amounts are not summed.
+   * Refuses, as CapacityScheduler does, children whose percentages in one of the configured {@code labels} add up to
+   * neither 100 nor 0, or to 0 under a parent that has some of the label (root has all of each) unless the parent
+   * sets {@code allow-zero-capacity-sum}. A capacity counts whether or not the child may use the label; unset is 0.
+   * Siblings giving a label weights or absolute amounts are not summed.
    */
-  static void checkChildren(QueueConfig parent, List<QueueConfig> kids) {
-    Set<String> labels = new java.util.TreeSet<>();
-    kids.forEach(k -> labels.addAll(k.labels().capacity().keySet()));
+  static void checkChildren(QueueConfig parent, List<QueueConfig> kids, Set<String> labels, boolean allowZeroSum) {
     for (String label : labels) {
       double sum = 0;
       boolean percents = true;
@@ -142,12 +157,17 @@ public record QueueLabels(Set<String> accessible, Map<String, Capacity> capacity
           percents = false;
         }
       }
-      if (percents && Math.abs(sum) > 1e-3 && Math.abs(sum - 100) > 1e-3) {
+      Capacity own = parent.parentPath() == null ? ALL : parent.labels().capacity().getOrDefault(label, NONE);
+      boolean parentHasSome = !(own instanceof Capacity.Percent p && p.percent() == 0);
+      boolean zeroRefused = Math.abs(sum) <= 1e-3 && parentHasSome && !allowZeroSum;
+      if (percents && (zeroRefused || (Math.abs(sum) > 1e-3 && Math.abs(sum - 100) > 1e-3))) {
         String first = kids.stream().filter(k -> k.labels().capacity().containsKey(label)).findFirst()
-            .orElseThrow().path();
+            .orElse(kids.get(0)).path();
         throw new QueueConfigException(QueueConfigParser.key(first, KEY + "." + label + ".capacity"),
             "capacities of the children of " + parent.path() + " in label " + label + " sum to "
-                + (sum == Math.rint(sum) ? Long.toString((long) sum) : Double.toString(sum)) + ", not 100 (or 0)");
+                + (sum == Math.rint(sum) ? Long.toString((long) sum) : Double.toString(sum)) + ", not 100"
+                + (zeroRefused ? " (0 only where " + parent.path() + " has none of the label, or sets "
+                + "allow-zero-capacity-sum)" : " (or 0)"));
       }
     }
   }

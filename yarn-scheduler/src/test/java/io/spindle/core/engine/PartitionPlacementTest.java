@@ -149,7 +149,8 @@ class PartitionPlacementTest {
 
   @Test
   void aQueueWithoutAccessToALabelIsToldAtOnceThatItCanNeverRunThere() {
-    Engine e = twoQueues("root.a.accessible-node-labels", "GPU", "root.b.accessible-node-labels", " ");
+    Engine e = twoQueues("root.a.accessible-node-labels", "GPU", "root.a.accessible-node-labels.GPU.capacity", "100",
+        "root.b.accessible-node-labels", " ");
     e.cycle(List.of(new NodeAdded(gpuNode("gpu1", Topology.DEFAULT_RACK, 4).withPartition("GPU"))));
     clock.advance(EngineSettings.DEFAULT_REGISTRATION_SETTLE_MILLIS); // Registration has settled.
     CycleResult r = e.cycle(List.of(new AppSubmitted(AppId.of("a-gpu"), "a", "u", 0),

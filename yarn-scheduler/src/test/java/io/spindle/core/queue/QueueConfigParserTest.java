@@ -173,10 +173,13 @@ class QueueConfigParserTest {
         "root.eng.accessible-node-labels.gpu.capacity", "60",
         "root.eng.accessible-node-labels.gpu.maximum-capacity", "-1",
         "root.research.accessible-node-labels", " ",
-        "root.research.accessible-node-labels.gpu.capacity", "40"));
+        "root.research.accessible-node-labels.gpu.capacity", "40",
+        "root.eng.accessible-node-labels.fpga.capacity", "100",
+        "root.eng.allow-zero-capacity-sum", "true", // Their children take no label capacity of their own.
+        "root.research.allow-zero-capacity-sum", "true"));
     QueueLabels eng = tree.get("root.eng").orElseThrow().labels();
     assertThat(eng.accessible()).containsExactlyInAnyOrder("gpu", "fpga");
-    assertThat(eng.capacity()).isEqualTo(Map.of("gpu", new Capacity.Percent(60)));
+    assertThat(eng.capacity()).isEqualTo(Map.of("gpu", new Capacity.Percent(60), "fpga", new Capacity.Percent(100)));
     assertThat(eng.maximum()).as("-1 is undefined: 100").isEmpty();
     assertThat(tree.get("root.research").orElseThrow().labels().accessible()).isEmpty();
     assertThat(tree.get("root.eng.train").orElseThrow().labels()).isEqualTo(QueueLabels.INHERIT);
@@ -190,6 +193,8 @@ class QueueConfigParserTest {
     rejects(with(threeLevel(), "root.eng.accessible-node-labels.gpu.capacity", "60",
         "root.research.accessible-node-labels.gpu.capacity", "30"), "root.eng.accessible-node-labels.gpu.capacity",
         "children of root in label gpu sum to 90");
+    rejects(with(threeLevel(), "root.eng.accessible-node-labels", "gpu"), "root.eng.accessible-node-labels.gpu.capacity",
+        "sum to 0, not 100 (0 only where root has none of the label");
   }
 
   @Test
