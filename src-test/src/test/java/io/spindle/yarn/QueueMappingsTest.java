@@ -39,7 +39,7 @@ class QueueMappingsTest {
   static void start() throws Exception {
     YarnConfiguration c = new YarnConfiguration();
     MiniClusterSupport.spindleWithGpus(c, 4);
-    c.set("hadoop.user.group.static.mapping.overrides", "alice=staff;bob=staff,ml;carol=staff;erin=staff");
+    c.set("hadoop.user.group.static.mapping.overrides", "alice=staff;bob=staff,ml;carol=staff;erin=staff;hana=design");
     // The groups service is one per JVM, made by the first user of it: load it with this configuration, as
     // `yarn rmadmin -refreshUserToGroupsMappings` does after an admin edits core-site.xml.
     Groups.getUserToGroupsMappingServiceWithLoadedConfiguration(c);
@@ -53,7 +53,8 @@ class QueueMappingsTest {
     c.set(q + "users.leaf-queue-template.user-limit-factor", "-1");
     c.set(q + "teams.auto-queue-creation-v2.enabled", "true");
     c.set("yarn.scheduler.capacity.queue-mappings",
-        "u:alice:research,g:ml:ml,u:erin:root.teams.%user,u:frank:root.teams.%user,u:%user:root.users.%user");
+        "u:alice:research,g:ml:ml,u:erin:root.teams.%user,u:frank:root.teams.%user,"
+            + "u:hana:root.teams.%primary_group.%user,u:%user:root.users.%user");
     // CapacityScheduler's deletion policy for idle flexible queues, which Spindle runs itself.
     c.setBoolean(YarnConfiguration.RM_SCHEDULER_ENABLE_MONITORS, true);
     c.set(YarnConfiguration.RM_SCHEDULER_MONITOR_POLICIES,
@@ -115,6 +116,18 @@ class QueueMappingsTest {
   void aFlexibleParentCreatesTheLeafItsMappingNames() throws Exception {
     ApplicationId app = submitAs("erin", "default");
     assertThat(engineQueue(app)).isEqualTo("root.teams.erin");
+  }
+
+  @Test
+  void aFlexibleParentCreatesTheMissingGroupParentWithTheUsersLeafAndBothGoWhenIdle() throws Exception {
+    ApplicationId app = submitAs("hana", "default");
+    assertThat(engineQueue(app)).isEqualTo("root.teams.design.hana");
+    assertThat(spindle().queueSnapshots()).extracting(QueueSnapshot::path).contains("root.teams.design");
+    try (YarnClient yarn = MiniClusterSupport.startClient(cluster.getConfig())) {
+      yarn.killApplication(app);
+    }
+    await(Duration.ofSeconds(30), () -> spindle().queueSnapshots().stream()
+        .noneMatch(q -> q.path().startsWith("root.teams.design")));
   }
 
   @Test

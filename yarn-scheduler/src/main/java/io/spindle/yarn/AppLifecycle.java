@@ -4,9 +4,9 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentMap;
-import java.util.function.BiFunction;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import io.spindle.core.engine.EngineEvent;
 import io.spindle.core.model.Resources;
@@ -61,18 +61,18 @@ final class AppLifecycle {
   private final Consumer<EngineEvent> toEngine;
   private final AppActivation parallel;
   private final Consumer<ApplicationId> startHeld;
-  private final BiFunction<String, String, Optional<String>> createQueue;
+  private final Function<String, Optional<String>> createQueue;
 
   /**
    * @param forget told of every application that ended, for what is kept per application elsewhere (take-over)
    * @param startHeld told of an application that may now run (see {@link AppActivation}): its held asks go out
-   * @param createQueue creates leaf (parent path, name) for an application a mapping placed there, or says why not
+   * @param createQueue creates the leaf (full path) an application a mapping placed there, or says why not
    */
   AppLifecycle(ConcurrentMap<ApplicationId, SchedulerApplication<SpindleAppAttempt>> applications,
       Map<ApplicationId, AppAsks> asks, QueueRegistry queues, Supplier<RMContext> rm, BooleanSupplier aclsEnabled,
       SchedulerCalls containers, SchedulerLocks locks, Consumer<ApplicationId> forget,
       CheckpointDelivery checkpoints, Consumer<EngineEvent> toEngine, AppActivation parallel,
-      Consumer<ApplicationId> startHeld, BiFunction<String, String, Optional<String>> createQueue) {
+      Consumer<ApplicationId> startHeld, Function<String, Optional<String>> createQueue) {
     this.createQueue = createQueue;
     this.parallel = parallel;
     this.startHeld = startHeld;
@@ -171,9 +171,8 @@ final class AppLifecycle {
     if (placement == null || !placement.hasParentQueue()) {
       return queues.leaf(appId, queueName, user);
     }
-    String parent = placement.getParentQueue();
-    if (queues.tree().get(placement.getFullQueuePath()).isEmpty() && queues.tree().autoCreation(parent).isPresent()) {
-      Optional<String> why = createQueue.apply(parent, placement.getQueue());
+    if (queues.tree().createsBelow(placement.getFullQueuePath())) {
+      Optional<String> why = createQueue.apply(placement.getFullQueuePath());
       if (why.isPresent()) {
         return new QueueRegistry.Admission.Refused("Spindle: application " + appId + " submitted by user " + user
             + ": queue " + placement.getFullQueuePath() + " could not be created: " + why.get());

@@ -55,7 +55,8 @@ public final class ConfigCheck {
    */
   private static final Map<String, String> NOT_YET_QUEUE_KEYS = Map.of(
       "ordering-policy.fair.enable-size-based-weight", "fair ordering compares what applications hold, not their size",
-      "leaf-queue-template.accessible-node-labels", "created queues take no labels of their own");
+      "leaf-queue-template.accessible-node-labels", "created queues take no labels of their own",
+      "auto-queue-creation-v2.parent-template", "created parents share their parent by 1w and create as it does");
 
   private static final Map<String, String> NOT_YET_GLOBAL_KEYS = Map.of(
       "workflow-priority-mappings", "not applied");

@@ -82,20 +82,20 @@ final class QueueLoader {
   }
 
   /**
-   * Creates leaf {@code name} under {@code parentPath} for an application placed there; empty when it exists now,
-   * else why it cannot be created, in words.
+   * Creates the leaf {@code leafPath} for an application placed there, with its missing parents where a flexible
+   * queue above creates them ({@link QueueTree#creation}); empty when it exists now, else why it cannot be created.
    */
-  synchronized Optional<String> create(String parentPath, String name) {
+  synchronized Optional<String> create(String leafPath) {
     QueueTree now = queues.tree();
-    if (now.get(parentPath + "." + name).isPresent()) {
+    if (now.get(leafPath).isPresent()) {
       return Optional.empty(); // Another application created it first.
     }
-    Optional<String> why = now.whyNotCreatable(parentPath, name);
-    if (why.isPresent()) {
-      return why;
+    QueueTree.Creation plan = now.creation(leafPath);
+    if (plan.refusal() != null) {
+      return Optional.of(plan.refusal());
     }
     List<String> created = new ArrayList<>(now.created());
-    created.add(parentPath + "." + name);
+    created.addAll(plan.queues());
     Loaded next;
     try {
       next = read(queues.conf(), created, queues);
@@ -104,7 +104,8 @@ final class QueueLoader {
     }
     engine.reconfigure(next.tree(), next.entries());
     installInYarn(next);
-    LOG.info("Created queue {}.{} on submission ({} created queues in all)", parentPath, name, created.size());
+    LOG.info("Created queue{} {} on submission ({} created queues in all)", plan.queues().size() > 1 ? "s" : "",
+        plan.queues(), created.size());
     return Optional.empty();
   }
 
@@ -136,6 +137,9 @@ final class QueueLoader {
     List<String> expired = new ArrayList<>();
     idleSince.keySet().retainAll(tree.created());
     for (String leaf : tree.created()) {
+      if (tree.autoCreation(leaf).isPresent()) {
+        continue; // A created parent goes with its last created child.
+      }
       String parent = leaf.substring(0, leaf.lastIndexOf('.'));
       boolean flexible = tree.autoCreation(parent).map(a -> a.mode() == AutoCreation.Mode.FLEXIBLE).orElse(false);
       if (!flexible || busy.contains(leaf) || !cs.isAutoExpiredDeletionEnabled(new QueuePath(leaf))) {
@@ -152,6 +156,14 @@ final class QueueLoader {
     }
     List<String> kept = new ArrayList<>(tree.created());
     kept.removeAll(expired);
+    // Created parents left without a created child go too, deepest first.
+    for (int i = kept.size() - 1; i >= 0; i--) {
+      String q = kept.get(i);
+      if (tree.autoCreation(q).isPresent() && tree.created().contains(q)
+          && kept.stream().noneMatch(k -> k.startsWith(q + "."))) {
+        expired.add(kept.remove(i));
+      }
+    }
     try {
       Loaded next = read(conf, kept, queues);
       engine.reconfigure(next.tree(), next.entries());

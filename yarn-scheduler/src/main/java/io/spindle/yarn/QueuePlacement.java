@@ -219,6 +219,14 @@ final class QueuePlacement extends PlacementRule {
     String parentName = queue.substring(0, dot);
     String leaf = queue.substring(dot + 1);
     QueueTree.Lookup p = t.lookup(parentName);
+    if (p instanceof QueueTree.Lookup.Unknown && parentName.startsWith(QueueTree.ROOT + ".")
+        && t.createsBelow(queue)) {
+      // Parents missing below a flexible queue are created with the leaf (QueueTree.creation).
+      if (!allowCreate) {
+        throw new YarnException("Queue '" + queue + "' does not exist and the mapping rule does not create queues.");
+      }
+      return queue;
+    }
     if (!(p instanceof QueueTree.Lookup.Parent) && !(p instanceof QueueTree.Lookup.Leaf)) {
       throw new YarnException("Mapping rule specified a parent queue '" + parentName + "', but it "
           + (p instanceof QueueTree.Lookup.Ambiguous ? "is ambiguous." : "does not exist."));
@@ -284,8 +292,8 @@ final class QueuePlacement extends PlacementRule {
       if (l instanceof QueueTree.Lookup.Unknown && !(head.size() > 1
           && tree.lookup(String.join(".", head.subList(0, head.size() - 1))) instanceof QueueTree.Lookup.Parent p
           && tree.autoCreation(p.queue().path()).isPresent())) {
-        // As CapacityScheduler: a head that does not exist is valid under a parent that creates queues (which it
-        // would create as a parent; Spindle creates leaves only, so such a rule falls back at placement).
+        // As CapacityScheduler: a head that does not exist is valid under a parent that creates queues, which
+        // creates it as a parent on submission (flexible creation; a legacy managed parent refuses it then).
         throw new YarnException("No eligible parent found on path '" + queuePath + "'.");
       }
       return true;

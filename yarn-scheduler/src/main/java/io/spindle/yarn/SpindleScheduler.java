@@ -179,7 +179,7 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
           if (ha != null) {
             ha.forget(app);
           }
-        }, checkpoints, inbox::add, parallel, this::startHeld, (parent, name) -> loader.create(parent, name));
+        }, checkpoints, inbox::add, parallel, this::startHeld, leaf -> loader.create(leaf));
     this.containers = new ContainerEvents(calls, book, preemptions, locks, translate, metrics, inbox::add);
     this.forwarder = new AskForwarder(translate, applier, parallel, inbox::add);
     QueueLoader.Loaded initial = QueueLoader.read(schedulerConf, List.of(), queues);

@@ -17,9 +17,12 @@ package io.spindle.core.queue;
  *     {@code auto-queue-creation-v2.max-queues}; 1000 by default as in CapacityScheduler)
  * @param failBeyondCapacity legacy {@code auto-create-child-queue.fail-on-exceeding-parent-capacity}: refuse to create
  *     a leaf whose guarantee no longer fits in the parent, rather than create it with none
+ * @param maxDepth flexible only: how many levels a submission may create below this queue, parents and leaf together
+ *     ({@code auto-queue-creation-v2.maximum-queue-depth}, 2 by default as in CapacityScheduler); a created parent is
+ *     itself flexible and creates as this queue does
  */
 public record AutoCreation(Mode mode, Capacity templateCapacity, Capacity templateMaximum, double templateUserLimitFactor,
-    int maxQueues, boolean failBeyondCapacity) {
+    int maxQueues, boolean failBeyondCapacity, int maxDepth) {
 
   public enum Mode { LEGACY, FLEXIBLE }
 
@@ -33,4 +36,6 @@ public record AutoCreation(Mode mode, Capacity templateCapacity, Capacity templa
   public static final String LEGACY_FAIL_BEYOND_CAPACITY = "auto-create-child-queue.fail-on-exceeding-parent-capacity";
   public static final String FLEXIBLE_MAX_QUEUES = "auto-queue-creation-v2.max-queues";
   public static final int DEFAULT_MAX_QUEUES = 1000;
+  public static final String FLEXIBLE_MAX_DEPTH = "auto-queue-creation-v2.maximum-queue-depth";
+  public static final int DEFAULT_MAX_DEPTH = 2;
 }

@@ -101,7 +101,7 @@ public final class QueueConfigParser {
     for (Map.Entry<String, List<String>> e : children.entrySet()) {
       String path = e.getKey();
       queues.put(path, createdHere.contains(path)
-          ? createdLeaf(path, autoCreating.get(path.substring(0, path.lastIndexOf('.'))))
+          ? createdQueue(path, autoCreating.get(path.substring(0, path.lastIndexOf('.'))), e.getValue())
           : readQueue(c, path, e.getValue()));
     }
     Set<String> labels = QueueLabels.configured(queues.values());
@@ -144,9 +144,12 @@ public final class QueueConfigParser {
     return out;
   }
 
-  private static QueueConfig createdLeaf(String path, AutoCreation auto) {
-    return new QueueConfig(path, List.of(), auto.templateCapacity(), auto.templateMaximum(),
-        auto.templateUserLimitFactor(), DEFAULT_WEIGHT);
+  /** A created leaf takes its parent's template; a created parent shares its own parent by weight (1w). */
+  private static QueueConfig createdQueue(String path, AutoCreation auto, List<String> children) {
+    return children.isEmpty() ? new QueueConfig(path, List.of(), auto.templateCapacity(), auto.templateMaximum(),
+        auto.templateUserLimitFactor(), DEFAULT_WEIGHT)
+        : new QueueConfig(path, children, new Capacity.Weight(1, Double.NaN),
+            new Capacity.Percent(DEFAULT_MAXIMUM_PERCENT), DEFAULT_USER_LIMIT_FACTOR, DEFAULT_WEIGHT);
   }
 
   /**
@@ -197,8 +200,13 @@ public final class QueueConfigParser {
     Long maxQueues = parseWholeKey(c, maxQueuesKey, Integer.MAX_VALUE);
     boolean failBeyond = legacy
         && Boolean.TRUE.equals(parseHadoopBoolean(c.get(key(path, AutoCreation.LEGACY_FAIL_BEYOND_CAPACITY))));
+    Long depth = parseWholeKey(c, key(path, AutoCreation.FLEXIBLE_MAX_DEPTH), MAX_DEPTH);
+    if (depth == null) {
+      depth = parseWholeKey(c, PREFIX + AutoCreation.FLEXIBLE_MAX_DEPTH, MAX_DEPTH);
+    }
     return new AutoCreation(legacy ? AutoCreation.Mode.LEGACY : AutoCreation.Mode.FLEXIBLE, capacity, maximum, ulf,
-        maxQueues == null ? AutoCreation.DEFAULT_MAX_QUEUES : maxQueues.intValue(), failBeyond);
+        maxQueues == null ? AutoCreation.DEFAULT_MAX_QUEUES : maxQueues.intValue(), failBeyond,
+        depth == null ? AutoCreation.DEFAULT_MAX_DEPTH : depth.intValue());
   }
 
   /** The first of the template keys for {@code suffix} that is set, and its value; else the last key and null. */
@@ -239,14 +247,8 @@ public final class QueueConfigParser {
     AutoCreation auto = readAutoCreation(c, path, raw != null);
     if (auto != null) {
       autoCreating.put(path, auto);
-      String createdKey = key(path, AUTO_CREATED);
-      for (String part : c.getOrDefault(createdKey, "").split(",")) {
-        String name = part.strip();
-        if (!name.isEmpty() && !QUEUE_NAME.matcher(name).matches()) {
-          throw new QueueConfigException(createdKey, "queue name '" + name + "' may hold only letters, digits, '_' "
-              + "and '-'");
-        }
-        if (!name.isEmpty() && names.add(name)) { // A created queue the admin has since declared is a declared one.
+      for (String name : createdNames(c, path)) {
+        if (names.add(name)) { // A created queue the admin has since declared is a declared one.
           createdHere.add(path + "." + name);
         }
       }
@@ -254,12 +256,47 @@ public final class QueueConfigParser {
     out.put(path, List.copyOf(names));
     for (String name : names) {
       if (createdHere.contains(path + "." + name)) {
-        out.put(path + "." + name, List.of());
+        readCreated(c, path + "." + name, auto, out, autoCreating, createdHere);
         continue;
       }
       // A leaf name may recur under another parent (root.eng.dev, root.sales.dev): applications then name it by
       // its full path, and QueueTree.lookup calls the short name ambiguous.
       readChildren(c, path + "." + name, depth + 1, out, autoCreating, createdHere);
+    }
+  }
+
+  /** The queues recorded as created under {@code path} ({@link #withCreated}). */
+  private static List<String> createdNames(Map<String, String> c, String path) {
+    String createdKey = key(path, AUTO_CREATED);
+    List<String> out = new ArrayList<>();
+    for (String part : c.getOrDefault(createdKey, "").split(",")) {
+      String name = part.strip();
+      if (!name.isEmpty() && !QUEUE_NAME.matcher(name).matches()) {
+        throw new QueueConfigException(createdKey, "queue name '" + name + "' may hold only letters, digits, '_' "
+            + "and '-'");
+      }
+      if (!name.isEmpty() && !out.contains(name)) {
+        out.add(name);
+      }
+    }
+    return out;
+  }
+
+  /**
+   * A created queue: a leaf, or, where queues were created under it in turn (flexible creation of a deeper path), a
+   * created parent that creates as its own parent {@code auto} does.
+   */
+  private static void readCreated(Map<String, String> c, String path, AutoCreation auto,
+      Map<String, List<String>> out, Map<String, AutoCreation> autoCreating, Set<String> createdHere) {
+    List<String> names = auto.mode() == AutoCreation.Mode.FLEXIBLE ? createdNames(c, path) : List.of();
+    out.put(path, names);
+    if (names.isEmpty()) {
+      return;
+    }
+    autoCreating.put(path, auto);
+    for (String name : names) {
+      createdHere.add(path + "." + name);
+      readCreated(c, path + "." + name, auto, out, autoCreating, createdHere);
     }
   }
 

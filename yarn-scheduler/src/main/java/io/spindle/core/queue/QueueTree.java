@@ -123,6 +123,63 @@ public final class QueueTree {
     return Optional.empty();
   }
 
+  /**
+   * What creating the leaf {@code path} on a submission takes: its missing parents, top down, then the leaf; or why it
+   * cannot be created, in words. Missing parents are created only below a flexible queue (CapacityScheduler's v2
+   * auto-creation), at most its {@link AutoCreation#maxDepth} levels, parents and leaf together.
+   */
+  public Creation creation(String path) {
+    List<String> missing = new ArrayList<>();
+    String existing = nearestExisting(path);
+    for (String q = path; !q.equals(existing); q = q.substring(0, q.lastIndexOf('.'))) {
+      missing.add(0, q);
+    }
+    if (missing.isEmpty()) {
+      return new Creation(List.of(), "queue '" + path + "' exists");
+    }
+    String first = missing.get(0);
+    Optional<String> why = whyNotCreatable(existing, first.substring(existing.length() + 1));
+    if (why.isPresent()) {
+      return new Creation(List.of(), why.get());
+    }
+    AutoCreation auto = autoCreating.get(existing);
+    if (missing.size() > 1 && auto.mode() != AutoCreation.Mode.FLEXIBLE) {
+      return new Creation(List.of(), "queue '" + existing + "' creates leaf queues only (" + AutoCreation.LEGACY_ENABLED
+          + "); parent queues are created under a queue with " + AutoCreation.FLEXIBLE_ENABLED);
+    }
+    if (missing.size() > auto.maxDepth()) {
+      return new Creation(List.of(), "'" + path + "' would create " + missing.size() + " levels below '" + existing
+          + "', more than its " + AutoCreation.FLEXIBLE_MAX_DEPTH + " (" + auto.maxDepth() + ")");
+    }
+    for (String q : missing) {
+      if (!QueueConfigParser.isQueueName(q.substring(q.lastIndexOf('.') + 1))) {
+        return new Creation(List.of(), "'" + q.substring(q.lastIndexOf('.') + 1) + "' is not a queue name: letters, "
+            + "digits, '_' and '-' only");
+      }
+    }
+    return new Creation(missing, null);
+  }
+
+  /** Whether the queue nearest above the missing {@code path} creates queues: a submission there creates it. */
+  public boolean createsBelow(String path) {
+    return !byPath.containsKey(path) && autoCreating.containsKey(nearestExisting(path));
+  }
+
+  private String nearestExisting(String path) {
+    String q = path;
+    while (q.contains(".") && !byPath.containsKey(q)) {
+      q = q.substring(0, q.lastIndexOf('.'));
+    }
+    return q;
+  }
+
+  /** The queues a submission creates, top down, or why it cannot ({@code refusal}, else {@code null}). */
+  public record Creation(List<String> queues, String refusal) {
+    public Creation {
+      queues = List.copyOf(queues);
+    }
+  }
+
   public List<QueueConfig> children(QueueConfig parent) {
     List<QueueConfig> out = new ArrayList<>(parent.children().size());
     for (String child : parent.children()) {

@@ -115,4 +115,34 @@ class AutoCreatedQueuesTest {
         "root.users.leaf-queue-template.maximum-capacity", "20")))
         .hasMessageContaining("maximum-capacity 20.0 is below capacity 40.0");
   }
+
+  @Test
+  void aFlexibleQueueCreatesTheMissingParentsOfADeeperPathUpToItsMaximumDepth() {
+    Map<String, String> c = conf("root.users.auto-queue-creation-v2.enabled", "true");
+    QueueTree before = new QueueConfigParser().parse(c);
+    QueueTree.Creation plan = before.creation("root.users.ml.alice");
+    assertThat(plan.refusal()).isNull();
+    assertThat(plan.queues()).containsExactly("root.users.ml", "root.users.ml.alice");
+    assertThat(before.createsBelow("root.users.ml.alice")).isTrue();
+    assertThat(before.creation("root.users.a.b.c").refusal()).contains("3 levels").contains("maximum-queue-depth (2)");
+
+    QueueTree after = parse(c, plan.queues());
+    assertThat(after.lookup("ml")).isInstanceOf(QueueTree.Lookup.Parent.class);
+    assertThat(after.leaf("alice").orElseThrow().path()).isEqualTo("root.users.ml.alice");
+    assertThat(after.autoCreation("root.users.ml")).as("a created parent creates as its parent does").isPresent();
+    assertThat(after.creation("root.users.ml.bob").queues()).containsExactly("root.users.ml.bob");
+    assertThat(parse(c, List.of("root.users.ml", "root.users.ml.alice", "root.users.ml.bob")).get("root.users.ml")
+        .orElseThrow().children()).containsExactly("alice", "bob");
+
+    c.put(P + "root.users.auto-queue-creation-v2.maximum-queue-depth", "3");
+    assertThat(new QueueConfigParser().parse(c).creation("root.users.a.b.c").queues()).hasSize(3);
+  }
+
+  @Test
+  void aLegacyManagedParentCreatesLeavesOnly() {
+    QueueTree t = new QueueConfigParser().parse(legacy());
+    assertThat(t.creation("root.users.alice").queues()).containsExactly("root.users.alice");
+    assertThat(t.creation("root.users.ml.alice").refusal()).contains("creates leaf queues only");
+    assertThat(t.createsBelow("root.prod.x")).isFalse();
+  }
 }
