@@ -49,7 +49,10 @@ class CapacitySchedulerKeysTest {
     c.set(q + "b.capacity", "30");
     c.set(q + "amq.capacity", "20");
     c.set(q + "amq.user-limit-factor", "-1");
-    c.set(q + "amq.maximum-am-resource-percent", "0.2"); // 20% of 20% of the NodeManager's 8 GB: 327 MB.
+    // CapacityScheduler's AM limit is a percentage of the larger of the guarantee and the current limit, which its
+    // maximum bounds: at most 20% of 30% of the NodeManager's 4 GB (245 MB), while an AM takes 1 GB.
+    c.set(q + "amq.maximum-am-resource-percent", "0.2");
+    c.set(q + "amq.maximum-capacity", "30");
     c.set(q + "a.capacity", "40");
     c.set(q + "few.capacity", "10");
     c.set(q + "few.max-parallel-apps", "1");
@@ -162,7 +165,7 @@ class CapacitySchedulerKeysTest {
     ApplicationId second = submitManaged("am-2", "amq");
     ApplicationId elsewhere = submitManaged("am-other", "a");
     awaitAttempt(elsewhere, YarnApplicationAttemptState.LAUNCHED);
-    assertThat(attemptState(second)).as("the second AM's 512 MB is above root.amq's 327 MB AM limit; the first "
+    assertThat(attemptState(second)).as("the second AM's 1 GB is above root.amq's 245 MB AM limit; the first "
         + "of a queue always runs").isEqualTo(YarnApplicationAttemptState.SCHEDULED);
     SpindleScheduler spindle = (SpindleScheduler) cluster.getResourceManager().getResourceScheduler();
     assertThat(spindle.explain(second).text()).contains("Queue's AM resource limit exceeded");

@@ -29,8 +29,8 @@ import org.apache.hadoop.yarn.util.resource.Resources;
  *       {@code yarn.scheduler.capacity.max-parallel-apps}, {@code yarn.scheduler.capacity.user.<name>.max-parallel-apps},
  *       {@code yarn.scheduler.capacity.user.max-parallel-apps}; unset: no limit);
  *   <li>{@code maximum-am-resource-percent}: the ApplicationMasters of a leaf's running applications together hold at
- *       most that share of the leaf's guarantee ({@link QueueRegistry#amLimit}), compared with CapacityScheduler's
- *       configured resource calculator (memory alone by default); as in CapacityScheduler the first application of a
+ *       most that share of the larger of the leaf's guarantee and its current limit ({@link QueueRegistry#amLimit}),
+ *       compared with CapacityScheduler's configured resource calculator (memory alone by default); as in CapacityScheduler the first application of a
  *       leaf always runs, so a small queue is never blocked for good, and an unmanaged AM counts nothing; and each
  *       user's AMs in the leaf hold at most that user's share of it ({@link #userAmLimit}).
  * </ul>

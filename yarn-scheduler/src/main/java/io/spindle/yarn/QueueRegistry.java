@@ -140,16 +140,27 @@ final class QueueRegistry {
 
   /**
    * The most the ApplicationMasters of leaf {@code leafPath}'s running applications may hold together: its
-   * {@code maximum-am-resource-percent} of its guarantee in {@code cluster} (CapacityScheduler takes the larger of the
-   * guarantee and the queue's current limit, which grows with idle capacity; the guarantee is the lower bound). None
-   * for a queue that is gone.
+   * {@code maximum-am-resource-percent} of the larger of its guarantee in {@code cluster} and its current limit, as
+   * CapacityScheduler computes it — what the leaf could hold now, its usage plus what no queue uses, at most its
+   * maximum-capacity (from the last published cycle). So an idle cluster starts more AMs than the guarantee alone
+   * allows, and a leaf whose maximum is its guarantee never does. None for a queue that is gone.
    */
   Resource amLimit(String leafPath, Resource cluster) {
     SpindleQueue leaf = current.byPath().get(leafPath);
     if (leaf == null) {
       return Resources.none();
     }
-    return Resources.multiply(cluster, leaf.rules().absoluteShare() * Math.max(0, leaf.rules().maxAmShare()));
+    Resource base = Resources.multiply(cluster, leaf.rules().absoluteShare());
+    EngineStatus status = published.get();
+    QueueSnapshot s = status.queue(leafPath).orElse(null);
+    QueueSnapshot root = status.queue(QueueTree.ROOT).orElse(null);
+    if (s != null && root != null) {
+      ResourceVector idle = root.maximum().minus(root.usage());
+      ResourceVector now = s.usage().plus(new ResourceVector(Math.max(0, idle.memoryMb()), Math.max(0, idle.vcores()),
+          0)).min(s.maximum());
+      base = Resources.componentwiseMax(base, Resource.newInstance(now.memoryMb(), (int) now.vcores()));
+    }
+    return Resources.multiply(base, Math.max(0, leaf.rules().maxAmShare()));
   }
 
   /** The queue's maximum application lifetime in seconds; 0 or less: none. */
