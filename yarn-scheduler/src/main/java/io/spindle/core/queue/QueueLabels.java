@@ -71,9 +71,9 @@ public record QueueLabels(Set<String> accessible, Map<String, Capacity> capacity
       String label = rest.substring(0, dot);
       String what = rest.substring(dot + 1);
       if (what.equals("capacity")) {
-        capacity.put(label, parse(e.getKey(), e.getValue()));
+        capacity.put(label, QueueConfigParser.parseCapacity(e.getKey(), e.getValue()));
       } else if (what.equals("maximum-capacity") && !e.getValue().strip().equals("-1")) {
-        maximum.put(label, parse(e.getKey(), e.getValue()));
+        maximum.put(label, QueueConfigParser.parseCapacity(e.getKey(), e.getValue()));
       }
     }
     for (Map.Entry<String, Capacity> m : maximum.entrySet()) {
@@ -86,10 +86,6 @@ public record QueueLabels(Set<String> accessible, Map<String, Capacity> capacity
     }
     return accessible == null && capacity.isEmpty() && maximum.isEmpty() ? INHERIT
         : new QueueLabels(accessible, capacity, maximum);
-  }
-
-  private static Capacity parse(String key, String raw) {
-    return QueueConfigParser.parseCapacity(key, raw);
   }
 
   /**
