@@ -25,7 +25,7 @@ import java.util.Set;
  * refused, shapes that found no room, requests that had to wait and why) is gone when the cycle ends. Places one
  * container at a time, each time serving the queue furthest below its fair share (walking down the tree: at each
  * level the child with the lowest usage-to-fair-share ratio), and inside a leaf the application with the highest
- * priority, then the oldest (or, in a leaf whose ordering is {@link AppOrdering#FAIR}, the one holding least). A request that cannot be placed is skipped for the rest of the cycle with a reason, so
+ * priority, then the oldest (or, in a leaf whose ordering is fair, the one holding least). A request that cannot be placed is skipped for the rest of the cycle with a reason, so
  * it never blocks the requests behind it. A gang is placed whole or not at all.
  */
 final class PlacementPass {
@@ -120,8 +120,7 @@ final class PlacementPass {
     }
     for (QueueState q : state.queues()) {
       if (q.isLeaf() && !q.waitingApps.isEmpty()) {
-        cursors.put(q, new LeafCursor(new ArrayList<>(q.waitingApps), q.config.ordering() == AppOrdering.FAIR,
-            partition, seen));
+        cursors.put(q, new LeafCursor(new ArrayList<>(q.waitingApps), q.config.ordering(), partition, seen));
         for (QueueState p = q; p != null; p = p.parent) {
           p.activeLeaves++;
         }
@@ -398,6 +397,7 @@ final class PlacementPass {
   /** Walks a leaf's waiting applications and their requests in order, once per cycle. */
   private final class LeafCursor {
     private final List<AppState> apps;
+    private final AppOrdering ordering;
     private final boolean fair;
     private final String partition;
     private final Set<String> seen;
@@ -407,13 +407,14 @@ final class PlacementPass {
     private int demandIndex;
 
     /**
-     * @param fair order by what each application holds, afresh after every placement ({@link AppOrdering#FAIR})
+     * @param ordering the leaf's; under fair ordering by what each application holds, afresh after every placement
      * @param partition the partition whose requests it walks
      * @param seen where the partitions of the requests it skips are added; {@code null}: nowhere
      */
-    LeafCursor(List<AppState> apps, boolean fair, String partition, Set<String> seen) {
+    LeafCursor(List<AppState> apps, AppOrdering ordering, String partition, Set<String> seen) {
       this.apps = apps;
-      this.fair = fair;
+      this.ordering = ordering;
+      this.fair = ordering.fair();
       this.partition = partition;
       this.seen = seen;
       this.reorder = fair;
@@ -428,7 +429,7 @@ final class PlacementPass {
     boolean advance() {
       if (reorder) {
         ResourceVector capacity = cluster.capacity();
-        apps.sort(java.util.Comparator.<AppState>comparingDouble(a -> a.usage.dominantShare(capacity))
+        apps.sort(java.util.Comparator.<AppState>comparingDouble(a -> held(a, capacity))
             .thenComparing(AppState.ORDER));
         appIndex = 0;
         demands = null;
@@ -455,6 +456,20 @@ final class PlacementPass {
         demands = null;
       }
       return false;
+    }
+
+    /** What the application holds, as fair ordering compares it (weighted by its size under FAIR_BY_SIZE). */
+    private double held(AppState a, ResourceVector capacity) {
+      double share = a.usage.dominantShare(capacity);
+      if (ordering != AppOrdering.FAIR_BY_SIZE) {
+        return share;
+      }
+      long demandMb = a.usage.memoryMb();
+      for (DemandState d : a.demands.values()) {
+        demandMb += d.pending().memoryMb();
+      }
+      double weight = Math.log1p(demandMb) / Math.log(2);
+      return weight > 0 ? share / weight : share;
     }
 
     DemandState demand() {

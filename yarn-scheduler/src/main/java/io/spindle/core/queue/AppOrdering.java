@@ -8,14 +8,31 @@ package io.spindle.core.queue;
  *   <li>{@link #FAIR}: the application holding least first — its dominant share of the cluster — so applications of a
  *       leaf converge to equal shares; ties in priority-then-age order (CapacityScheduler's {@code fair}, which
  *       compares memory by default: Spindle compares the dominant resource, GPUs included).
+ *   <li>{@link #FAIR_BY_SIZE}: {@code fair} with {@code ordering-policy.fair.enable-size-based-weight}: what each
+ *       holds is divided by log2(1 + its demand in MB, held plus pending), as CapacityScheduler weighs it, so a larger
+ *       application gets a larger share than a smaller one rather than an equal one.
  * </ul>
  */
 public enum AppOrdering {
   FIFO,
-  FAIR;
+  FAIR,
+  FAIR_BY_SIZE;
 
   /** CapacityScheduler's key of a leaf. */
   public static final String KEY = "ordering-policy";
+  /** Its size-based weight under {@code fair}. */
+  public static final String SIZE_BASED_WEIGHT = "ordering-policy.fair.enable-size-based-weight";
+
+  /** Whether applications are ordered by what they hold (either fair ordering). */
+  public boolean fair() {
+    return this != FIFO;
+  }
+
+  /** {@link #of(String)}, weighted by size where {@code sizeBasedWeight} is {@code "true"} under fair ordering. */
+  public static AppOrdering of(String value, String sizeBasedWeight) {
+    AppOrdering o = of(value);
+    return o == FAIR && sizeBasedWeight != null && sizeBasedWeight.strip().equalsIgnoreCase("true") ? FAIR_BY_SIZE : o;
+  }
 
   /**
    * The ordering CapacityScheduler builds from {@code value} ({@code null}: its default). It validates the value

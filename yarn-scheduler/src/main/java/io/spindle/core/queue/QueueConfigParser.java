@@ -437,7 +437,8 @@ public final class QueueConfigParser {
     QueuePreemption preemption = new QueuePreemption(extensions == null ? null : extensions.intValue(),
         extensionSeconds == null ? null : extensionSeconds * 1000, parseHadoopBoolean(c.get(key(path,
             DISABLE_PREEMPTION))));
-    AppOrdering ordering = children.isEmpty() ? AppOrdering.of(c.get(key(path, AppOrdering.KEY))) : AppOrdering.FIFO;
+    AppOrdering ordering = children.isEmpty() ? AppOrdering.of(c.get(key(path, AppOrdering.KEY)),
+        c.get(key(path, AppOrdering.SIZE_BASED_WEIGHT))) : AppOrdering.FIFO;
     double mulp = parseNumber(c, key(path, MINIMUM_USER_LIMIT_PERCENT), 100);
     if (!(mulp >= 0)) {
       throw new QueueConfigException(key(path, MINIMUM_USER_LIMIT_PERCENT), "must not be negative; was " + mulp);

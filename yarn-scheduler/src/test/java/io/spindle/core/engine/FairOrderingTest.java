@@ -62,4 +62,26 @@ class FairOrderingTest {
     assertThat(AppOrdering.of("fifo")).isEqualTo(AppOrdering.FIFO);
     assertThat(AppOrdering.of(null)).isEqualTo(AppOrdering.FIFO);
   }
+
+  @Test
+  void sizeBasedWeightGivesTheLargerApplicationTheLargerShare() {
+    Map<String, Integer> got = new TreeMap<>();
+    for (String weighted : List.of("false", "true")) {
+      QueueTree tree = queues("root.queues", "a", "root.a.capacity", "100", "root.a.user-limit-factor", "-1",
+          "root.a.ordering-policy", "fair", "root.a.ordering-policy.fair.enable-size-based-weight", weighted);
+      Engine e = new Engine(CATALOG, tree, Topology.singleRack(), clock, EngineSettings.defaults());
+      e.cycle(List.of(new NodeAdded(io.spindle.core.Fixtures.node("n1", Topology.DEFAULT_RACK, 1_048_576, 64,
+          io.spindle.core.Fixtures.H100, 8, 8, false))));
+      e.cycle(List.of(new AppSubmitted(AppId.of("big"), "a", "u", 0)));
+      clock.advance(1_000);
+      e.cycle(List.of(new AppSubmitted(AppId.of("small"), "a", "u", 0)));
+      // Both hold GPUs as their dominant resource; big asks 512 GB in all, small 1 GB.
+      CycleResult r = e.cycle(List.of(new Demand(AppId.of("big"), "r", Resources.of(65_536, 1).withGpus(1), 8),
+          new Demand(AppId.of("small"), "r", Resources.of(128, 1).withGpus(1), 8)));
+      r.allocations().forEach(a -> got.merge(weighted + ":" + a.appId().value(), 1, Integer::sum));
+    }
+    assertThat(got).isEqualTo(Map.of("false:big", 4, "false:small", 4, "true:big", 5, "true:small", 3));
+    assertThat(AppOrdering.of("fair", "TRUE")).isEqualTo(AppOrdering.FAIR_BY_SIZE);
+    assertThat(AppOrdering.of("fifo", "true")).isEqualTo(AppOrdering.FIFO);
+  }
 }
