@@ -54,7 +54,6 @@ public final class ConfigCheck {
    * "CapacityScheduler compatibility" table is the long form).
    */
   private static final Map<String, String> NOT_YET_QUEUE_KEYS = Map.of(
-      "leaf-queue-template.accessible-node-labels", "created queues take no labels of their own",
       "auto-queue-creation-v2.parent-template", "created parents share their parent by 1w and create as it does");
 
   private static final Map<String, String> NOT_YET_GLOBAL_KEYS = Map.of(

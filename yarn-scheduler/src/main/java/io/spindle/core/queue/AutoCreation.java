@@ -20,9 +20,11 @@ package io.spindle.core.queue;
  * @param maxDepth flexible only: how many levels a submission may create below this queue, parents and leaf together
  *     ({@code auto-queue-creation-v2.maximum-queue-depth}, 2 by default as in CapacityScheduler); a created parent is
  *     itself flexible and creates as this queue does
+ * @param templateLabels the node labels and label capacities of created leaves ({@code leaf-queue-template.}, or the
+ *     flexible templates, {@code .accessible-node-labels…}); {@link QueueLabels#INHERIT} where the template sets none
  */
 public record AutoCreation(Mode mode, Capacity templateCapacity, Capacity templateMaximum, double templateUserLimitFactor,
-    int maxQueues, boolean failBeyondCapacity, int maxDepth) {
+    int maxQueues, boolean failBeyondCapacity, int maxDepth, QueueLabels templateLabels) {
 
   public enum Mode { LEGACY, FLEXIBLE }
 

@@ -147,7 +147,8 @@ public final class QueueConfigParser {
   /** A created leaf takes its parent's template; a created parent shares its own parent by weight (1w). */
   private static QueueConfig createdQueue(String path, AutoCreation auto, List<String> children) {
     return children.isEmpty() ? new QueueConfig(path, List.of(), auto.templateCapacity(), auto.templateMaximum(),
-        auto.templateUserLimitFactor(), DEFAULT_WEIGHT)
+        auto.templateUserLimitFactor(), DEFAULT_WEIGHT, QueuePreemption.INHERIT, AppOrdering.FIFO, 100,
+        auto.templateLabels())
         : new QueueConfig(path, children, new Capacity.Weight(1, Double.NaN),
             new Capacity.Percent(DEFAULT_MAXIMUM_PERCENT), DEFAULT_USER_LIMIT_FACTOR, DEFAULT_WEIGHT);
   }
@@ -156,7 +157,7 @@ public final class QueueConfigParser {
    * How {@code path} creates leaves, or {@code null} if it does not. The template is read and checked here, once,
    * so that a bad template is refused with the configuration and not at some user's first submission.
    */
-  private static AutoCreation readAutoCreation(Map<String, String> c, String path, boolean declaresChildren) {
+  private static AutoCreation readAutoCreation(java.util.NavigableMap<String, String> c, String path, boolean declaresChildren) {
     boolean legacy = Boolean.TRUE.equals(parseHadoopBoolean(c.get(key(path, AutoCreation.LEGACY_ENABLED))));
     boolean flexible = Boolean.TRUE.equals(parseHadoopBoolean(c.get(key(path, AutoCreation.FLEXIBLE_ENABLED))));
     if (!legacy && !flexible) {
@@ -204,9 +205,16 @@ public final class QueueConfigParser {
     if (depth == null) {
       depth = parseWholeKey(c, PREFIX + AutoCreation.FLEXIBLE_MAX_DEPTH, MAX_DEPTH);
     }
+    QueueLabels labels = QueueLabels.INHERIT;
+    for (String prefix : prefixes) {
+      labels = QueueLabels.read(c, path + "." + prefix.substring(0, prefix.length() - 1));
+      if (!labels.equals(QueueLabels.INHERIT)) {
+        break; // The first template that names labels gives them all, as for the other template keys.
+      }
+    }
     return new AutoCreation(legacy ? AutoCreation.Mode.LEGACY : AutoCreation.Mode.FLEXIBLE, capacity, maximum, ulf,
         maxQueues == null ? AutoCreation.DEFAULT_MAX_QUEUES : maxQueues.intValue(), failBeyond,
-        depth == null ? AutoCreation.DEFAULT_MAX_DEPTH : depth.intValue());
+        depth == null ? AutoCreation.DEFAULT_MAX_DEPTH : depth.intValue(), labels);
   }
 
   /** The first of the template keys for {@code suffix} that is set, and its value; else the last key and null. */
@@ -220,7 +228,7 @@ public final class QueueConfigParser {
     return new String[] {key(path, prefixes.get(prefixes.size() - 1) + suffix), null};
   }
 
-  private void readChildren(Map<String, String> c, String path, int depth, Map<String, List<String>> out,
+  private void readChildren(java.util.NavigableMap<String, String> c, String path, int depth, Map<String, List<String>> out,
       Map<String, AutoCreation> autoCreating, Set<String> createdHere) {
     String key = key(path, QUEUES);
     String raw = c.get(key);

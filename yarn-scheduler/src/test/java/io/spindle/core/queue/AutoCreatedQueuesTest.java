@@ -145,4 +145,18 @@ class AutoCreatedQueuesTest {
     assertThat(t.creation("root.users.ml.alice").refusal()).contains("creates leaf queues only");
     assertThat(t.createsBelow("root.prod.x")).isFalse();
   }
+
+  @Test
+  void createdLeavesTakeTheTemplatesNodeLabels() {
+    QueueTree t = parse(legacy("root.accessible-node-labels.GPU.capacity", "100",
+        "root.users.accessible-node-labels", "GPU,SSD", "root.users.accessible-node-labels.GPU.capacity", "100",
+        "root.accessible-node-labels.SSD.capacity", "100", "root.users.accessible-node-labels.SSD.capacity", "100",
+        "root.users.leaf-queue-template.accessible-node-labels", "GPU",
+        "root.users.leaf-queue-template.accessible-node-labels.GPU.capacity", "5"), List.of("root.users.alice"));
+    QueueLabels alice = t.leaf("alice").orElseThrow().labels();
+    assertThat(alice.accessible()).containsExactly("GPU");
+    assertThat(alice.capacity()).isEqualTo(Map.of("GPU", new Capacity.Percent(5)));
+    assertThat(parse(legacy(), List.of("root.users.bob")).leaf("bob").orElseThrow().labels())
+        .isEqualTo(QueueLabels.INHERIT);
+  }
 }
