@@ -119,6 +119,14 @@ class CapacitySchedulerFilesTest {
           c.set(P + "root.teams.auto-queue-creation-v2.enabled", "true");
           c.set(P + "queue-mappings", "u:%user:root.teams.%user");
         }),
+        new Case("shipped file, a flexible (v2) parent in weight mode in the default legacy queue mode", rmTests,
+            c -> {
+              c.set(P + "root.queues", "prod,teams");
+              c.set(P + "root.prod.capacity", "1w");
+              c.set(P + "root.teams.capacity", "1w");
+              c.set(P + "root.teams.auto-queue-creation-v2.enabled", "true");
+              c.set(P + "queue-mappings", "u:%user:root.teams.%user");
+            }),
         new Case("shipped file, weight mode in CapacityScheduler's default legacy queue mode", rmTests, c -> {
           c.set(P + "root.queues", "prod,ml");
           c.set(P + "root.prod.capacity", "1w");
