@@ -32,6 +32,30 @@ public final class MiniClusterSupport {
     return r;
   }
 
+  /** A container of 512 MB, 1 vcore and one GPU: four fill a NodeManager's GPUs, not its memory. */
+  public static Resource oneSmallGpu() {
+    Resource r = Resource.newInstance(512, 1);
+    r.setResourceValue(GPU, 1);
+    return r;
+  }
+
+  /**
+   * Labels a NodeManager as {@code yarn rmadmin -addToClusterNodeLabels "<label>(exclusive=…)"} and
+   * {@code -replaceLabelsOnNode} do, and waits until Spindle's engine has the node in that partition.
+   */
+  public static void label(MiniYARNCluster cluster, org.apache.hadoop.yarn.api.records.NodeId node, String label,
+      boolean exclusive) throws Exception {
+    org.apache.hadoop.yarn.server.resourcemanager.nodelabels.RMNodeLabelsManager labels =
+        cluster.getResourceManager().getRMContext().getNodeLabelManager();
+    labels.addToCluserNodeLabels(java.util.List.of(org.apache.hadoop.yarn.api.records.NodeLabel.newInstance(label,
+        exclusive)));
+    labels.replaceLabelsOnNode(java.util.Map.of(node, java.util.Set.of(label)));
+    SpindleScheduler spindle = (SpindleScheduler) cluster.getResourceManager().getResourceScheduler();
+    await(java.time.Duration.ofSeconds(20), () -> spindle.status().nodes().stream()
+        .filter(n -> n.node().id().value().equals(node.toString())).findFirst().orElseThrow().node().partition()
+        .equals(label));
+  }
+
   /**
    * Spindle with preemption on (starvation 1 s, the given grace) over NodeManagers of 4 GPUs each, as the
    * preemption suites run it; {@code zk} is the ZooKeeper for notices and state.

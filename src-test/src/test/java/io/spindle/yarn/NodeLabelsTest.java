@@ -6,15 +6,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Map;
 import java.util.Set;
 import org.apache.hadoop.yarn.api.records.Container;
 import org.apache.hadoop.yarn.api.records.NodeId;
-import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.client.api.YarnClient;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.apache.hadoop.yarn.server.MiniYARNCluster;
-import org.apache.hadoop.yarn.server.resourcemanager.nodelabels.RMNodeLabelsManager;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -64,13 +61,7 @@ class NodeLabelsTest {
     MiniClusterSupport.awaitEngineGpus(cluster, 8);
     gpuNode = cluster.getNodeManager(0).getNMContext().getNodeId();
     plainNode = cluster.getNodeManager(1).getNMContext().getNodeId();
-    // What `yarn rmadmin -addToClusterNodeLabels GPU` and `-replaceLabelsOnNode` do.
-    RMNodeLabelsManager labels = cluster.getResourceManager().getRMContext().getNodeLabelManager();
-    labels.addToCluserNodeLabelsWithDefaultExclusivity(Set.of("GPU"));
-    labels.replaceLabelsOnNode(Map.of(gpuNode, Set.of("GPU")));
-    SpindleScheduler spindle = (SpindleScheduler) cluster.getResourceManager().getResourceScheduler();
-    await(Duration.ofSeconds(20), () -> "GPU".equals(spindle.status().nodes().stream()
-        .filter(n -> n.node().id().value().equals(gpuNode.toString())).findFirst().orElseThrow().node().partition()));
+    MiniClusterSupport.label(cluster, gpuNode, "GPU", true);
   }
 
   @AfterAll
@@ -82,7 +73,7 @@ class NodeLabelsTest {
   void anApplicationAskingForLabelGpuRunsOnlyOnGpuLabelledNodes() throws Exception {
     try (UnmanagedAm am = UnmanagedAm.register(client, cluster.getConfig(),
         UnmanagedAm.submit(client, "train", "ml", Set.of()))) {
-      am.ask(6, oneGpu(), "GPU");
+      am.ask(6, MiniClusterSupport.oneSmallGpu(), "GPU");
       assertThat(am.awaitHeld(4, Duration.ofSeconds(30))).isEqualTo(4);
       assertThat(am.held()).extracting(Container::getNodeId).containsOnly(gpuNode);
       am.heartbeat();
@@ -94,7 +85,7 @@ class NodeLabelsTest {
   void requestsWithoutALabelNeverUseTheExclusiveGpuNodes() throws Exception {
     try (UnmanagedAm am = UnmanagedAm.register(client, cluster.getConfig(),
         UnmanagedAm.submit(client, "etl", "etl", Set.of()))) {
-      am.ask(6, oneGpu());
+      am.ask(6, MiniClusterSupport.oneSmallGpu());
       assertThat(am.awaitHeld(4, Duration.ofSeconds(30))).isEqualTo(4);
       am.heartbeat();
       assertThat(am.held()).extracting(Container::getNodeId).hasSize(4).containsOnly(plainNode);
@@ -105,7 +96,7 @@ class NodeLabelsTest {
   void aQueuesDefaultLabelExpressionSendsUnlabelledRequestsToItsPartition() throws Exception {
     try (UnmanagedAm am = UnmanagedAm.register(client, cluster.getConfig(),
         UnmanagedAm.submit(client, "default-label", "gpuonly", Set.of()))) {
-      am.ask(2, oneGpu());
+      am.ask(2, MiniClusterSupport.oneSmallGpu());
       assertThat(am.awaitHeld(2, Duration.ofSeconds(30))).isEqualTo(2);
       assertThat(am.held()).extracting(Container::getNodeId).containsOnly(gpuNode);
     }
@@ -115,7 +106,7 @@ class NodeLabelsTest {
   void aQueuesMaximumCapacityInALabelBoundsWhatItGetsOfThatLabelsNodes() throws Exception {
     try (UnmanagedAm am = UnmanagedAm.register(client, cluster.getConfig(),
         UnmanagedAm.submit(client, "capped", "capped", Set.of()))) {
-      am.ask(3, oneGpu(), "GPU");
+      am.ask(3, MiniClusterSupport.oneSmallGpu(), "GPU");
       assertThat(am.awaitHeld(1, Duration.ofSeconds(30))).isEqualTo(1);
       SpindleScheduler spindle = (SpindleScheduler) cluster.getResourceManager().getResourceScheduler();
       await(Duration.ofSeconds(20), () -> spindle.explain(am.applicationId()).text().contains("maximum"));
@@ -123,11 +114,5 @@ class NodeLabelsTest {
       assertThat(am.held()).as("a quarter of the GPU node's 4 GPUs, though 3 are idle").hasSize(1)
           .extracting(Container::getNodeId).containsOnly(gpuNode);
     }
-  }
-
-  private static Resource oneGpu() {
-    Resource r = Resource.newInstance(512, 1);
-    r.setResourceValue(MiniClusterSupport.GPU, 1);
-    return r;
   }
 }

@@ -1,22 +1,16 @@
 package io.spindle.yarn;
 
-import static io.spindle.yarn.MiniClusterSupport.await;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import org.apache.hadoop.yarn.api.records.Container;
 import org.apache.hadoop.yarn.api.records.NodeId;
-import org.apache.hadoop.yarn.api.records.NodeLabel;
-import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.client.api.YarnClient;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.apache.hadoop.yarn.server.MiniYARNCluster;
-import org.apache.hadoop.yarn.server.resourcemanager.nodelabels.RMNodeLabelsManager;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -55,13 +49,7 @@ class NonExclusiveLabelsTest {
     MiniClusterSupport.awaitEngineGpus(cluster, 8);
     spareNode = cluster.getNodeManager(0).getNMContext().getNodeId();
     plainNode = cluster.getNodeManager(1).getNMContext().getNodeId();
-    RMNodeLabelsManager labels = cluster.getResourceManager().getRMContext().getNodeLabelManager();
-    labels.addToCluserNodeLabels(List.of(NodeLabel.newInstance("SPARE", false)));
-    labels.replaceLabelsOnNode(Map.of(spareNode, Set.of("SPARE")));
-    SpindleScheduler spindle = (SpindleScheduler) cluster.getResourceManager().getResourceScheduler();
-    await(Duration.ofSeconds(20), () -> spindle.status().nodes().stream()
-        .filter(n -> n.node().id().value().equals(spareNode.toString())).findFirst().orElseThrow().node()
-        .sharesIdle());
+    MiniClusterSupport.label(cluster, spareNode, "SPARE", false);
   }
 
   @AfterAll
@@ -73,11 +61,11 @@ class NonExclusiveLabelsTest {
   void unlabelledRequestsUseTheIdleNodesOfANonExclusiveLabelAfterTheOwnersOnes() throws Exception {
     try (UnmanagedAm owner = UnmanagedAm.register(client, cluster.getConfig(),
         UnmanagedAm.submit(client, "owner", "owners", Set.of()))) {
-      owner.ask(1, oneGpu(), "SPARE");
+      owner.ask(1, MiniClusterSupport.oneSmallGpu(), "SPARE");
       assertThat(owner.awaitHeld(1, Duration.ofSeconds(30))).isEqualTo(1);
       try (UnmanagedAm etl = UnmanagedAm.register(client, cluster.getConfig(),
           UnmanagedAm.submit(client, "etl", "etl", Set.of()))) {
-        etl.ask(8, oneGpu());
+        etl.ask(8, MiniClusterSupport.oneSmallGpu());
         assertThat(etl.awaitHeld(7, Duration.ofSeconds(30))).isEqualTo(7);
         etl.heartbeat();
         assertThat(etl.held()).as("the plain node's 4 GPUs, then the 3 the label's owner left idle").hasSize(7)
@@ -86,11 +74,5 @@ class NonExclusiveLabelsTest {
       }
       assertThat(owner.held()).extracting(Container::getNodeId).containsOnly(spareNode);
     }
-  }
-
-  private static Resource oneGpu() {
-    Resource r = Resource.newInstance(512, 1);
-    r.setResourceValue(MiniClusterSupport.GPU, 1);
-    return r;
   }
 }
