@@ -5,6 +5,8 @@ import io.spindle.core.engine.PlacementSpec;
 import io.spindle.core.model.AppId;
 import io.spindle.core.model.NodeId;
 import io.spindle.core.model.ResourceVector;
+import io.spindle.core.model.GpuIsolation;
+import io.spindle.core.model.GpuModelSet;
 import io.spindle.core.model.Resources;
 import io.spindle.core.preemption.CheckpointHandshake;
 import io.spindle.core.preemption.Need;
@@ -93,13 +95,14 @@ final class SchedulerStateRecords {
   }
 
   private static ResourcesRecord resources(Resources r) {
-    return new ResourcesRecord(r.memoryMb(), r.vcores(), r.gpus(), r.gpuModel(), r.migProfile(), r.migInstances(),
-        r.partition());
+    return new ResourcesRecord(r.memoryMb(), r.vcores(), r.gpus(), r.models().text(), r.migProfile(),
+        r.migInstances(), r.partition(), r.gpuMilli(), r.gpuMemoryMb(), r.isolation().text());
   }
 
   private static Resources resources(ResourcesRecord r) {
-    return new Resources(r.getMemoryMb(), r.getVcores(), r.getGpus(), r.getGpuModel(), r.getMigProfile(),
-        r.getMigInstances(), r.getPartition());
+    return new Resources(r.getMemoryMb(), r.getVcores(), r.getGpus(), GpuModelSet.parse(r.getGpuModel()),
+        r.getMigProfile(), r.getMigInstances(), r.getPartition(), r.getGpuMilli(), r.getGpuMemoryMb(),
+        GpuIsolation.parse("isolation", r.getIsolation()));
   }
 
   private static PlacementSpecRecord spec(PlacementSpec s) {

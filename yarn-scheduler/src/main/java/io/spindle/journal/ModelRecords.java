@@ -2,6 +2,9 @@ package io.spindle.journal;
 
 import io.spindle.core.engine.PlacementSpec;
 import io.spindle.core.model.Gpu;
+import io.spindle.core.model.GpuIsolation;
+import io.spindle.core.model.GpuModelSet;
+import io.spindle.core.model.GpuSharing;
 import io.spindle.core.model.GpuModel;
 import io.spindle.core.model.GpuModelCatalog;
 import io.spindle.core.model.InvalidInputException;
@@ -38,13 +41,14 @@ final class ModelRecords {
   }
 
   static ResourcesRecord resources(Resources r) {
-    return new ResourcesRecord(r.memoryMb(), r.vcores(), r.gpus(), r.gpuModel(), r.migProfile(), r.migInstances(),
-        r.partition());
+    return new ResourcesRecord(r.memoryMb(), r.vcores(), r.gpus(), r.models().text(), r.migProfile(),
+        r.migInstances(), r.partition(), r.gpuMilli(), r.gpuMemoryMb(), r.isolation().text());
   }
 
   static Resources resources(ResourcesRecord r) {
-    return new Resources(r.getMemoryMb(), r.getVcores(), r.getGpus(), r.getGpuModel(), r.getMigProfile(),
-        r.getMigInstances(), r.getPartition());
+    return new Resources(r.getMemoryMb(), r.getVcores(), r.getGpus(), GpuModelSet.parse(r.getGpuModel()),
+        r.getMigProfile(), r.getMigInstances(), r.getPartition(), r.getGpuMilli(), r.getGpuMemoryMb(),
+        GpuIsolation.parse("isolation", r.getIsolation()));
   }
 
   static ResourceVectorRecord vector(ResourceVector v) {
@@ -68,14 +72,15 @@ final class ModelRecords {
   static NodeRecord node(Node n) {
     return new NodeRecord(n.id().value(), n.location(), n.memoryMb(), n.vcores(), n.partition(), n.sharesIdle(),
         map(n.gpus(),
-        g -> new GpuRecord(g.index(), g.model().name(), g.nvlinkIsland(), g.migEnabled(),
+        g -> new GpuRecord(g.index(), g.model().name(), g.nvlinkIsland(), g.migEnabled(), g.sharing().text(),
         g.migLayout() == null ? null : layout(g.migLayout()))));
   }
 
   Node node(NodeRecord n) {
     return new Node(NodeId.of(n.getId()), n.getLocation(), n.getMemoryMb(), n.getVcores(), map(n.getGpus(),
         g -> new Gpu(g.getIndex(), model(g.getModel()), g.getNvlinkIsland(), g.getMigEnabled(),
-        g.getMigLayout() == null ? null : layout(g.getMigLayout()))), n.getPartition(), n.getSharesIdle());
+        g.getMigLayout() == null ? null : layout(g.getMigLayout()), GpuSharing.parse("gpu.sharing", g.getSharing()))),
+        n.getPartition(), n.getSharesIdle());
   }
 
   static LayoutRecord layout(MigLayout l) {
@@ -95,18 +100,19 @@ final class ModelRecords {
    */
   GpuSlotRecord slot(GpuSlot s) {
     if (s.mig() == null) {
-      return new GpuSlotRecord(s.gpuIndex(), null);
+      return new GpuSlotRecord(s.gpuIndex(), null, s.share());
     }
     MigProfile profile = s.mig().profile();
     GpuModel owner = catalog.models().stream().filter(m -> m.profiles().contains(profile)).findFirst()
         .orElseThrow(() -> new InvalidInputException("mig.profile", profile.name(), "of no model in the GPU catalog"));
-    return new GpuSlotRecord(s.gpuIndex(), new MigInstanceRecord(owner.name(), profile.name(), s.mig().start()));
+    return new GpuSlotRecord(s.gpuIndex(), new MigInstanceRecord(owner.name(), profile.name(), s.mig().start()),
+        false);
   }
 
   GpuSlot slot(GpuSlotRecord s) {
     MigInstanceRecord mig = s.getMig();
     if (mig == null) {
-      return GpuSlot.whole(s.getGpuIndex());
+      return s.getShare() ? GpuSlot.shareOf(s.getGpuIndex()) : GpuSlot.whole(s.getGpuIndex());
     }
     return new GpuSlot(s.getGpuIndex(), new MigPlacement(profile(model(mig.getModel()), mig.getProfile()),
         mig.getStart()));

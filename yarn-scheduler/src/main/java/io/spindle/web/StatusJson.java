@@ -298,7 +298,12 @@ final class StatusJson {
     o.put("memoryMb", r.memoryMb());
     o.put("vcores", r.vcores());
     o.put("gpus", r.gpus());
-    o.put("gpuModel", r.gpuModel());
+    o.put("gpuModel", r.models().text());
+    if (r.wantsShare()) {
+      o.put("gpuMilli", r.gpuMilli());
+      o.put("gpuMemoryMb", r.gpuMemoryMb());
+      o.put("isolation", r.isolation().text());
+    }
     o.put("migProfile", r.migProfile());
     o.put("migInstances", r.migInstances());
     return o;

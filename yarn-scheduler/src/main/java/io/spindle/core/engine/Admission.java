@@ -5,6 +5,7 @@ import io.spindle.core.engine.EngineEvent.AppSubmitted;
 import io.spindle.core.engine.EngineEvent.Demand;
 import io.spindle.core.model.AppId;
 import io.spindle.core.model.GpuModel;
+import io.spindle.core.model.GpuResourceNames;
 import io.spindle.core.model.GpuModelCatalog;
 import io.spindle.core.model.InvalidInputException;
 import io.spindle.core.model.MigProfile;
@@ -202,15 +203,30 @@ final class Admission {
       return impossible("count must not be negative; was " + e.count());
     }
     Resources shape = e.shape();
-    if (e.count() > 0 && shape.memoryMb() == 0 && shape.vcores() == 0 && shape.gpus() == 0 && !shape.wantsMig()) {
+    if (e.count() > 0 && shape.memoryMb() == 0 && shape.vcores() == 0 && !shape.wantsGpu()) {
       // Such a container fits on every node without end: placing as many as asked would never finish a cycle. (A
       // count of 0 withdraws the request, and drivers withdraw with an empty shape.)
       return impossible("a container must ask for some memory, vcores or GPUs; " + shape
           + " asks for nothing");
     }
-    if (shape.gpuModel() != null && catalog.find(shape.gpuModel()).isEmpty()) {
-      return impossible("unknown GPU model '" + shape.gpuModel() + "'; known models: "
-          + catalog.models().stream().map(GpuModel::name).toList());
+    for (String model : shape.models().names()) {
+      if (catalog.find(model).isEmpty()) {
+        return impossible("unknown GPU model '" + model + "'" + (shape.models().names().size() > 1
+            ? " in the model set " + shape.models() : "") + "; known models: "
+            + catalog.models().stream().map(GpuModel::name).toList());
+      }
+    }
+    if (shape.wantsShare()) {
+      long largest = 0;
+      for (GpuModel m : catalog.models()) {
+        if (shape.models().accepts(m.name())) {
+          largest = Math.max(largest, m.memoryMb());
+        }
+      }
+      if (shape.gpuMemoryMb() > largest) {
+        return impossible(GpuResourceNames.GPU_MEMORY_MB + "=" + shape.gpuMemoryMb() + " is more memory than any GPU"
+            + (shape.models().isAny() ? "" : " of " + shape.models()) + " has (the largest has " + largest + " MB)");
+      }
     }
     if (shape.wantsMig()) {
       List<GpuModel> offering = catalog.modelsOffering(shape.migProfile());
@@ -219,8 +235,8 @@ final class Admission {
             + catalog.models().get(0).profiles().stream().map(MigProfile::name).toList() + " on "
             + catalog.models().get(0).name() + ")");
       }
-      if (shape.gpuModel() != null && offering.stream().noneMatch(m -> m.name().equals(shape.gpuModel()))) {
-        return impossible("GPU model " + shape.gpuModel() + " has no MIG profile '" + shape.migProfile()
+      if (!shape.models().isAny() && offering.stream().noneMatch(m -> shape.models().accepts(m.name()))) {
+        return impossible("GPU model " + shape.models() + " has no MIG profile '" + shape.migProfile()
             + "'");
       }
     }

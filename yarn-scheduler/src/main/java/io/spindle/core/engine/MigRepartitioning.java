@@ -62,7 +62,7 @@ final class MigRepartitioning {
   // The text stays the same while the situation does: drivers re-announce a request only when its reason changes.
   private static String reason(Resources shape, Status status, int budget) {
     String what = "waiting for MIG instance" + (shape.migInstances() == 1 ? "" : "s") + " of " + shape.migProfile()
-        + (shape.gpuModel() == null ? "" : " on " + shape.gpuModel()) + ": ";
+        + (shape.models().isAny() ? "" : " on " + shape.models()) + ": ";
     return switch (status) {
       case COVERED -> what + "MIG GPUs are being re-partitioned for it";
       case OUT_OF_BUDGET -> what + (budget == 0

@@ -25,7 +25,7 @@ final class ShapeCharges {
     }
     long cheapest = Long.MAX_VALUE;
     for (GpuModel m : catalog.modelsOffering(shape.migProfile())) {
-      if (shape.gpuModel() == null || m.name().equals(shape.gpuModel())) {
+      if (shape.models().accepts(m.name())) {
         cheapest = Math.min(cheapest, m.profile(shape.migProfile()).orElseThrow().gpuUnits());
       }
     }

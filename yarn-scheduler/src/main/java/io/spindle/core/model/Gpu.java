@@ -10,10 +10,14 @@ package io.spindle.core.model;
  * @param migLayout the MIG instances that exist on the GPU, as its NodeManager reported them; {@code null} unless
  *     {@code migEnabled}. Only instances that exist can be handed to containers; the scheduler changes a layout
  *     by asking the node to re-partition an idle GPU.
+ * @param sharing how the GPU may be shared below a whole GPU when it is not in MIG mode ({@link GpuSharing#EXCLUSIVE}
+ *     for MIG-mode GPUs, whose instances are their sharing)
  */
-public record Gpu(int index, GpuModel model, int nvlinkIsland, boolean migEnabled, MigLayout migLayout) {
+public record Gpu(int index, GpuModel model, int nvlinkIsland, boolean migEnabled, MigLayout migLayout,
+    GpuSharing sharing) {
 
   public Gpu {
+    sharing = sharing == null ? GpuSharing.EXCLUSIVE : sharing;
     InvalidInputException.requireNonNegative("gpu.index", index);
     InvalidInputException.requireNonNegative("gpu.nvlinkIsland", nvlinkIsland);
     if (model == null) {
@@ -28,6 +32,10 @@ public record Gpu(int index, GpuModel model, int nvlinkIsland, boolean migEnable
     if (!migEnabled && migLayout != null) {
       throw new InvalidInputException("gpu.migLayout", migLayout, "a GPU without MIG mode has no MIG layout");
     }
+    if (migEnabled && sharing.shares()) {
+      throw new InvalidInputException("gpu.sharing", sharing,
+          "a MIG-mode GPU is shared by its MIG instances; its sharing mode must be exclusive");
+    }
     if (migLayout != null && !migLayout.model().equals(model)) {
       throw new InvalidInputException("gpu.migLayout", migLayout, "layout is for another model than " + model.name());
     }
@@ -35,11 +43,25 @@ public record Gpu(int index, GpuModel model, int nvlinkIsland, boolean migEnable
 
   /** A GPU without MIG instances: whole, or in MIG mode with nothing created yet. */
   public Gpu(int index, GpuModel model, int nvlinkIsland, boolean migEnabled) {
-    this(index, model, nvlinkIsland, migEnabled, null);
+    this(index, model, nvlinkIsland, migEnabled, null, GpuSharing.EXCLUSIVE);
+  }
+
+  public Gpu(int index, GpuModel model, int nvlinkIsland, boolean migEnabled, MigLayout migLayout) {
+    this(index, model, nvlinkIsland, migEnabled, migLayout, GpuSharing.EXCLUSIVE);
   }
 
   /** A MIG-mode GPU with these instances. */
   public static Gpu mig(int index, GpuModel model, int nvlinkIsland, MigLayout layout) {
-    return new Gpu(index, model, nvlinkIsland, true, layout);
+    return new Gpu(index, model, nvlinkIsland, true, layout, GpuSharing.EXCLUSIVE);
+  }
+
+  /** A GPU outside MIG mode, shared as {@code sharing} says. */
+  public static Gpu shared(int index, GpuModel model, int nvlinkIsland, GpuSharing sharing) {
+    return new Gpu(index, model, nvlinkIsland, false, null, sharing);
+  }
+
+  /** Whether containers may take shares of this GPU. */
+  public boolean sharesBelowWhole() {
+    return !migEnabled && sharing.shares();
   }
 }

@@ -20,6 +20,11 @@ public record GpuModel(
     aliases = List.copyOf(aliases);
   }
 
+  /** The GPU's memory in MB (the catalog's GB times 1024), what a share's memory amount is measured against. */
+  public long memoryMb() {
+    return memoryGb * 1024L;
+  }
+
   public boolean migCapable() {
     return !profiles.isEmpty();
   }

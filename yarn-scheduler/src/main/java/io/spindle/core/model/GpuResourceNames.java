@@ -12,6 +12,13 @@ public final class GpuResourceNames {
   public static final String WHOLE_GPU = "yarn.io/gpu";
   public static final String NVIDIA_GPU = "nvidia.com/gpu";
   public static final String MIG_PREFIX = "nvidia.com/mig-";
+  /**
+   * A compute share of one GPU in thousandths (250 = a quarter GPU). Named like Kubernetes' and KAI's "milli" units
+   * and OpenB's {@code gpu_milli}; YARN resource values are integers, so thousandths keep fractions exact.
+   */
+  public static final String GPU_MILLI = "nvidia.com/gpu-milli";
+  /** GPU memory of a share, in MB (YARN's unit for memory). */
+  public static final String GPU_MEMORY_MB = "nvidia.com/gpu-mem-mb";
 
   private GpuResourceNames() {}
 
@@ -23,8 +30,12 @@ public final class GpuResourceNames {
     return WHOLE_GPU.equals(resourceName) || NVIDIA_GPU.equals(resourceName);
   }
 
+  public static boolean isShare(String resourceName) {
+    return GPU_MILLI.equals(resourceName) || GPU_MEMORY_MB.equals(resourceName);
+  }
+
   public static boolean isGpuResource(String resourceName) {
-    return isWholeGpu(resourceName) || resourceName.startsWith(MIG_PREFIX);
+    return isWholeGpu(resourceName) || resourceName.startsWith(MIG_PREFIX) || isShare(resourceName);
   }
 
   /**

@@ -208,10 +208,24 @@ public final class ClusterState {
   }
 
   private Placement findWhole(Resources shape) {
-    TreeSet<NodeState> set = shape.gpuModel() == null ? all : byModel.get(shape.gpuModel());
-    if (set == null) {
-      return null;
+    if (shape.models().isAny()) {
+      return findWholeIn(all, shape);
     }
+    // "One of" several models: the best fit within each model's nodes, then the best of those.
+    Placement best = null;
+    NodeState bestNode = null;
+    for (String model : shape.models().names()) {
+      TreeSet<NodeState> set = byModel.get(model);
+      Placement p = set == null ? null : findWholeIn(set, shape);
+      if (p != null && (bestNode == null || BY_FREE_CAPACITY.compare(nodes.get(p.nodeId()), bestNode) < 0)) {
+        best = p;
+        bestNode = nodes.get(p.nodeId());
+      }
+    }
+    return best;
+  }
+
+  private Placement findWholeIn(TreeSet<NodeState> set, Resources shape) {
     int level = shape.gpus();
     int mig = 0;
     NodeState candidate = set.ceiling(probe(level, mig, shape.memoryMb()));
@@ -241,7 +255,7 @@ public final class ClusterState {
     for (NodeState candidate : set) {
       GpuModel model = candidate.node.gpuModel();
       if (!candidate.fitsCpuAndMemory(shape)
-          || (shape.gpuModel() != null && !model.name().equals(shape.gpuModel()))) {
+          || !shape.models().accepts(model.name())) {
         continue;
       }
       List<GpuSlot> slots = candidate.chooseMigInstances(shape.migProfile(), shape.migInstances());
@@ -446,7 +460,7 @@ public final class ClusterState {
       partitionSeen = true;
       mostMemory = Math.max(mostMemory, n.memoryMb());
       mostVcores = Math.max(mostVcores, n.vcores());
-      boolean modelOk = shape.gpuModel() == null || (n.model() != null && n.model().name().equals(shape.gpuModel()));
+      boolean modelOk = shape.models().isAny() || shape.models().accepts(n.model());
       if (modelOk) {
         mostGpus = Math.max(mostGpus, n.wholeGpus());
       }
@@ -476,11 +490,11 @@ public final class ClusterState {
     if (shape.wantsMig()) {
       return migModels.isEmpty()
           ? "no node in the cluster has a MIG-mode GPU offering profile " + shape.migProfile()
-              + (shape.gpuModel() == null ? "" : " on " + shape.gpuModel())
+              + (shape.models().isAny() ? "" : " on " + shape.models())
           : "no node can hold " + shape.migInstances() + " instances of " + shape.migProfile() + " in one container";
     }
     return "no node in the cluster has " + shape.gpus() + " whole GPU(s)"
-        + (shape.gpuModel() == null ? "" : " of model " + shape.gpuModel()) + "; the most on one node is " + mostGpus;
+        + (shape.models().isAny() ? "" : " of model " + shape.models()) + "; the most on one node is " + mostGpus;
   }
 
   /**

@@ -84,8 +84,8 @@ public final class GangPlacer {
   /** The best single node from the free-capacity index, or {@code null}. */
   private List<Placement> onOneNode(Resources shape, int members) {
     if (!shape.wantsMig()) {
-      Resources block = new Resources(shape.memoryMb() * members, shape.vcores() * members,
-          shape.gpus() * members, shape.gpuModel(), null, 0);
+      Resources block = Resources.of(shape.memoryMb() * members, shape.vcores() * members)
+          .withGpus(shape.gpus() * members).withModels(shape.models()).withPartition(shape.partition());
       Placement p = cluster.find(block);
       return p == null ? null : placeOnNode(cluster.node(p.nodeId()), shape, members);
     }

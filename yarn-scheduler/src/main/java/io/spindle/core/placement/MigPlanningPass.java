@@ -187,7 +187,7 @@ final class MigPlanningPass {
   private NodeState createOne(Resources shape, NodeState onlyNode) {
     for (GpuModel model : models) {
       if ((onlyNode != null && !onlyNode.node.gpuModel().sameModel(model))
-          || (shape.gpuModel() != null && !shape.gpuModel().equals(model.name()))) {
+          || !shape.models().accepts(model.name())) {
         continue;
       }
       MigProfile profile = model.profile(shape.migProfile()).orElse(null);
@@ -452,7 +452,7 @@ final class MigPlanningPass {
   boolean eligible(NodeState node, Resources shape) {
     GpuModel model = node.node.gpuModel();
     if (node.reservation != null || !node.inPartition(shape) || model == null || model.profile(shape.migProfile()).isEmpty()
-        || (shape.gpuModel() != null && !shape.gpuModel().equals(model.name()))) {
+        || !shape.models().accepts(model.name())) {
       return false;
     }
     long[] c = promisedCpu.get(node);

@@ -43,6 +43,10 @@ final class NodeState {
   Reservation reservation;
   /** Per GPU position: its NVLink island id. */
   private final int[] islandIds;
+  /** Per GPU position: state of a GPU in a sharing mode, {@code null} otherwise. */
+  private final SharedGpu[] shared;
+  /** The non-null entries of {@code shared}. */
+  private final List<SharedGpu> sharedList;
 
   /** A key-only instance for ceiling lookups in {@link ClusterState}'s ordered sets. */
   static NodeState probe(int freeWholeGpus, int freeMigSlices, long freeMemoryMb) {
@@ -61,6 +65,8 @@ final class NodeState {
     this.islandIds = new int[0];
     this.wholeGpuCount = 0;
     this.migList = List.of();
+    this.shared = new SharedGpu[0];
+    this.sharedList = List.of();
   }
 
   NodeState(Node node, int seq) {
@@ -72,8 +78,14 @@ final class NodeState {
     this.wholeTaken = new boolean[gpus.size()];
     this.mig = new MigGpuState[gpus.size()];
     this.islandIds = gpus.stream().mapToInt(Gpu::nvlinkIsland).toArray();
+    this.shared = new SharedGpu[gpus.size()];
+    List<SharedGpu> sharing = new ArrayList<>();
     for (int i = 0; i < gpus.size(); i++) {
       Gpu g = gpus.get(i);
+      if (g.sharesBelowWhole()) {
+        shared[i] = new SharedGpu(g, this, i);
+        sharing.add(shared[i]);
+      }
       if (g.migEnabled()) {
         mig[i] = new MigGpuState(g);
         freeMigSlices += g.model().memorySlices();
@@ -89,6 +101,7 @@ final class NodeState {
       }
     }
     this.migList = List.copyOf(list);
+    this.sharedList = List.copyOf(sharing);
   }
 
   NodeId id() {
@@ -97,6 +110,11 @@ final class NodeState {
 
   boolean hasMigGpus() {
     return !migList.isEmpty();
+  }
+
+  /** The GPUs of this node in a sharing mode, in GPU order. */
+  List<SharedGpu> sharedGpus() {
+    return sharedList;
   }
 
   /** How many containers of the shape fit here now, at most {@code limit}. */
@@ -111,12 +129,20 @@ final class NodeState {
     if (shape.vcores() > 0) {
       c = Math.min(c, freeVcores / shape.vcores());
     }
-    if (shape.gpus() > 0 || shape.wantsMig()) {
-      if (node.gpuModel() == null || (shape.gpuModel() != null && !shape.gpuModel().equals(node.gpuModel().name()))) {
+    if (shape.wantsGpu()) {
+      if (!shape.models().accepts(node.gpuModel())) {
         return 0;
       }
-      c = shape.gpus() > 0 ? Math.min(c, freeWholeGpus / shape.gpus())
-          : Math.min(c, freeInstances(shape.migProfile()) / shape.migInstances());
+      if (shape.wantsShare()) {
+        long room = 0;
+        for (SharedGpu g : sharedList) {
+          room += g.capacity(shape);
+        }
+        c = Math.min(c, room);
+      } else {
+        c = shape.gpus() > 0 ? Math.min(c, freeWholeGpus / shape.gpus())
+            : Math.min(c, freeInstances(shape.migProfile()) / shape.migInstances());
+      }
     }
     return (int) Math.max(0, c);
   }
@@ -133,11 +159,17 @@ final class NodeState {
     if (shape.vcores() > 0) {
       c = Math.min(c, node.vcores() / shape.vcores());
     }
-    if (shape.gpus() > 0 || shape.wantsMig()) {
-      if (node.gpuModel() == null || (shape.gpuModel() != null && !shape.gpuModel().equals(node.gpuModel().name()))) {
+    if (shape.wantsGpu()) {
+      if (!shape.models().accepts(node.gpuModel())) {
         return 0;
       }
-      if (shape.gpus() > 0) {
+      if (shape.wantsShare()) {
+        long room = 0;
+        for (SharedGpu g : sharedList) {
+          room += g.emptyCapacity(shape);
+        }
+        c = Math.min(c, room);
+      } else if (shape.gpus() > 0) {
         c = Math.min(c, wholeGpuCount / shape.gpus());
       } else {
         int room = 0;
@@ -167,9 +199,17 @@ final class NodeState {
     if (count > freeWholeGpus) {
       return null;
     }
+    // GPUs that cannot be shared go first: idle shared GPUs are worth more to the shares that may come.
     boolean[] free = new boolean[wholeTaken.length];
+    int exclusiveFree = 0;
     for (int i = 0; i < free.length; i++) {
-      free[i] = mig[i] == null && !wholeTaken[i];
+      free[i] = mig[i] == null && !wholeTaken[i] && shared[i] == null;
+      exclusiveFree += free[i] ? 1 : 0;
+    }
+    if (exclusiveFree < count) {
+      for (int i = 0; i < free.length; i++) {
+        free[i] = mig[i] == null && !wholeTaken[i] && (shared[i] == null || shared[i].idle());
+      }
     }
     int[] positions = NvlinkIslands.choose(islandIds, free, count);
     List<GpuSlot> slots = new ArrayList<>(count);
@@ -205,6 +245,51 @@ final class NodeState {
       slots.add(new GpuSlot(node.gpus().get(best).index(), bestInstance));
     }
     return slots;
+  }
+
+  /**
+   * Chooses GPUs for {@code count} shares of the shape, each on the GPU it fits most tightly (the least compute left
+   * after it, then the lowest index): partly used GPUs fill before idle ones, which stay whole. {@code null} if they
+   * do not all fit.
+   */
+  List<GpuSlot> chooseShares(Resources shape, int count) {
+    int[] milli = new int[sharedList.size()];
+    long[] memory = new long[sharedList.size()];
+    List<GpuSlot> slots = new ArrayList<>(count);
+    for (int n = 0; n < count; n++) {
+      int best = bestShareGpu(shape, milli, memory);
+      if (best < 0) {
+        return null;
+      }
+      SharedGpu g = sharedList.get(best);
+      milli[best] += shape.shareMilli(g.gpu.model());
+      memory[best] += shape.gpuMemoryMb();
+      slots.add(GpuSlot.shareOf(g.gpu.index()));
+    }
+    return slots;
+  }
+
+  /**
+   * The GPU one more share would go to, by {@link #chooseShares}' rule, with {@code extraMilli}/{@code extraMemory}
+   * already planned on each shared GPU; -1 when none has room.
+   */
+  int bestShareGpu(Resources shape, int[] extraMilli, long[] extraMemory) {
+    int best = -1;
+    int bestLeft = Integer.MAX_VALUE;
+    for (int i = 0; i < sharedList.size(); i++) {
+      SharedGpu g = sharedList.get(i);
+      int need = shape.shareMilli(g.gpu.model());
+      int left = g.freeMilli() - extraMilli[i] - need;
+      if (g.takenWhole || !shape.isolation().offeredBy(g.gpu.sharing()) || left < 0
+          || g.freeMemoryMb() - extraMemory[i] < shape.gpuMemoryMb()) {
+        continue;
+      }
+      if (left < bestLeft) {
+        best = i;
+        bestLeft = left;
+      }
+    }
+    return best;
   }
 
   /** A free instance not yet chosen; chosen instances are told apart by GPU, since every GPU may have a 7g@0. */
@@ -243,8 +328,19 @@ final class NodeState {
     freeVcores -= shape.vcores();
     for (GpuSlot s : slots) {
       int position = position(s.gpuIndex());
-      if (s.mig() == null) {
+      if (s.share()) {
+        SharedGpu g = requireShared(position);
+        if (g.idle()) {
+          freeWholeGpus--;
+        }
+        g.shares++;
+        g.usedMilli += shape.shareMilli(g.gpu.model());
+        g.usedMemoryMb += shape.gpuMemoryMb();
+      } else if (s.mig() == null) {
         wholeTaken[position] = true;
+        if (shared[position] != null) {
+          shared[position].takenWhole = true;
+        }
         freeWholeGpus--;
       } else {
         mig[position].take(s.mig());
@@ -258,8 +354,19 @@ final class NodeState {
     freeVcores += shape.vcores();
     for (GpuSlot s : slots) {
       int position = position(s.gpuIndex());
-      if (s.mig() == null) {
+      if (s.share()) {
+        SharedGpu g = requireShared(position);
+        g.shares--;
+        g.usedMilli -= shape.shareMilli(g.gpu.model());
+        g.usedMemoryMb -= shape.gpuMemoryMb();
+        if (g.idle()) {
+          freeWholeGpus++;
+        }
+      } else if (s.mig() == null) {
         wholeTaken[position] = false;
+        if (shared[position] != null) {
+          shared[position].takenWhole = false;
+        }
         freeWholeGpus++;
       } else {
         mig[position].give(s.mig());
@@ -305,7 +412,25 @@ final class NodeState {
 
   NodeView view() {
     return new NodeView(node, reservation == null ? null : reservation.owner().toString(), migLayouts(),
-        reconfiguringTo());
+        reconfiguringTo(), shareUse());
+  }
+
+  private SharedGpu requireShared(int position) {
+    SharedGpu g = shared[position];
+    if (g == null) {
+      throw new InvalidInputException("gpu.index", node.id() + "/gpu" + node.gpus().get(position).index(),
+          "GPU is not in a sharing mode");
+    }
+    return g;
+  }
+
+  /** What is taken of each shared GPU, by GPU index (for snapshots and the GPU map). */
+  Map<Integer, GpuShareUse> shareUse() {
+    Map<Integer, GpuShareUse> out = new LinkedHashMap<>();
+    for (SharedGpu g : sharedList) {
+      out.put(g.gpu.index(), new GpuShareUse(g.usedMilli, g.usedMemoryMb, g.shares, g.takenWhole));
+    }
+    return out;
   }
 
   private int position(int gpuIndex) {

@@ -10,12 +10,19 @@ import java.util.Map;
  * @param reservedFor the owner ({@code appId/requestKey}) of the gang reservation holding the node, or {@code null}
  * @param migLayouts the instances that exist on each MIG-mode GPU, by GPU index
  * @param reconfiguringTo the layout each GPU being re-partitioned is going to, by GPU index
+ * @param shares what is taken of each GPU in a sharing mode, by GPU index
  */
 public record NodeView(Node node, String reservedFor, Map<Integer, MigLayout> migLayouts,
-    Map<Integer, MigLayout> reconfiguringTo) {
+    Map<Integer, MigLayout> reconfiguringTo, Map<Integer, GpuShareUse> shares) {
 
   public NodeView {
     migLayouts = Map.copyOf(migLayouts);
     reconfiguringTo = Map.copyOf(reconfiguringTo);
+    shares = Map.copyOf(shares);
+  }
+
+  public NodeView(Node node, String reservedFor, Map<Integer, MigLayout> migLayouts,
+      Map<Integer, MigLayout> reconfiguringTo) {
+    this(node, reservedFor, migLayouts, reconfiguringTo, Map.of());
   }
 }

@@ -255,7 +255,7 @@ class MigPropertyTest {
       Map<Long, Allocate> running) {
     GpuModel model = node.gpuModel();
     if (model.profile(shape.migProfile()).isEmpty()
-        || (shape.gpuModel() != null && !shape.gpuModel().equals(model.name()))) {
+        || !shape.models().accepts(model.name())) {
       return false;
     }
     long memory = node.memoryMb();

@@ -1,0 +1,71 @@
+package io.spindle.core.placement;
+
+import io.spindle.core.model.Gpu;
+import io.spindle.core.model.Resources;
+
+/**
+ * What is taken of one GPU in a sharing mode (time-slice or MPS): the compute and memory its shares hold. Mutable,
+ * owned by its {@link NodeState}; {@link ShareIndex} orders these by free compute, so they change only while their
+ * node is out of the indexes.
+ */
+final class SharedGpu {
+
+  final Gpu gpu;
+  final NodeState node;
+  /** Position of the GPU in its node's GPU list. */
+  final int position;
+  final long memoryMb;
+  int usedMilli;
+  long usedMemoryMb;
+  int shares;
+  /** Taken whole by a container that asked for whole GPUs: no share fits beside it. */
+  boolean takenWhole;
+
+  SharedGpu(Gpu gpu, NodeState node, int position) {
+    this.gpu = gpu;
+    this.node = node;
+    this.position = position;
+    this.memoryMb = gpu.model().memoryMb();
+  }
+
+  int freeMilli() {
+    return takenWhole ? 0 : Resources.MILLI_PER_GPU - usedMilli;
+  }
+
+  long freeMemoryMb() {
+    return takenWhole ? 0 : memoryMb - usedMemoryMb;
+  }
+
+  /** Whether nothing is on it: then it serves a whole-GPU container too. */
+  boolean idle() {
+    return !takenWhole && shares == 0;
+  }
+
+  /** Whether one more share of the shape fits here now. */
+  boolean fits(Resources shape) {
+    return !takenWhole && shape.isolation().offeredBy(gpu.sharing())
+        && shape.shareMilli(gpu.model()) <= freeMilli() && shape.gpuMemoryMb() <= freeMemoryMb();
+  }
+
+  /** How many shares of the shape would fit if it were empty. */
+  int emptyCapacity(Resources shape) {
+    if (!shape.isolation().offeredBy(gpu.sharing())) {
+      return 0;
+    }
+    int milli = shape.shareMilli(gpu.model());
+    long byCompute = milli == 0 ? Integer.MAX_VALUE : Resources.MILLI_PER_GPU / milli;
+    long byMemory = shape.gpuMemoryMb() == 0 ? Integer.MAX_VALUE : memoryMb / shape.gpuMemoryMb();
+    return (int) Math.min(byCompute, byMemory);
+  }
+
+  /** How many shares of the shape fit here now. */
+  int capacity(Resources shape) {
+    if (takenWhole || !shape.isolation().offeredBy(gpu.sharing())) {
+      return 0;
+    }
+    int milli = shape.shareMilli(gpu.model());
+    long byCompute = milli == 0 ? Integer.MAX_VALUE : freeMilli() / milli;
+    long byMemory = shape.gpuMemoryMb() == 0 ? Integer.MAX_VALUE : freeMemoryMb() / shape.gpuMemoryMb();
+    return (int) Math.min(byCompute, byMemory);
+  }
+}
