@@ -148,6 +148,7 @@ final class Admission {
       // Only what is new counts: drivers re-send a request's whole outstanding count.
       int before = old != null && old.shape.equals(e.shape()) ? old.outstanding : 0;
       migRepartitioning.asked(e.shape(), e.count() - before);
+      cluster.asked(e.shape(), e.count() - before);
     }
     if (old != null) {
       forget(old);

@@ -1,6 +1,8 @@
 package io.spindle.core.placement;
 
+import io.spindle.core.model.GpuIsolation;
 import io.spindle.core.model.GpuModel;
+import io.spindle.core.model.GpuSharing;
 import io.spindle.core.model.InvalidInputException;
 import io.spindle.core.model.MigLayout;
 import io.spindle.core.model.MigPlacement;
@@ -58,8 +60,13 @@ public final class ClusterState {
   private static final Comparator<NodeState> BY_FREE_MIG = (a, b) -> a.freeMigSlices != b.freeMigSlices
       ? Integer.compare(a.freeMigSlices, b.freeMigSlices) : Integer.compare(a.seq, b.seq);
 
-  /** Distinct node capacities, to tell at once whether a container could ever fit. */
-  private record NodeShape(long memoryMb, int vcores, GpuModel model, int wholeGpus, int migGpus, String partition) {}
+  /**
+   * Distinct node capacities, to tell at once whether a container could ever fit.
+   *
+   * @param sharedGpus GPUs in a sharing mode; {@code mpsGpus} of them in MPS mode
+   */
+  private record NodeShape(long memoryMb, int vcores, GpuModel model, int wholeGpus, int migGpus, String partition,
+      int sharedGpus, int mpsGpus) {}
 
   private final Topology topology;
   private final Map<NodeId, NodeState> nodes = new LinkedHashMap<>();
@@ -80,12 +87,34 @@ public final class ClusterState {
   /** Nodes of non-exclusive labels, by label. */
   private final Map<String, Integer> lendingNodes = new HashMap<>();
   private long freeWholeGpus;
+  private final SharePlacer shares;
   private int nextSeq;
   /** Changes whenever a node joins or leaves: answers about empty capacity stay valid while it does not. */
   private long nodeSetVersion;
 
   public ClusterState(Topology topology) {
+    this(topology, DEFAULT_SHARE_CANDIDATES);
+  }
+
+  /**
+   * @param shareCandidates how many nodes placement compares by fragmentation for one container on a cluster with
+   *     shared GPUs (the tightest fits from the indexes)
+   */
+  public ClusterState(Topology topology, int shareCandidates) {
     this.topology = topology;
+    this.shares = new SharePlacer(new GpuDemandMix(GpuDemandMix.DEFAULT_WINDOW, GpuDemandMix.DEFAULT_TYPES),
+        shareCandidates);
+  }
+
+  /** Nodes compared by fragmentation per placement when GPUs are shared, unless configured otherwise. */
+  public static final int DEFAULT_SHARE_CANDIDATES = 32;
+
+  /**
+   * {@code containers} new containers of the shape were asked for: the demand mix that placement keeps shared GPUs
+   * usable for follows.
+   */
+  public void asked(Resources shape, long containers) {
+    shares.asked(shape, containers);
   }
 
   public Topology topology() {
@@ -113,6 +142,7 @@ public final class ClusterState {
     if (state.hasMigGpus()) {
       migNodes.add(state);
     }
+    shares.nodeAdded(state);
     index(state);
     shapes.merge(shapeOf(node), 1, Integer::sum);
     capacity = capacity.plus(node.capacity());
@@ -140,6 +170,7 @@ public final class ClusterState {
       sub.nodes.remove(state);
     }
     migNodes.remove(state);
+    shares.nodeRemoved(state);
     inFlight.values().removeIf(n -> n == state);
     shapes.computeIfPresent(shapeOf(state.node), (k, v) -> v == 1 ? null : v - 1);
     capacity = capacity.minus(state.node.capacity());
@@ -204,7 +235,58 @@ public final class ClusterState {
 
   /** Finds the best place for one container without taking it, or {@code null} when no node has room now. */
   public Placement find(Resources shape) {
-    return shape.wantsMig() ? findMig(shape) : findWhole(shape);
+    if (shape.wantsShare()) {
+      return shares.findShare(shape);
+    }
+    if (shape.wantsMig()) {
+      return findMig(shape);
+    }
+    return shares.active() ? findWholeByFragmentation(shape) : findWhole(shape);
+  }
+
+  /**
+   * With GPUs shared, where a whole-GPU or CPU-only container goes decides which shares still fit: the best-fit
+   * candidates are compared by fragmentation.
+   */
+  private Placement findWholeByFragmentation(Resources shape) {
+    List<NodeState> options = new ArrayList<>();
+    if (shape.models().isAny()) {
+      collectWhole(all, shape, options);
+    } else {
+      for (String model : shape.models().names()) {
+        TreeSet<NodeState> set = byModel.get(model);
+        if (set != null) {
+          collectWhole(set, shape, options);
+        }
+      }
+    }
+    NodeState best = shares.best(options, shape);
+    if (best == null) {
+      return null;
+    }
+    List<GpuSlot> gpus = shape.gpus() == 0 ? List.of() : best.chooseWholeGpus(shape.gpus());
+    return new Placement(best.id(), gpus, shape.baseVector());
+  }
+
+  /** The first nodes of the index, in best-fit order, that hold the container now. */
+  private void collectWhole(TreeSet<NodeState> set, Resources shape, List<NodeState> out) {
+    int seen = 0;
+    int level = shape.gpus();
+    int mig = 0;
+    NodeState candidate = set.ceiling(probe(level, mig, shape.memoryMb()));
+    while (candidate != null && seen < shares.candidates()) {
+      if (candidate.freeWholeGpus > level || candidate.freeMigSlices > mig) {
+        mig = candidate.freeWholeGpus > level ? 0 : candidate.freeMigSlices;
+        level = candidate.freeWholeGpus;
+        candidate = set.ceiling(probe(level, mig, shape.memoryMb()));
+        continue;
+      }
+      if (candidate.fitsCpuAndMemory(shape)) {
+        out.add(candidate);
+        seen++;
+      }
+      candidate = set.higher(candidate);
+    }
   }
 
   private Placement findWhole(Resources shape) {
@@ -452,6 +534,8 @@ public final class ClusterState {
     long mostMemory = 0;
     int mostVcores = 0;
     boolean partitionSeen = false;
+    boolean shareIsolationSeen = false;
+    long shareMemory = 0;
     Set<String> migModels = new LinkedHashSet<>();
     for (NodeShape n : shapes.keySet()) {
       if (!n.partition().equals(shape.partition())) {
@@ -467,7 +551,16 @@ public final class ClusterState {
       if (shape.memoryMb() > n.memoryMb() || shape.vcores() > n.vcores() || !modelOk) {
         continue;
       }
-      if (shape.wantsMig()) {
+      if (shape.wantsShare()) {
+        int offering = shape.isolation() == GpuIsolation.MPS ? n.mpsGpus() : n.sharedGpus();
+        if (offering > 0 && shape.gpuMemoryMb() <= n.model().memoryMb()) {
+          return null;
+        }
+        if (offering > 0) {
+          shareMemory = Math.max(shareMemory, n.model().memoryMb());
+        }
+        shareIsolationSeen |= offering > 0;
+      } else if (shape.wantsMig()) {
         MigProfile profile = n.model() == null || n.migGpus() == 0
             ? null : n.model().profile(shape.migProfile()).orElse(null);
         if (profile != null) {
@@ -486,6 +579,15 @@ public final class ClusterState {
     if (shape.memoryMb() > mostMemory || shape.vcores() > mostVcores) {
       return "no node in the cluster is that large: the largest offers " + mostMemory + " MB and " + mostVcores
           + " vcores, the container asks " + shape;
+    }
+    if (shape.wantsShare()) {
+      return shareIsolationSeen
+          ? "no GPU that can be shared has " + shape.gpuMemoryMb() + " MB of memory; the largest has " + shareMemory
+          : "no node in the cluster has a GPU in "
+              + (shape.isolation() == GpuIsolation.MPS ? "MPS mode" : "a sharing mode (time-slice or mps)")
+              + (shape.models().isAny() ? "" : " of model " + shape.models())
+              + (shape.isolation() == GpuIsolation.MPS ? ", which isolation=mps needs" : "")
+              + "; shares of a GPU need one (see the admin guide, shared GPUs)";
     }
     if (shape.wantsMig()) {
       return migModels.isEmpty()
@@ -522,6 +624,9 @@ public final class ClusterState {
   /** Why the container does not fit now, for the pending reason users read. */
   public String whyNotNow(Resources shape) {
     // The text stays the same while the situation does: drivers re-announce a request only when its reason changes.
+    if (shape.wantsShare()) {
+      return "waiting for a share of a GPU: no shared GPU with room for " + shape + " is free now";
+    }
     if (shape.wantsMig()) {
       return migInstancesInFlight(shape.migProfile()) > 0
           ? "waiting for a MIG instance of " + shape.migProfile() + ": MIG GPUs are being re-partitioned for it"
@@ -567,6 +672,7 @@ public final class ClusterState {
       return; // Reserved nodes are out of the general search; their gang and backfill look them up directly.
     }
     all.add(state);
+    shares.index(state);
     GpuModel model = state.node.gpuModel();
     if (model != null) {
       byModel.computeIfAbsent(model.name(), k -> new TreeSet<>(BY_FREE_CAPACITY)).add(state);
@@ -585,6 +691,7 @@ public final class ClusterState {
 
   private void unindex(NodeState state) {
     all.remove(state);
+    shares.unindex(state);
     GpuModel model = state.node.gpuModel();
     if (model != null) {
       byModel.get(model.name()).remove(state);
@@ -599,8 +706,10 @@ public final class ClusterState {
 
   private static NodeShape shapeOf(Node node) {
     int mig = (int) node.gpus().stream().filter(g -> g.migEnabled()).count();
+    int shared = (int) node.gpus().stream().filter(g -> g.sharesBelowWhole()).count();
+    int mps = (int) node.gpus().stream().filter(g -> g.sharesBelowWhole() && g.sharing() == GpuSharing.MPS).count();
     return new NodeShape(node.memoryMb(), node.vcores(), node.gpuModel(), node.gpus().size() - mig, mig,
-        node.partition());
+        node.partition(), shared, mps);
   }
 
   private static NodeState probe(int freeWholeGpus, int freeMigSlices, long freeMemoryMb) {

@@ -83,7 +83,7 @@ public final class GangPlacer {
 
   /** The best single node from the free-capacity index, or {@code null}. */
   private List<Placement> onOneNode(Resources shape, int members) {
-    if (!shape.wantsMig()) {
+    if (!shape.wantsMig() && !shape.wantsShare()) {
       Resources block = Resources.of(shape.memoryMb() * members, shape.vcores() * members)
           .withGpus(shape.gpus() * members).withModels(shape.models()).withPartition(shape.partition());
       Placement p = cluster.find(block);
@@ -294,7 +294,10 @@ public final class GangPlacer {
   static List<Placement> placeOnNode(NodeState node, Resources shape, int count) {
     List<GpuSlot> block;
     int per;
-    if (shape.wantsMig()) {
+    if (shape.wantsShare()) {
+      per = 1;
+      block = node.chooseShares(shape, count);
+    } else if (shape.wantsMig()) {
       per = shape.migInstances();
       block = node.chooseMigInstances(shape.migProfile(), per * count);
     } else {
@@ -309,7 +312,8 @@ public final class GangPlacer {
       List<GpuSlot> mine = per == 0 ? List.of() : block.subList(m * per, (m + 1) * per);
       long units = 0;
       for (GpuSlot s : mine) {
-        units += s.mig() == null ? ResourceVector.GPU_UNITS : s.mig().profile().gpuUnits();
+        units += s.share() ? shape.shareUnits(node.node.gpuModel())
+            : s.mig() == null ? ResourceVector.GPU_UNITS : s.mig().profile().gpuUnits();
       }
       out.add(new Placement(node.id(), mine, new ResourceVector(shape.memoryMb(), shape.vcores(), units)));
     }

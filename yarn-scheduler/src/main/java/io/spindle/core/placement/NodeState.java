@@ -415,6 +415,15 @@ final class NodeState {
         reconfiguringTo(), shareUse());
   }
 
+  /** Whether the GPU at {@code position} is outside MIG and no container holds it at all. */
+  boolean wholeFree(int position) {
+    return mig[position] == null && !wholeTaken[position] && (shared[position] == null || shared[position].idle());
+  }
+
+  int positionOf(int gpuIndex) {
+    return position(gpuIndex);
+  }
+
   private SharedGpu requireShared(int position) {
     SharedGpu g = shared[position];
     if (g == null) {

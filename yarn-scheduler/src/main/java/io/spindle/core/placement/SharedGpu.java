@@ -21,11 +21,16 @@ final class SharedGpu {
   /** Taken whole by a container that asked for whole GPUs: no share fits beside it. */
   boolean takenWhole;
 
+  /** A key-only instance for ceiling lookups: compares as free compute {@code freeMilli} before any real GPU. */
+  static SharedGpu probe(int freeMilli) {
+    return new SharedGpu(null, null, freeMilli);
+  }
+
   SharedGpu(Gpu gpu, NodeState node, int position) {
     this.gpu = gpu;
     this.node = node;
     this.position = position;
-    this.memoryMb = gpu.model().memoryMb();
+    this.memoryMb = gpu == null ? 0 : gpu.model().memoryMb();
   }
 
   int freeMilli() {

@@ -29,8 +29,12 @@ class GpuModelCatalogTest {
   @Test
   void builtInCatalogHasTheShippedModels() {
     assertThat(CATALOG.models()).extracting(GpuModel::name).containsExactlyInAnyOrder(
+        "A100-40GB", "A100-80GB", "H100-80GB", "H100-94GB", "H200-141GB", "B200-180GB", "A30-24GB",
+        "L40S-48GB", "L40-48GB", "L4-24GB", "A40-48GB", "A10-24GB", "A10G-24GB", "T4-16GB", "V100-16GB", "V100-32GB");
+    assertThat(CATALOG.models()).filteredOn(GpuModel::migCapable).extracting(GpuModel::name).containsExactlyInAnyOrder(
         "A100-40GB", "A100-80GB", "H100-80GB", "H100-94GB", "H200-141GB", "B200-180GB", "A30-24GB");
-    assertThat(CATALOG.models()).allMatch(GpuModel::migCapable);
+    // Models without MIG are there for whole GPUs and shares; their memory is what a share's memory is measured by.
+    assertThat(model("T4-16GB").memoryMb()).isEqualTo(16_384);
     assertThat(GpuModelCatalog.builtIn()).isSameAs(CATALOG);
   }
 
@@ -124,7 +128,8 @@ class GpuModelCatalogTest {
     assertThat(CATALOG.find("nvidia h200")).contains(model("H200-141GB"));
     assertThat(CATALOG.find("NVIDIA B200")).contains(model("B200-180GB"));
     assertThat(CATALOG.find("nvidia a30")).contains(model("A30-24GB"));
-    assertThat(CATALOG.find("Tesla T4")).isEmpty();
+    assertThat(CATALOG.find("Tesla T4")).contains(model("T4-16GB"));
+    assertThat(CATALOG.find("Tesla K80")).isEmpty();
     assertThat(CATALOG.find(null)).isEmpty();
     assertThat(CATALOG.require("node.gpuModel", "nvidia h100 80gb hbm3")).isSameAs(h100);
   }
@@ -171,11 +176,11 @@ class GpuModelCatalogTest {
   @Test
   void requireUnknownModelNamesFieldAndValue() {
     InvalidInputException e = catchThrowableOfType(InvalidInputException.class,
-        () -> CATALOG.require("node.gpuModel", "Tesla T4"));
+        () -> CATALOG.require("node.gpuModel", "Tesla K80"));
     assertThat(e).isNotNull();
     assertThat(e.field()).isEqualTo("node.gpuModel");
-    assertThat(e.value()).isEqualTo("Tesla T4");
-    assertThat(e.getMessage()).contains("node.gpuModel=Tesla T4").contains("unknown GPU model")
+    assertThat(e.value()).isEqualTo("Tesla K80");
+    assertThat(e.getMessage()).contains("node.gpuModel=Tesla K80").contains("unknown GPU model")
         .contains("H100-80GB");
   }
 
