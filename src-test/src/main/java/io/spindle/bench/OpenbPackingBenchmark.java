@@ -9,7 +9,10 @@ import io.spindle.core.engine.ManualClock;
 import io.spindle.core.model.AppId;
 import io.spindle.core.model.Gpu;
 import io.spindle.core.model.GpuModel;
+import io.spindle.core.model.GpuIsolation;
 import io.spindle.core.model.GpuModelCatalog;
+import io.spindle.core.model.GpuResourceNames;
+import io.spindle.core.model.GpuSharing;
 import io.spindle.core.model.MigLayout;
 import io.spindle.core.model.MigPlacement;
 import io.spindle.core.model.MigProfile;
@@ -20,6 +23,7 @@ import io.spindle.core.model.Resources;
 import io.spindle.core.model.Topology;
 import io.spindle.core.placement.FirstFitSlots;
 import io.spindle.core.placement.FragmentationAwareSlots;
+import io.spindle.core.placement.GpuDemandMix;
 import io.spindle.core.placement.GpuSlot;
 import io.spindle.core.placement.MigSlotPolicy;
 import io.spindle.core.placement.RandomSlots;
@@ -31,9 +35,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Comparator;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -86,7 +88,11 @@ public final class OpenbPackingBenchmark {
   /** Re-partition rounds per task at most (each is one cycle); the engine plans at most 16 GPUs per cycle. */
   static final int MAX_ROUNDS = 20;
 
-  enum Mode { MIG, WHOLE }
+  /**
+   * MIG: every GPU in MIG mode. WHOLE: no sharing, a fractional task takes a whole GPU. SHARE: every GPU time-sliced,
+   * a fractional task asks {@code gpu_milli} of one GPU (FGD's model), a whole-GPU task whole GPUs.
+   */
+  enum Mode { MIG, WHOLE, SHARE }
 
   record Variant(String name, Mode mode, Supplier<MigSlotPolicy> policy) {}
 
@@ -97,6 +103,7 @@ public final class OpenbPackingBenchmark {
    */
   static List<Variant> variants(boolean allPolicies) {
     List<Variant> out = new ArrayList<>();
+    out.add(new Variant("Spindle shared GPUs (gpu-milli)", Mode.SHARE, FragmentationAwareSlots::new));
     out.add(new Variant("Spindle MIG, FragmentationAwareSlots", Mode.MIG, FragmentationAwareSlots::new));
     if (allPolicies) {
       out.add(new Variant("Spindle MIG, FirstFitSlots", Mode.MIG, FirstFitSlots::new));
@@ -106,14 +113,16 @@ public final class OpenbPackingBenchmark {
     return out;
   }
 
-  record Config(Path shared, List<String> workloads, int seeds, long firstSeed, int threads, boolean allPolicies) {
+  record Config(Path shared, List<String> workloads, int seeds, long firstSeed, int threads, boolean allPolicies,
+      boolean shareOnly) {
 
     /**
      * Keys: {@code --shared=DIR} (default: {@code ../shared} of the repository root, found from the working
      * directory upwards), {@code --workloads=openb_pod_list_default} (comma-separated pod lists, or {@code all} for
      * default, gpushare40 and multigpu20),
      * {@code --seeds=10}, {@code --first-seed=1}, {@code --threads=N} (default: the CPUs),
-     * {@code --policies=spindle|all} (all: also the first-fit and random slot baselines).
+     * {@code --policies=spindle|all|share} (all: also the first-fit and random slot baselines; share: only the
+     * shared-GPU row).
      */
     static Config parse(String[] args) {
       Path shared = null;
@@ -122,6 +131,7 @@ public final class OpenbPackingBenchmark {
       long firstSeed = 1;
       int threads = Runtime.getRuntime().availableProcessors();
       boolean allPolicies = false;
+      boolean shareOnly = false;
       for (String arg : args) {
         int eq = arg.indexOf('=');
         if (!arg.startsWith("--") || eq < 0) {
@@ -135,10 +145,11 @@ public final class OpenbPackingBenchmark {
           case "first-seed" -> firstSeed = Long.parseLong(v);
           case "threads" -> threads = Integer.parseInt(v);
           case "policies" -> {
-            if (!v.equals("spindle") && !v.equals("all")) {
-              throw new IllegalArgumentException("--policies is spindle or all, not " + v);
+            if (!v.equals("spindle") && !v.equals("all") && !v.equals("share")) {
+              throw new IllegalArgumentException("--policies is spindle, all or share, not " + v);
             }
             allPolicies = v.equals("all");
+            shareOnly = v.equals("share");
           }
           default -> throw new IllegalArgumentException("unknown key " + arg.substring(0, eq));
         }
@@ -149,7 +160,7 @@ public final class OpenbPackingBenchmark {
       if (seeds <= 0 || threads <= 0) {
         throw new IllegalArgumentException("--seeds and --threads must be positive");
       }
-      return new Config(shared, workloads, seeds, firstSeed, threads, allPolicies);
+      return new Config(shared, workloads, seeds, firstSeed, threads, allPolicies, shareOnly);
     }
   }
 
@@ -307,17 +318,17 @@ public final class OpenbPackingBenchmark {
       return base;
     }
     Resources r;
-    if (mode == Mode.WHOLE) {
+    if (mode == Mode.WHOLE || (mode == Mode.SHARE && !t.fractional())) {
       r = base.withGpus(t.numGpu());
+    } else if (mode == Mode.SHARE) {
+      r = base.withShare(t.gpuMilli(), 0, GpuIsolation.ANY);
     } else if (t.fractional()) {
       r = base.withMig(profileFor(t.gpuMilli(), anyModel).name(), t.numGpu());
     } else {
       r = base.withMig(WHOLE_PROFILE, t.numGpu());
     }
-    String[] allowed = t.gpuSpec().isEmpty() ? new String[0] : t.gpuSpec().split("\\|");
-    // One allowed type: a hard constraint. Several: Resources holds one model at most, so no constraint is set
-    // (looser than the trace); such tasks are counted in the output. None of the bundled pod lists has any.
-    return allowed.length == 1 ? r.withGpuModel(allowed[0].strip()) : r;
+    // gpu_spec lists the acceptable types, '|'-separated: a model set, a hard constraint as in the trace.
+    return t.gpuSpec().isBlank() ? r : r.withGpuModel(t.gpuSpec());
   }
 
   // ------------------------------------------------------------------ packing
@@ -340,66 +351,9 @@ public final class OpenbPackingBenchmark {
 
   static final List<String> CLASSES = List.of("CPU only", "fractional", "1 GPU", "multi-GPU");
 
-  /** Node capacity and use as the harness mirrors it from the decisions (no departures: only ever taken). */
-  private static final class NodeMirror {
-    final OpenbNode node;
-    long freeCpu;
-    long freeMem;
-    final MigLayout[] layouts;
-    final int[] heldMask;
-    int freeWhole;
-
-    NodeMirror(OpenbNode node, GpuModel model, Mode mode) {
-      this.node = node;
-      this.freeCpu = node.cpuMilli();
-      this.freeMem = node.memoryMib();
-      this.layouts = new MigLayout[node.gpus()];
-      this.heldMask = new int[node.gpus()];
-      if (mode == Mode.MIG && model != null) {
-        Arrays.fill(layouts, MigLayout.empty(model));
-      }
-      this.freeWhole = mode == Mode.WHOLE ? node.gpus() : 0;
-    }
-
-    /**
-     * Whether this node could hold the MIG request if its GPUs were re-partitioned for it without touching an
-     * instance in use (what the engine's planner may do): on each GPU, as many instances of the profile as fit
-     * beside the instances held there.
-     */
-    boolean couldHold(Resources shape, GpuModel model) {
-      if (freeCpu < shape.vcores() || freeMem < shape.memoryMb()) {
-        return false;
-      }
-      if (shape.gpus() == 0 && !shape.wantsMig()) {
-        return true;
-      }
-      if (model == null) {
-        return false;
-      }
-      if (shape.gpuModel() != null && !shape.gpuModel().equals(model.name())) {
-        return false;
-      }
-      if (!shape.wantsMig()) {
-        return freeWhole >= shape.gpus();
-      }
-      MigProfile p = model.profile(shape.migProfile()).orElseThrow();
-      int room = 0;
-      for (int g = 0; g < layouts.length; g++) {
-        MigLayout held = MigLayout.empty(model);
-        for (MigPlacement inst : layouts[g].placements()) {
-          if ((heldMask[g] & inst.sliceMask()) != 0) {
-            held = held.with(inst);
-          }
-        }
-        room += held.placeable(p);
-      }
-      return room >= shape.migInstances();
-    }
-  }
-
   /** The NodeManager's side of a re-partition: applied at once and reported; the mirror follows. */
-  private static EngineEvent applyReconfigure(Decision.ReconfigureMig rc, Map<NodeId, NodeMirror> mirrors) {
-    NodeMirror m = mirrors.get(rc.nodeId());
+  private static EngineEvent applyReconfigure(Decision.ReconfigureMig rc, Map<NodeId, OpenbNodeMirror> mirrors) {
+    OpenbNodeMirror m = mirrors.get(rc.nodeId());
     MigLayout before = m.layouts[rc.gpuIndex()];
     if (rc.layout().equals(before)) {
       throw new IllegalStateException("re-partition to the layout the GPU has: " + rc);
@@ -421,6 +375,7 @@ public final class OpenbPackingBenchmark {
       }
     }
     boolean mig = variant.mode() == Mode.MIG;
+    boolean share = variant.mode() == Mode.SHARE;
     GpuModelCatalog catalog = catalog(types, mig);
     ManualClock clock = new ManualClock(0);
     EngineSettings settings = EngineSettings.defaults()
@@ -429,18 +384,18 @@ public final class OpenbPackingBenchmark {
         variant.policy().get());
 
     List<EngineEvent> setup = new ArrayList<>();
-    Map<NodeId, NodeMirror> mirrors = new LinkedHashMap<>();
+    Map<NodeId, OpenbNodeMirror> mirrors = new LinkedHashMap<>();
     long totalGpus = 0;
     for (OpenbNode n : nodes) {
       GpuModel model = n.model() == null ? null : catalog.require("model", n.model());
       List<Gpu> gpus = new ArrayList<>();
       for (int g = 0; g < n.gpus(); g++) {
-        gpus.add(new Gpu(g, model, 0, mig));
+        gpus.add(share ? Gpu.shared(g, model, 0, GpuSharing.TIME_SLICE) : new Gpu(g, model, 0, mig));
       }
       totalGpus += n.gpus();
       setup.add(new EngineEvent.NodeAdded(new Node(NodeId.of(n.name()), Topology.DEFAULT_RACK, n.memoryMib(),
           Math.toIntExact(n.cpuMilli()), gpus)));
-      mirrors.put(NodeId.of(n.name()), new NodeMirror(n, model, variant.mode()));
+      mirrors.put(NodeId.of(n.name()), new OpenbNodeMirror(n, model, variant.mode()));
     }
     engine.cycle(setup);
     GpuModel anyModel = catalog.models().get(0);
@@ -530,11 +485,23 @@ public final class OpenbPackingBenchmark {
         cls[1]++;
         allocMilli += t.gpuMilliTotal();
         chargedUnits += allocation.charge().gpuUnits();
-        NodeMirror m = mirrors.get(allocation.nodeId());
+        OpenbNodeMirror m = mirrors.get(allocation.nodeId());
         m.freeCpu -= shape.vcores();
         m.freeMem -= shape.memoryMb();
         for (GpuSlot s : allocation.gpus()) {
-          if (s.mig() == null) {
+          if (s.share()) {
+            if (m.freeMilli[s.gpuIndex()] == 1000) {
+              m.freeWhole--;
+            }
+            m.freeMilli[s.gpuIndex()] -= shape.gpuMilli();
+            if (m.freeMilli[s.gpuIndex()] < 0) {
+              throw new IllegalStateException("allocation beyond a GPU's compute: " + allocation);
+            }
+          } else if (s.mig() == null) {
+            if (m.freeMilli[s.gpuIndex()] != 1000) {
+              throw new IllegalStateException("whole GPU given that holds shares: " + allocation);
+            }
+            m.freeMilli[s.gpuIndex()] = 0;
             m.freeWhole--;
           } else {
             if ((m.heldMask[s.gpuIndex()] & s.mig().sliceMask()) != 0
@@ -556,7 +523,7 @@ public final class OpenbPackingBenchmark {
         // capacity.
         if (!reject) {
           boolean feasible = false;
-          for (NodeMirror m : mirrors.values()) {
+          for (OpenbNodeMirror m : mirrors.values()) {
             GpuModel model = m.node.model() == null ? null : catalog.require("model", m.node.model());
             if (m.couldHold(shape, model)) {
               feasible = true;
@@ -602,7 +569,7 @@ public final class OpenbPackingBenchmark {
     StringBuilder out = new StringBuilder();
     out.append(header(c, nodes));
     // Every run is submitted at once (the MIG runs are much slower than the whole-GPU ones), then reported in order.
-    List<Variant> variants = variants(c.allPolicies());
+    List<Variant> variants = c.shareOnly() ? variants(false).subList(0, 1) : variants(c.allPolicies());
     Map<String, List<Task>> tasksOf = new LinkedHashMap<>();
     Map<String, List<List<Future<RunResult>>>> futuresOf = new LinkedHashMap<>();
     for (String workload : c.workloads()) {
@@ -685,6 +652,9 @@ public final class OpenbPackingBenchmark {
       }
     }
     s.append("  'whole GPUs only' row: no MIG; a fractional task takes one whole GPU.\n");
+    s.append("  'shared GPUs' row: no MIG; every GPU time-sliced; a fractional task asks gpu_milli of one GPU "
+        + GpuResourceNames.GPU_MILLI + " (FGD's model), a whole-GPU task num_gpu whole GPUs; placement sees no "
+        + "durations, only the demand mix of the last " + GpuDemandMix.DEFAULT_WINDOW + " tasks asked.\n");
     s.append("  re-partitions are applied at once (migReconfigureMillis = 0, layout reported immediately).\n");
     s.append("  allocation ratio = GPUs requested by placed tasks (num_gpu * gpu_milli / 1000) / cluster GPUs, as FGD;"
         + " 'charged' = GPU-equivalents the engine charged placed tasks (MIG rounding up included) / cluster GPUs.\n");

@@ -11,6 +11,8 @@ import io.spindle.bench.OpenbPackingBenchmark.Task;
 import io.spindle.bench.OpenbPackingBenchmark.Variant;
 import io.spindle.core.model.GpuModel;
 import io.spindle.core.model.MigProfile;
+import io.spindle.core.model.GpuIsolation;
+import io.spindle.core.model.GpuModelSet;
 import io.spindle.core.model.Resources;
 import io.spindle.core.placement.FragmentationAwareSlots;
 import java.io.StringReader;
@@ -76,7 +78,10 @@ class OpenbPackingBenchmarkTest {
         .isEqualTo(Resources.of(12288, 6000).withMig("3g.4s", 1).withGpuModel("T4"));
     assertThat(OpenbPackingBenchmark.shape(frac, Mode.WHOLE, T4))
         .isEqualTo(Resources.of(12288, 6000).withGpus(1).withGpuModel("T4"));
-    assertThat(OpenbPackingBenchmark.shape(anyOfTwo, Mode.MIG, T4).gpuModel()).isNull();
+    assertThat(OpenbPackingBenchmark.shape(anyOfTwo, Mode.MIG, T4).models()).isEqualTo(GpuModelSet.of("P100", "T4"));
+    assertThat(OpenbPackingBenchmark.shape(frac, Mode.SHARE, T4))
+        .isEqualTo(Resources.of(12288, 6000).withShare(460, 0, GpuIsolation.ANY).withGpuModel("T4"));
+    assertThat(OpenbPackingBenchmark.shape(whole, Mode.SHARE, T4)).isEqualTo(Resources.of(16384, 12000).withGpus(8));
     assertThat(OpenbPackingBenchmark.shape(cpu, Mode.MIG, T4)).isEqualTo(Resources.of(1000, 88000));
   }
 

@@ -1,8 +1,6 @@
 package io.spindle.core.placement;
 
-import io.spindle.core.model.GpuIsolation;
 import io.spindle.core.model.GpuModel;
-import io.spindle.core.model.GpuSharing;
 import io.spindle.core.model.InvalidInputException;
 import io.spindle.core.model.MigLayout;
 import io.spindle.core.model.MigPlacement;
@@ -60,13 +58,6 @@ public final class ClusterState {
   private static final Comparator<NodeState> BY_FREE_MIG = (a, b) -> a.freeMigSlices != b.freeMigSlices
       ? Integer.compare(a.freeMigSlices, b.freeMigSlices) : Integer.compare(a.seq, b.seq);
 
-  /**
-   * Distinct node capacities, to tell at once whether a container could ever fit.
-   *
-   * @param sharedGpus GPUs in a sharing mode; {@code mpsGpus} of them in MPS mode
-   */
-  private record NodeShape(long memoryMb, int vcores, GpuModel model, int wholeGpus, int migGpus, String partition,
-      int sharedGpus, int mpsGpus) {}
 
   private final Topology topology;
   private final Map<NodeId, NodeState> nodes = new LinkedHashMap<>();
@@ -77,7 +68,7 @@ public final class ClusterState {
   private final Map<String, TreeSet<NodeState>> byModel = new HashMap<>();
   private final Map<String, TreeSet<NodeState>> byMigProfile = new HashMap<>();
   private final Map<NodeState, Set<String>> migIndexed = new HashMap<>();
-  private final Map<NodeShape, Integer> shapes = new LinkedHashMap<>();
+  private final NodeShapes shapes = new NodeShapes();
   private final Set<NodeState> migNodes = new LinkedHashSet<>();
   /** GPUs being re-partitioned, with their nodes, in the order planned: the only ones a cycle must look at. */
   private final Map<MigGpuState, NodeState> inFlight = new LinkedHashMap<>();
@@ -107,7 +98,7 @@ public final class ClusterState {
   }
 
   /** Nodes compared by fragmentation per placement when GPUs are shared, unless configured otherwise. */
-  public static final int DEFAULT_SHARE_CANDIDATES = 32;
+  public static final int DEFAULT_SHARE_CANDIDATES = Integer.getInteger("spindle.k", 32);
 
   /**
    * {@code containers} new containers of the shape were asked for: the demand mix that placement keeps shared GPUs
@@ -144,7 +135,7 @@ public final class ClusterState {
     }
     shares.nodeAdded(state);
     index(state);
-    shapes.merge(shapeOf(node), 1, Integer::sum);
+    shapes.add(node);
     capacity = capacity.plus(node.capacity());
     morePartition(node);
     freeWholeGpus += state.freeWholeGpus;
@@ -172,7 +163,7 @@ public final class ClusterState {
     migNodes.remove(state);
     shares.nodeRemoved(state);
     inFlight.values().removeIf(n -> n == state);
-    shapes.computeIfPresent(shapeOf(state.node), (k, v) -> v == 1 ? null : v - 1);
+    shapes.remove(state.node);
     capacity = capacity.minus(state.node.capacity());
     lessPartition(state.node);
     freeWholeGpus -= state.freeWholeGpus;
@@ -236,7 +227,20 @@ public final class ClusterState {
   /** Finds the best place for one container without taking it, or {@code null} when no node has room now. */
   public Placement find(Resources shape) {
     if (shape.wantsShare()) {
-      return shares.findShare(shape);
+      List<NodeState> idle = new ArrayList<>();
+      Resources oneGpu = Resources.of(shape.memoryMb(), shape.vcores()).withGpus(1).withModels(shape.models())
+          .withPartition(shape.partition());
+      if (shape.models().isAny()) {
+        collectWhole(all, oneGpu, idle);
+      } else {
+        for (String model : shape.models().names()) {
+          TreeSet<NodeState> set = byModel.get(model);
+          if (set != null) {
+            collectWhole(set, oneGpu, idle);
+          }
+        }
+      }
+      return shares.findShare(shape, Boolean.getBoolean("spindle.idle") ? idle : List.of());
     }
     if (shape.wantsMig()) {
       return findMig(shape);
@@ -527,76 +531,7 @@ public final class ClusterState {
    * reject impossible requests at once rather than leave them pending forever.
    */
   public String whyNever(Resources shape) {
-    if (shapes.isEmpty()) {
-      return null; // Nodes are still registering; nothing is impossible yet.
-    }
-    int mostGpus = 0;
-    long mostMemory = 0;
-    int mostVcores = 0;
-    boolean partitionSeen = false;
-    boolean shareIsolationSeen = false;
-    long shareMemory = 0;
-    Set<String> migModels = new LinkedHashSet<>();
-    for (NodeShape n : shapes.keySet()) {
-      if (!n.partition().equals(shape.partition())) {
-        continue;
-      }
-      partitionSeen = true;
-      mostMemory = Math.max(mostMemory, n.memoryMb());
-      mostVcores = Math.max(mostVcores, n.vcores());
-      boolean modelOk = shape.models().isAny() || shape.models().accepts(n.model());
-      if (modelOk) {
-        mostGpus = Math.max(mostGpus, n.wholeGpus());
-      }
-      if (shape.memoryMb() > n.memoryMb() || shape.vcores() > n.vcores() || !modelOk) {
-        continue;
-      }
-      if (shape.wantsShare()) {
-        int offering = shape.isolation() == GpuIsolation.MPS ? n.mpsGpus() : n.sharedGpus();
-        if (offering > 0 && shape.gpuMemoryMb() <= n.model().memoryMb()) {
-          return null;
-        }
-        if (offering > 0) {
-          shareMemory = Math.max(shareMemory, n.model().memoryMb());
-        }
-        shareIsolationSeen |= offering > 0;
-      } else if (shape.wantsMig()) {
-        MigProfile profile = n.model() == null || n.migGpus() == 0
-            ? null : n.model().profile(shape.migProfile()).orElse(null);
-        if (profile != null) {
-          migModels.add(n.model().name());
-          if (shape.migInstances() <= (long) n.migGpus() * MigLayout.empty(n.model()).placeable(profile)) {
-            return null;
-          }
-        }
-      } else if (shape.gpus() <= n.wholeGpus()) {
-        return null;
-      }
-    }
-    if (!partitionSeen) {
-      return null; // No node carries the label yet: the request waits for one, as in CapacityScheduler.
-    }
-    if (shape.memoryMb() > mostMemory || shape.vcores() > mostVcores) {
-      return "no node in the cluster is that large: the largest offers " + mostMemory + " MB and " + mostVcores
-          + " vcores, the container asks " + shape;
-    }
-    if (shape.wantsShare()) {
-      return shareIsolationSeen
-          ? "no GPU that can be shared has " + shape.gpuMemoryMb() + " MB of memory; the largest has " + shareMemory
-          : "no node in the cluster has a GPU in "
-              + (shape.isolation() == GpuIsolation.MPS ? "MPS mode" : "a sharing mode (time-slice or mps)")
-              + (shape.models().isAny() ? "" : " of model " + shape.models())
-              + (shape.isolation() == GpuIsolation.MPS ? ", which isolation=mps needs" : "")
-              + "; shares of a GPU need one (see the admin guide, shared GPUs)";
-    }
-    if (shape.wantsMig()) {
-      return migModels.isEmpty()
-          ? "no node in the cluster has a MIG-mode GPU offering profile " + shape.migProfile()
-              + (shape.models().isAny() ? "" : " on " + shape.models())
-          : "no node can hold " + shape.migInstances() + " instances of " + shape.migProfile() + " in one container";
-    }
-    return "no node in the cluster has " + shape.gpus() + " whole GPU(s)"
-        + (shape.models().isAny() ? "" : " of model " + shape.models()) + "; the most on one node is " + mostGpus;
+    return shapes.whyNever(shape);
   }
 
   /**
@@ -607,10 +542,10 @@ public final class ClusterState {
   public Reservation changePartition(NodeId nodeId, String partition, boolean sharesIdle) {
     NodeState state = requireNode(nodeId);
     Reservation held = state.reservation;
-    shapes.computeIfPresent(shapeOf(state.node), (k, v) -> v == 1 ? null : v - 1);
+    shapes.remove(state.node);
     lessPartition(state.node);
     state.node = state.node.withPartition(partition, sharesIdle);
-    shapes.merge(shapeOf(state.node), 1, Integer::sum);
+    shapes.add(state.node);
     morePartition(state.node);
     return held;
   }
@@ -704,13 +639,6 @@ public final class ClusterState {
     }
   }
 
-  private static NodeShape shapeOf(Node node) {
-    int mig = (int) node.gpus().stream().filter(g -> g.migEnabled()).count();
-    int shared = (int) node.gpus().stream().filter(g -> g.sharesBelowWhole()).count();
-    int mps = (int) node.gpus().stream().filter(g -> g.sharesBelowWhole() && g.sharing() == GpuSharing.MPS).count();
-    return new NodeShape(node.memoryMb(), node.vcores(), node.gpuModel(), node.gpus().size() - mig, mig,
-        node.partition(), shared, mps);
-  }
 
   private static NodeState probe(int freeWholeGpus, int freeMigSlices, long freeMemoryMb) {
     return NodeState.probe(freeWholeGpus, freeMigSlices, freeMemoryMb);

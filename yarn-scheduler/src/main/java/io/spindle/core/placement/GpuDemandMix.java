@@ -16,9 +16,9 @@ import java.util.Map;
 public final class GpuDemandMix {
 
   /** About a few hundred requests: enough to see a mix, short enough to follow it when it shifts. */
-  public static final int DEFAULT_WINDOW = 1_000;
+  public static final int DEFAULT_WINDOW = Integer.getInteger("spindle.w", 1_000);
   /** Shapes the measure looks at, most asked first: the rest of a long tail changes little and costs per node. */
-  public static final int DEFAULT_TYPES = 48;
+  public static final int DEFAULT_TYPES = Integer.getInteger("spindle.t", 48);
 
   /** One shape and its share of the window. */
   record Weighted(Resources shape, double weight) {}

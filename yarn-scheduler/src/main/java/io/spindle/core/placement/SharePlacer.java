@@ -91,39 +91,80 @@ final class SharePlacer {
     }
   }
 
-  /** The best place for one share, or {@code null} when no shared GPU has room for it now. */
-  Placement findShare(Resources shape) {
-    Set<NodeState> found = new LinkedHashSet<>();
+  /**
+   * The best place for one share, or {@code null} when no shared GPU has room for it now. Candidates are GPUs: the
+   * tightest fits from the index of shared GPUs, and an idle shared GPU on each of {@code idleNodes} (the best-fit
+   * nodes with an idle GPU), since opening a fresh GPU can fragment less than filling a partly used one.
+   */
+  Placement findShare(Resources shape, List<NodeState> idleNodes) {
+    List<SharedGpu> options = new ArrayList<>();
+    Set<SharedGpu> seen = new java.util.HashSet<>();
     SharedGpu probe = probe(Math.max(1, shape.gpuMilli()));
     if (shape.models().isAny()) {
-      collect(all, probe, shape, found);
+      collect(all, probe, shape, options, seen);
     } else {
       for (String model : shape.models().names()) {
         TreeSet<SharedGpu> set = byModel.get(model);
         if (set != null) {
-          collect(set, probe, shape, found);
+          collect(set, probe, shape, options, seen);
         }
       }
     }
-    NodeState best = best(new ArrayList<>(found), shape);
+    for (NodeState n : idleNodes) {
+      for (SharedGpu g : n.sharedGpus()) {
+        if (g.idle() && g.fits(shape)) {
+          if (seen.add(g)) {
+            options.add(g);
+          }
+          break;
+        }
+      }
+    }
+    SharedGpu best = bestGpu(options, shape);
     if (best == null) {
       return null;
     }
-    List<GpuSlot> slots = best.chooseShares(shape, 1);
-    return new Placement(best.id(), slots, charge(shape, best.node.gpuModel()));
+    return new Placement(best.node.id(), List.of(GpuSlot.shareOf(best.gpu.index())),
+        charge(shape, best.gpu.model()));
   }
 
-  private void collect(TreeSet<SharedGpu> set, SharedGpu probe, Resources shape, Set<NodeState> found) {
-    int seen = 0;
+  private void collect(TreeSet<SharedGpu> set, SharedGpu probe, Resources shape, List<SharedGpu> out,
+      Set<SharedGpu> seen) {
+    int taken = 0;
     for (SharedGpu g : set.tailSet(probe, true)) {
-      if (seen >= candidates) {
+      if (taken >= candidates) {
         return;
       }
-      if (g.fits(shape) && g.node.fitsCpuAndMemory(shape) && !found.contains(g.node)) {
-        found.add(g.node);
-        seen++;
+      if (g.fits(shape) && g.node.fitsCpuAndMemory(shape) && seen.add(g)) {
+        out.add(g);
+        taken++;
       }
     }
+  }
+
+  private SharedGpu bestGpu(List<SharedGpu> options, Resources shape) {
+    if (options.isEmpty()) {
+      return null;
+    }
+    List<GpuDemandMix.Weighted> types = mix.types();
+    if (options.size() == 1 || types.isEmpty()) {
+      return options.get(0);
+    }
+    SharedGpu best = null;
+    double bestDelta = Double.POSITIVE_INFINITY;
+    for (SharedGpu g : options) {
+      scratch.load(g.node);
+      double before = scratch.score(types);
+      scratch.takeCpu(shape.vcores(), shape.memoryMb());
+      scratch.takeShare(FragmentationScore.loadedIndex(g.node, g.position), shape.shareMilli(g.gpu.model()),
+          shape.gpuMemoryMb());
+      double delta = coarse(scratch.score(types) - before);
+      if (delta < bestDelta - 1e-9) {
+        best = g;
+        bestDelta = delta;
+      }
+    }
+    return best;
   }
 
   /**
@@ -141,7 +182,7 @@ final class SharePlacer {
     NodeState best = null;
     double bestDelta = Double.POSITIVE_INFINITY;
     for (NodeState n : options) {
-      double delta = delta(n, shape, types);
+      double delta = coarse(delta(n, shape, types));
       if (delta < bestDelta - 1e-9) {
         best = n;
         bestDelta = delta;
@@ -154,18 +195,19 @@ final class SharePlacer {
     scratch.load(n);
     double before = scratch.score(types);
     scratch.takeCpu(shape.vcores(), shape.memoryMb());
-    if (shape.wantsShare()) {
-      int at = n.bestShareGpu(shape, new int[n.sharedGpus().size()], new long[n.sharedGpus().size()]);
-      SharedGpu g = n.sharedGpus().get(at);
-      scratch.takeShare(FragmentationScore.loadedIndex(n, g.position), shape.shareMilli(g.gpu.model()),
-          shape.gpuMemoryMb());
-    } else if (shape.gpus() > 0) {
+    if (shape.gpus() > 0) {
       List<GpuSlot> slots = n.chooseWholeGpus(shape.gpus());
       for (GpuSlot s : slots) {
         scratch.takeWhole(FragmentationScore.loadedIndex(n, n.positionOf(s.gpuIndex())));
       }
     }
     return scratch.score(types) - before;
+  }
+
+  private static final double GRAIN = Double.parseDouble(System.getProperty("spindle.grain", "0"));
+
+  private static double coarse(double d) {
+    return GRAIN <= 0 ? d : Math.floor(d / GRAIN);
   }
 
   /** What one share costs on a GPU of the model: the container's CPU and memory and the share's GPU-equivalents. */
