@@ -376,7 +376,7 @@ public final class OpenbPackingBenchmark {
       if (model == null) {
         return false;
       }
-      if (shape.gpuModel() != null && !shape.gpuModel().equals(model.name())) {
+      if (!shape.models().accepts(model.name())) {
         return false;
       }
       if (!shape.wantsMig()) {

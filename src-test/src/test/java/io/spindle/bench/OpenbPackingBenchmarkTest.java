@@ -76,7 +76,7 @@ class OpenbPackingBenchmarkTest {
         .isEqualTo(Resources.of(12288, 6000).withMig("3g.4s", 1).withGpuModel("T4"));
     assertThat(OpenbPackingBenchmark.shape(frac, Mode.WHOLE, T4))
         .isEqualTo(Resources.of(12288, 6000).withGpus(1).withGpuModel("T4"));
-    assertThat(OpenbPackingBenchmark.shape(anyOfTwo, Mode.MIG, T4).gpuModel()).isNull();
+    assertThat(OpenbPackingBenchmark.shape(anyOfTwo, Mode.MIG, T4).models().text()).isNull();
     assertThat(OpenbPackingBenchmark.shape(cpu, Mode.MIG, T4)).isEqualTo(Resources.of(1000, 88000));
   }
 
