@@ -10,12 +10,14 @@
 #                           clusters whose containers are told nothing, e.g. scripts/spindle-local's fake GPUs.
 #   nvidia-smi              whole GPUs this container can open (the default runtime isolates whole GPUs by cgroup
 #                           but does not name them). MIG instances cannot be found this way: use the Docker runtime.
+# A share of a GPU (nvidia.com/gpu-milli) is one GPU, listed the same way; Spark knows it under a resource name of
+# its own (not gpu, which Spark maps to whole GPUs): SPINDLE_GPU_RESOURCE=<name> prints that name instead of gpu.
 # SPINDLE_GPU_ADDRESS_FORMAT=ordinal prints 0..n-1 instead (CUDA numbers the visible devices from 0; for libraries
 # that want an ordinal). On a bad environment it prints {"name":"gpu","addresses":[],"error":"..."}, says the same
 # on stderr and exits 1, so the executor fails at start with the reason in its log.
 set -uo pipefail
 
-RESOURCE=gpu
+RESOURCE=${SPINDLE_GPU_RESOURCE:-gpu}
 
 fail() {
   local msg
@@ -49,6 +51,11 @@ take_list() {
   fi
   SOURCE=$source
 }
+
+if [[ ! $RESOURCE =~ ^[A-Za-z0-9][A-Za-z0-9._-]*$ ]]; then
+  RESOURCE=gpu
+  fail "SPINDLE_GPU_RESOURCE='${SPINDLE_GPU_RESOURCE}' is not a Spark resource name (letters, digits, . _ -)"
+fi
 
 ADDRESSES=()
 SOURCE=

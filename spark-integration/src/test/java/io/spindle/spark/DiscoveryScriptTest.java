@@ -56,6 +56,17 @@ class DiscoveryScriptTest {
         .isEqualTo("{\"name\":\"gpu\",\"addresses\":[\"2\",\"3\"]}");
   }
 
+  /** A share of a GPU: Spark knows it under its own resource name, and the script answers for that name. */
+  @Test
+  void aSharedGpuIsListedUnderTheSparkResourceNameItWasGiven() throws Exception {
+    Result r = run(Map.of("NVIDIA_VISIBLE_DEVICES", "GPU-5a1c0f3e-1111", "SPINDLE_GPU_RESOURCE", "sharedgpu"));
+    assertThat(r.exit()).isZero();
+    assertThat(r.stdout()).isEqualTo("{\"name\":\"sharedgpu\",\"addresses\":[\"GPU-5a1c0f3e-1111\"]}");
+    Result bad = run(Map.of("SPINDLE_GPU_ADDRESSES", "0", "SPINDLE_GPU_RESOURCE", "a b"));
+    assertThat(bad.exit()).isEqualTo(1);
+    assertThat(bad.stdout()).contains("\"error\":\"SPINDLE_GPU_RESOURCE='a b' is not a Spark resource name");
+  }
+
   @Test
   void theManualListServesClustersWhoseContainersAreToldNothing() throws Exception {
     Result r = run(Map.of("SPINDLE_GPU_ADDRESSES", " 0, 1 ,1"));

@@ -42,7 +42,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The {@code --demo} workload: four small applications submitted at once through the real {@link YarnClient}, each
+ * The {@code --demo} workload: a few small applications submitted at once through the real {@link YarnClient}, each
  * with an unmanaged ApplicationMaster that runs in this JVM (as the attempt's user, with its AMRM token), asks the
  * ResourceManager for its containers through {@link AMRMClient}, starts {@code sleep <seconds>} in each container it
  * gets through {@link NMClient} (a real process under the NodeManager; no GPU is touched), waits for them to end and
@@ -55,6 +55,8 @@ import org.slf4j.LoggerFactory;
  *   <li>{@code vision-train}: queue {@code vision}, 1 container x 1 GPU
  *   <li>{@code infer-batch}: queue {@code inference}, 1 container x 1 GPU
  *   <li>{@code mig-notebook}: queue {@code inference}, 2 containers x 1 {@code nvidia.com/mig-<first mig-profile>}
+ *   <li>{@code quarter-gpus}: queue {@code inference}, 3 containers x 250 {@code nvidia.com/gpu-milli} (a quarter of
+ *       a GPU each), when some node has shared GPUs: they share one GPU
  * </ul>
  */
 final class DemoWorkload {
@@ -130,6 +132,10 @@ final class DemoWorkload {
     jobs.add(new Job("infer-batch", "inference", 1, 2048, gpu, 1, tags(), 3));
     if (!spec.migProfiles().isEmpty()) {
       jobs.add(new Job("mig-notebook", "inference", 2, 1024, "nvidia.com/mig-" + spec.migProfiles().get(0), 1,
+          tags(), 3));
+    }
+    if (spec.sharesGpus()) {
+      jobs.add(new Job("quarter-gpus", "inference", 3, 1024, io.spindle.core.model.GpuResourceNames.GPU_MILLI, 250,
           tags(), 3));
     }
     return jobs;

@@ -43,9 +43,19 @@ public record LocalClusterSpec(
     INSTANCES
   }
 
-  /** One fake NodeManager. GPU indices: whole GPUs first (0..gpus-1), then the MIG-mode GPUs in the order listed. */
-  public record NodeSpec(
-      String name, String rack, long memoryMb, int vcores, GpuModel model, int wholeGpus, List<MigLayout> migGpus) {
+  /**
+   * One fake NodeManager. GPU indices: whole GPUs first (0..gpus-1), then the MIG-mode GPUs in the order listed.
+   *
+   * @param sharedGpus how many of its whole GPUs (the first ones) are time-sliced for shares of a GPU; such a node
+   *     has no agent: it advertises {@code nvidia.com/gpu-milli} = 1000 per shared GPU and is modelled from that
+   */
+  public record NodeSpec(String name, String rack, long memoryMb, int vcores, GpuModel model, int wholeGpus,
+      List<MigLayout> migGpus, int sharedGpus) {
+
+    public NodeSpec(String name, String rack, long memoryMb, int vcores, GpuModel model, int wholeGpus,
+        List<MigLayout> migGpus) {
+      this(name, rack, memoryMb, vcores, model, wholeGpus, migGpus, 0);
+    }
 
     public int totalGpus() {
       return wholeGpus + migGpus.size();
@@ -75,7 +85,8 @@ public record LocalClusterSpec(
   public static final String MIG_PROFILES = "mig-profiles";
   public static final String MIG_ADVERTISE = "mig-advertise";
   public static final String NODES = "nodes";
-  static final List<String> NODE_KEYS = List.of("rack", "memory-mb", "vcores", "gpu-model", "gpus", "mig");
+  static final List<String> NODE_KEYS = List.of("rack", "memory-mb", "vcores", "gpu-model", "gpus", "mig",
+      "shared-gpus");
 
   /** YARN resources each node advertises, beyond memory and vcores: name to amount. */
   public Map<String, Long> advertised(NodeSpec node) {
@@ -85,7 +96,17 @@ public record LocalClusterSpec(
       long n = migAdvertise == MigAdvertise.PLACES ? node.places(profile) : node.instances(profile);
       out.put(GpuResourceNames.mig(profile), n);
     }
+    if (sharesGpus()) {
+      // The memory too, or YARN's maximum allocation (the largest node's) would refuse every gpu-mem-mb ask.
+      out.put(GpuResourceNames.GPU_MILLI, (long) node.sharedGpus() * 1000);
+      out.put(GpuResourceNames.GPU_MEMORY_MB, node.sharedGpus() * node.model().memoryMb());
+    }
     return out;
+  }
+
+  /** Whether some node has GPUs in a sharing mode (then the share resource types are declared). */
+  public boolean sharesGpus() {
+    return nodes.stream().anyMatch(n -> n.sharedGpus() > 0);
   }
 
   /** The value of {@code yarn.resource-types}: the whole-GPU resource and one type per declared MIG profile. */
@@ -94,6 +115,10 @@ public record LocalClusterSpec(
     out.add(gpuResource);
     for (String p : migProfiles) {
       out.add(GpuResourceNames.mig(p));
+    }
+    if (sharesGpus()) {
+      out.add(GpuResourceNames.GPU_MILLI);
+      out.add(GpuResourceNames.GPU_MEMORY_MB);
     }
     return out;
   }
@@ -198,7 +223,17 @@ public record LocalClusterSpec(
       for (String gpu : list(props.getOrDefault(migKey, ""), ";")) {
         mig.add(layout(migKey, model, gpu));
       }
-      nodes.add(new NodeSpec(name, rack, memory, vcores, model, gpus, List.copyOf(mig)));
+      int shared = (int) number(props, prefix + "shared-gpus", 0, 0);
+      if (shared > gpus) {
+        throw new InvalidInputException(prefix + "shared-gpus", shared, "more than the node's " + gpus
+            + " whole GPUs (" + prefix + "gpus)");
+      }
+      if (shared > 0 && !mig.isEmpty()) {
+        // Such a node is modelled from what it advertises, and advertised MIG instances are not modelled.
+        throw new InvalidInputException(prefix + "shared-gpus", shared, "a node with shared GPUs has no agent, so it"
+            + " cannot have MIG GPUs (" + migKey + ")");
+      }
+      nodes.add(new NodeSpec(name, rack, memory, vcores, model, gpus, List.copyOf(mig), shared));
     }
     return new LocalClusterSpec(gpuResource, List.copyOf(migProfiles), advertise, List.copyOf(nodes));
   }

@@ -393,7 +393,10 @@ public final class SpindleLocalCluster implements AutoCloseable {
     }
     migAgents = new FakeMigAgents(new MigStateStore(zkClient, zk.root()));
     for (int i = 0; i < spec.nodes().size(); i++) {
-      migAgents.start(hosts.zkNodeName(nodeIds.get(i)), spec.nodes().get(i));
+      // A node with shared GPUs stands for one without Spindle's agent: modelled from what it advertises.
+      if (spec.nodes().get(i).sharedGpus() == 0) {
+        migAgents.start(hosts.zkNodeName(nodeIds.get(i)), spec.nodes().get(i));
+      }
     }
   }
 

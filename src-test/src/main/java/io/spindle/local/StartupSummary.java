@@ -74,6 +74,10 @@ final class StartupSummary {
       }
       out.printf("    %-6s %-21s %-14s %s, %d GiB, %d vcores; %s%n", n.name(), nodeIds.get(i), rack,
           n.model().name(), n.memoryMb() / 1024, n.vcores(), res);
+      if (n.sharedGpus() > 0) {
+        out.printf("    %-6s %-21s %-14s   GPUs 0..%d time-sliced for shares (no agent: modelled from"
+            + " nvidia.com/gpu-milli)%n", "", "", "", n.sharedGpus() - 1);
+      }
       for (int j = 0; j < n.migGpus().size(); j++) {
         out.printf("    %-6s %-21s %-14s   MIG GPU %d: %s%n", "", "", "", n.wholeGpus() + j,
             n.migGpus().get(j).placements());

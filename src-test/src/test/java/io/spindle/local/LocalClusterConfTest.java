@@ -31,19 +31,34 @@ class LocalClusterConfTest {
     assertThat(spec.nodes()).extracting(NodeSpec::rack).containsOnly("/spine1/rack1", "/spine1/rack2")
         .contains("/spine1/rack1", "/spine1/rack2");
     assertThat(spec.resourceTypes()).containsExactly("yarn.io/gpu", "nvidia.com/mig-1g.10gb",
-        "nvidia.com/mig-3g.40gb");
+        "nvidia.com/mig-3g.40gb", "nvidia.com/gpu-milli", "nvidia.com/gpu-mem-mb");
     assertThat(spec.rackDepth()).isEqualTo(2);
     assertThat(spec.commonModel().name()).isEqualTo("H100-80GB");
     NodeSpec gpu3 = spec.nodes().get(2);
     assertThat(gpu3.totalGpus()).isEqualTo(4);
     // Places, as Spindle's NodeManager plugin advertises: 7 starts for 1g.10gb and 2 for 3g.40gb per MIG GPU.
     assertThat(spec.advertised(gpu3)).isEqualTo(Map.of("yarn.io/gpu", 2L, "nvidia.com/mig-1g.10gb", 14L,
-        "nvidia.com/mig-3g.40gb", 4L));
+        "nvidia.com/mig-3g.40gb", 4L, "nvidia.com/gpu-milli", 0L, "nvidia.com/gpu-mem-mb", 0L));
     assertThat(gpu3.instances("1g.10gb")).isEqualTo(7);
     assertThat(gpu3.instances("3g.40gb")).isEqualTo(2);
     for (NodeSpec n : spec.nodes()) {
       assertThat(spec.advertised(n).get("yarn.io/gpu")).isPositive();
     }
+    // gpu4: two of its four GPUs time-sliced, advertised as a node without an agent advertises them.
+    NodeSpec gpu4 = spec.nodes().get(3);
+    assertThat(gpu4.sharedGpus()).isEqualTo(2);
+    assertThat(spec.advertised(gpu4)).containsEntry("yarn.io/gpu", 4L).containsEntry("nvidia.com/gpu-milli", 2000L)
+        .containsEntry("nvidia.com/gpu-mem-mb", 2 * 81_920L);
+  }
+
+  @Test
+  void sharedGpusAreSomeOfTheWholeOnesOnANodeWithoutMig() {
+    String base = "gpu-model=H100-80GB\nmig-profiles=1g.10gb\nnodes=a\n";
+    assertThat(parse(base + "node.a.gpus=2\nnode.a.shared-gpus=2\n").nodes().get(0).sharedGpus()).isEqualTo(2);
+    assertThat(parse(base + "node.a.gpus=2\n").sharesGpus()).isFalse();
+    assertRefused(base + "node.a.gpus=2\nnode.a.shared-gpus=3\n", "node.a.shared-gpus", "more than the node's 2");
+    assertRefused(base + "node.a.gpus=2\nnode.a.shared-gpus=1\nnode.a.mig=1g.10gb\n", "node.a.shared-gpus",
+        "cannot have MIG GPUs");
   }
 
   @Test

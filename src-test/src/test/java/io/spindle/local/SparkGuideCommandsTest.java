@@ -51,9 +51,9 @@ class SparkGuideCommandsTest {
   }
 
   @Test
-  void theGuidesGangMigAndCheckpointingJobsSucceedOnTheLocalCluster() throws Exception {
+  void theGuidesGangMigSharedGpuAndCheckpointingJobsSucceedOnTheLocalCluster() throws Exception {
     List<List<String>> commands = sparkSubmitCommands(Files.readString(GUIDE));
-    assertThat(commands).as("the guide's spark-submit commands").hasSize(3);
+    assertThat(commands).as("the guide's spark-submit commands").hasSize(4);
     Path steps = REPO.resolve("target/spindle-steps");
     deleteTree(steps);
     Path confDir = tmp.resolve("run/conf");
@@ -69,6 +69,14 @@ class SparkGuideCommandsTest {
         assertThat(submit.waitFor(4, TimeUnit.MINUTES)).as("%s ended", name).isTrue();
         assertThat(submit.exitValue()).as("%s: spark-submit's exit status", name).isZero();
         assertThat(Files.readString(logs.resolve("spark-submit.log"))).as(name).contains("final status: SUCCEEDED");
+        for (String word : command) {
+          if (word.startsWith("spark.yarn.executor.resource.") && word.contains(".amount=")) {
+            // Spark's allocator logs each executor container it asks for: the custom YARN resource must be in it.
+            String type = word.substring("spark.yarn.executor.resource.".length(), word.indexOf(".amount="));
+            String asked = type + ": " + word.substring(word.indexOf(".amount=") + ".amount=".length());
+            assertThat(allLogs(logs)).as("%s: the executors' containers ask %s", name, asked).contains(asked);
+          }
+        }
       } catch (AssertionError e) {
         System.err.println(SparkRuntime.diagnostics(output, logs));
         throw e;
@@ -113,6 +121,16 @@ class SparkGuideCommandsTest {
         + "$SPINDLE_GPU_SCRIPT a.jar file://$PWD/t\n```\n```bash\nsource env\n```\n");
     assertThat(commands).singleElement().satisfies(c -> assertThat(c).containsExactly("spark-submit", "--name", "x",
         "--files", SparkRuntime.discoveryScript().toString(), "a.jar", "file://" + REPO + "/t"));
+  }
+
+  private static String allLogs(Path logs) throws IOException {
+    StringBuilder all = new StringBuilder();
+    try (var files = Files.list(logs)) {
+      for (Path f : files.sorted().toList()) {
+        all.append(Files.readString(f));
+      }
+    }
+    return all.toString();
   }
 
   private static void deleteTree(Path dir) throws IOException {

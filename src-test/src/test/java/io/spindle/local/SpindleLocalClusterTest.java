@@ -167,16 +167,17 @@ class SpindleLocalClusterTest {
 
   /** The demo with Spindle, the launcher's default scheduler: the README's promise. */
   @Test
-  void demoRunsGangsMigAndTwoQueuesToASummary() {
+  void demoRunsGangsMigSharesAndTwoQueuesToASummary() {
     ByteArrayOutputStream buffer = new ByteArrayOutputStream();
     PrintStream out = new PrintStream(buffer, true, StandardCharsets.UTF_8);
     int rc = SpindleLocalCluster.run(
         new String[] {"--workdir", tmp.resolve("demo").toString(), "--demo"}, out, false);
     String printed = buffer.toString(StandardCharsets.UTF_8);
     assertThat(rc).as(printed).isZero();
-    assertThat(printed).contains("Summary", "5 of 5 applications got all their containers and succeeded.",
+    assertThat(printed).contains("Summary", "6 of 6 applications got all their containers and succeeded.",
         "Stopped.");
-    for (String app : List.of("llm-gang", "llm-rack-gang", "vision-train", "infer-batch", "mig-notebook")) {
+    for (String app : List.of("llm-gang", "llm-rack-gang", "vision-train", "infer-batch", "mig-notebook",
+        "quarter-gpus")) {
       assertThat(printed).containsPattern("(?m)^  " + app + " +[a-z]+ +FINISHED/SUCCEEDED ");
     }
     assertThat(printed).containsPattern("(?m)^\\[ *[0-9.]+s\\] .*llm-gang");

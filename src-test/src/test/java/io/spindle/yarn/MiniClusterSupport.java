@@ -32,6 +32,28 @@ public final class MiniClusterSupport {
     return r;
   }
 
+  public static final String GPU_MILLI = "nvidia.com/gpu-milli";
+  public static final String GPU_MEMORY_MB = "nvidia.com/gpu-mem-mb";
+
+  /** A container of 512 MB, 1 vcore and {@code milli} thousandths of one GPU. */
+  public static Resource gpuShare(int milli) {
+    Resource r = Resource.newInstance(512, 1);
+    r.setResourceValue(GPU_MILLI, milli);
+    return r;
+  }
+
+  /**
+   * Spindle over NodeManagers that advertise {@code gpusPerNode} GPUs, all in time-slice sharing mode, as a node
+   * without Spindle's agent says so: {@code nvidia.com/gpu-milli} = 1000 per GPU, and the GPUs' memory (H100-80GB,
+   * the default model) as {@code nvidia.com/gpu-mem-mb} so that YARN's maximum allocation admits memory asks.
+   */
+  public static void spindleWithSharedGpus(Configuration c, int gpusPerNode) {
+    spindleWithGpus(c, gpusPerNode);
+    c.set(YarnConfiguration.RESOURCE_TYPES, GPU + "," + GPU_MILLI + "," + GPU_MEMORY_MB);
+    c.set("yarn.nodemanager.resource-type." + GPU_MILLI, Integer.toString(gpusPerNode * 1000));
+    c.set("yarn.nodemanager.resource-type." + GPU_MEMORY_MB, Integer.toString(gpusPerNode * 81_920));
+  }
+
   /** A container of 512 MB, 1 vcore and one GPU: four fill a NodeManager's GPUs, not its memory. */
   public static Resource oneSmallGpu() {
     Resource r = Resource.newInstance(512, 1);

@@ -12,10 +12,12 @@ import io.spindle.core.model.MigPlacement;
 import io.spindle.core.model.NodeId;
 import io.spindle.core.model.ResourceVector;
 import io.spindle.core.model.Resources;
+import io.spindle.core.placement.GpuShareUse;
 import io.spindle.core.placement.GpuSlot;
 import io.spindle.core.placement.NodeView;
 import io.spindle.core.status.AppHistory;
 import io.spindle.core.status.Explanation;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -51,15 +53,25 @@ final class StatusJson {
       migGpus += n.migLayouts().size();
     }
     int wholeHeld = 0;
+    int shares = 0;
     for (EngineStatus.Container c : s.containers()) {
       for (GpuSlot g : c.gpus()) {
-        wholeHeld += g.mig() == null ? 1 : 0;
+        wholeHeld += g.wholeGpu() ? 1 : 0;
+        shares += g.share() ? 1 : 0;
+      }
+    }
+    int sharedGpus = 0;
+    for (NodeView n : s.nodes()) {
+      for (Gpu g : n.node().gpus()) {
+        sharedGpus += g.sharesBelowWhole() ? 1 : 0;
       }
     }
     cluster.put("nodes", s.nodes().size());
     cluster.put("gpus", gpus);
     cluster.put("migGpus", migGpus);
     cluster.put("wholeGpusHeld", wholeHeld);
+    cluster.put("sharedGpus", sharedGpus);
+    cluster.put("gpuShares", shares);
     cluster.put("runningContainers", s.containers().size());
     cluster.put("applications", s.apps().size());
     long pendingContainers = 0;
@@ -180,14 +192,22 @@ final class StatusJson {
     return o;
   }
 
-  /** Nodes with each GPU: whole or MIG, who holds it (or each MIG instance), and what a re-partition is making. */
+  /**
+   * Nodes with each GPU: whole, MIG or shared, who holds it (each MIG instance, each share), and what a re-partition
+   * is making.
+   */
   static ArrayNode nodes(EngineStatus s, LongFunction<String> containerName) {
     Map<AppId, EngineStatus.App> apps = new HashMap<>();
     s.apps().forEach(a -> apps.put(a.appId(), a));
     Map<String, EngineStatus.Container> holders = new HashMap<>();
+    Map<String, List<EngineStatus.Container>> sharers = new HashMap<>();
     for (EngineStatus.Container c : s.containers()) {
       for (GpuSlot g : c.gpus()) {
-        holders.put(slotKey(c.nodeId(), g.gpuIndex(), g.mig()), c);
+        if (g.share()) {
+          sharers.computeIfAbsent(slotKey(c.nodeId(), g.gpuIndex(), null), k -> new ArrayList<>()).add(c);
+        } else {
+          holders.put(slotKey(c.nodeId(), g.gpuIndex(), g.mig()), c);
+        }
       }
     }
     ArrayNode out = MAPPER.createArrayNode();
@@ -206,8 +226,13 @@ final class StatusJson {
         gpu.put("nvlinkIsland", g.nvlinkIsland());
         gpu.put("memorySlices", g.model().memorySlices());
         gpu.put("mig", g.migEnabled());
+        gpu.put("sharing", g.sharing().text());
         if (!g.migEnabled()) {
-          gpu.set("holder", holder(holders.get(slotKey(n.node().id(), g.index(), null)), apps, containerName));
+          String key = slotKey(n.node().id(), g.index(), null);
+          gpu.set("holder", holder(holders.get(key), apps, containerName));
+          if (g.sharesBelowWhole()) {
+            shares(gpu, n.shares().get(g.index()), sharers.getOrDefault(key, List.of()), apps, containerName);
+          }
           continue;
         }
         ArrayNode instances = gpu.putArray("instances");
@@ -230,6 +255,24 @@ final class StatusJson {
       }
     }
     return out;
+  }
+
+  /** What is taken of a shared GPU, and each share on it with its holder. */
+  private static void shares(ObjectNode gpu, GpuShareUse use, List<EngineStatus.Container> on,
+      Map<AppId, EngineStatus.App> apps, LongFunction<String> containerName) {
+    GpuShareUse u = use == null ? new GpuShareUse(0, 0, 0, false) : use;
+    ObjectNode o = gpu.putObject("shareUse");
+    o.put("usedMilli", u.usedMilli());
+    o.put("usedMemoryMb", u.usedMemoryMb());
+    o.put("shares", u.shares());
+    o.put("takenWhole", u.takenWhole());
+    ArrayNode list = gpu.putArray("shares");
+    for (EngineStatus.Container c : on) {
+      ObjectNode share = list.addObject();
+      share.put("gpuMilli", c.shape().gpuMilli());
+      share.put("gpuMemoryMb", c.shape().gpuMemoryMb());
+      share.set("holder", holder(c, apps, containerName));
+    }
   }
 
   static ObjectNode explanation(Explanation e) {

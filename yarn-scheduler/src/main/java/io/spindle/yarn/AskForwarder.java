@@ -85,7 +85,7 @@ final class AskForwarder {
       }
       Resources shape;
       try {
-        shape = translate.shape(capability).withPartition(partition(attempt, key));
+        shape = translate.shape(capability, appAsks.tags()).withPartition(partition(attempt, key));
       } catch (IllegalArgumentException e) {
         rejections.reject(appId, keyName, e.getMessage());
         continue;

@@ -109,7 +109,7 @@ final class ContainerEvents {
         toEngine.accept(new EngineEvent.ContainerRecovered(allocation,
             YarnIds.app(id.getApplicationAttemptId().getApplicationId()),
             AppAsks.keyName(rmContainer.getAllocatedSchedulerKey()),
-            YarnIds.node(node.getNodeID()), translate.shape(report.getAllocatedResource()),
+            YarnIds.node(node.getNodeID()), translate.shape(report.getAllocatedResource(), tags(id)),
             !rmContainer.isAMContainer()));
         metrics.recovered();
         LOG.info("Recovered container {} on {}", id, node.getNodeID());
@@ -117,5 +117,11 @@ final class ContainerEvents {
         LOG.error("Recovered container {} cannot be accounted: {}", id, e.getMessage());
       }
     }
+  }
+
+  /** The application's tags, as far as they are known again (its models matter to the shape of its GPU asks). */
+  private SpindleTags tags(ContainerId id) {
+    AppAsks asks = yarn.asks(id.getApplicationAttemptId().getApplicationId());
+    return asks == null ? SpindleTags.NONE : asks.tags();
   }
 }

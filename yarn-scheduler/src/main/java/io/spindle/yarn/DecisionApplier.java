@@ -177,7 +177,8 @@ final class DecisionApplier {
     ContainerId containerId = BuilderUtils.newContainerId(attempt.getApplicationAttemptId(),
         attempt.getNewContainerId());
     Container container = BuilderUtils.newContainer(containerId, node.getNodeID(), node.getHttpAddress(),
-        ask.capability(), ask.key().getPriority(), null, ask.key().getAllocationRequestId());
+        GpuAskShapes.containerResource(ask.capability(), a.shape()), ask.key().getPriority(), null,
+        ask.key().getAllocationRequestId());
     RMContainer rmContainer;
     synchronized (locks.queueMetrics) {
       rmContainer = attempt.assign(node, ask.key(), container);

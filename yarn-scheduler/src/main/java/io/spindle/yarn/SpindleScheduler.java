@@ -149,8 +149,7 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     initMaximumResourceCapability(super.getMaximumAllocation());
     this.settings = SchedulerSettings.read(conf, rmContext);
     Configuration schedulerConf = settings.merged();
-    this.translate = new YarnResources(catalog,
-        catalog.require(SchedulerSettings.NODE_GPU_MODEL, settings.nodeGpuModel()), settings.nvlinkIslandSize());
+    this.translate = YarnResources.from(catalog, settings);
     Map<String, String> entries = SchedulerSettings.entries(schedulerConf);
     zooKeeper = SchedulerZooKeeper.connect(schedulerConf, settings, wake::release, this::mustStop, report -> {
       migReports.reported(report);

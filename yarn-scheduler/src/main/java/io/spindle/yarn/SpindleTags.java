@@ -22,10 +22,12 @@ import java.util.Locale;
  *       container expired unlaunched), stop the other members and start the gang again whole ({@code restart}, the
  *       default for {@code spindle.gang.size}), or leave the survivors running ({@code continue}, the default for
  *       {@code spindle.gang=executors}, whose driver replaces lost executors)
+ *   <li>{@code spindle.gpu.models} and {@code spindle.gpu.isolation}: which GPUs serve its containers
+ *       ({@link GpuTags})
  * </ul>
  */
 public record SpindleTags(int gangSize, boolean gangOfFirstRequest, String topologyLevel, boolean topologyRequired,
-    long maxRuntimeMillis, boolean restartOnMemberLoss) {
+    long maxRuntimeMillis, boolean restartOnMemberLoss, GpuTags gpu) {
 
   public static final String PREFIX = "spindle.";
   public static final String GANG_SIZE = "spindle.gang.size";
@@ -40,7 +42,14 @@ public record SpindleTags(int gangSize, boolean gangOfFirstRequest, String topol
 
   public static final SpindleTags NONE = new SpindleTags(0, false, null, false, 0, true);
 
+  public SpindleTags(int gangSize, boolean gangOfFirstRequest, String topologyLevel, boolean topologyRequired,
+      long maxRuntimeMillis, boolean restartOnMemberLoss) {
+    this(gangSize, gangOfFirstRequest, topologyLevel, topologyRequired, maxRuntimeMillis, restartOnMemberLoss,
+        GpuTags.NONE);
+  }
+
   public SpindleTags {
+    gpu = gpu == null ? GpuTags.NONE : gpu;
     if (gangSize > 0 && gangOfFirstRequest) {
       throw new IllegalArgumentException(GANG_SIZE + " and " + GANG + "=" + GANG_EXECUTORS
           + " both say how big the gang is; give one");
@@ -59,6 +68,7 @@ public record SpindleTags(int gangSize, boolean gangOfFirstRequest, String topol
     boolean required = false;
     long runtime = 0;
     Boolean restart = null;
+    GpuTags gpu = GpuTags.NONE;
     for (String raw : tags) {
       String tag = raw.strip().toLowerCase(Locale.ROOT);
       if (!tag.startsWith(PREFIX)) {
@@ -95,14 +105,17 @@ public record SpindleTags(int gangSize, boolean gangOfFirstRequest, String topol
           }
           restart = value.equals("restart");
         }
+        case GpuTags.MODELS -> gpu = gpu.withModels(raw, value);
+        case GpuTags.ISOLATION -> gpu = gpu.withIsolation(raw, value);
         default -> throw new IllegalArgumentException("unknown Spindle application tag '" + raw + "'; known: "
             + GANG_SIZE + ", " + GANG + ", " + TOPOLOGY_REQUIRED + ", " + TOPOLOGY_PREFERRED + ", " + MAX_RUNTIME
-            + ", " + ON_MEMBER_LOSS);
+            + ", " + ON_MEMBER_LOSS + ", " + GpuTags.MODELS + ", " + GpuTags.ISOLATION);
       }
     }
     try {
       // Executors (Spark) are replaced one by one by their driver; a fixed-size gang (MPI, NCCL) cannot lose one.
-      return new SpindleTags(gang, firstRequest, level, required, runtime, restart != null ? restart : !firstRequest);
+      return new SpindleTags(gang, firstRequest, level, required, runtime, restart != null ? restart : !firstRequest,
+          gpu);
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException("application tags " + tags + ": " + e.getMessage(), e);
     }

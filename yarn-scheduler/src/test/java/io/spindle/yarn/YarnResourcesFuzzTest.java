@@ -33,9 +33,13 @@ class YarnResourcesFuzzTest {
   private static final GpuModelCatalog CATALOG = GpuModelCatalog.builtIn();
   private static final YarnResources TRANSLATE =
       new YarnResources(CATALOG, CATALOG.require("model", "H100-80GB"), 4);
-  /** Types the cluster declares: GPUs, two real MIG profiles, one no GPU offers, and one Spindle does not schedule. */
+  /**
+   * Types the cluster declares: GPUs, two real MIG profiles, one no GPU offers, a share's two, and one Spindle does
+   * not schedule.
+   */
   private static final List<String> TYPES = List.of("yarn.io/gpu", "nvidia.com/gpu", "nvidia.com/mig-1g.10gb",
-      "nvidia.com/mig-3g.40gb", "nvidia.com/mig-9g.99gb", "yarn.io/fpga");
+      "nvidia.com/mig-3g.40gb", "nvidia.com/mig-9g.99gb", "nvidia.com/gpu-milli", "nvidia.com/gpu-mem-mb",
+      "yarn.io/fpga");
 
   @BeforeAll
   static void declareTypes() {
@@ -116,7 +120,7 @@ class YarnResourcesFuzzTest {
     try {
       shape = TRANSLATE.shape(r);
     } catch (IllegalArgumentException e) {
-      assertThat(e.getMessage()).containsAnyOf("resource ", "memoryMb", "vcores", "MIG");
+      assertThat(e.getMessage()).containsAnyOf("resource ", "memoryMb", "vcores", "MIG", "share of one GPU");
       return HostileInput.rejected(e, IllegalArgumentException.class);
     }
     // Accepted: exactly what was asked, nothing dropped.
@@ -126,6 +130,8 @@ class YarnResourcesFuzzTest {
     long mig = others.getOrDefault("nvidia.com/mig-1g.10gb", 0L) + others.getOrDefault("nvidia.com/mig-3g.40gb", 0L);
     assertThat((long) shape.gpus()).isEqualTo(whole);
     assertThat((long) shape.migInstances()).isEqualTo(mig);
+    assertThat((long) shape.gpuMilli()).isEqualTo(others.getOrDefault("nvidia.com/gpu-milli", 0L));
+    assertThat(shape.gpuMemoryMb()).isEqualTo(others.getOrDefault("nvidia.com/gpu-mem-mb", 0L));
     assertThat(others.getOrDefault("yarn.io/fpga", 0L)).as("a type Spindle does not schedule").isZero();
     return HostileInput.ACCEPTED;
   }

@@ -51,10 +51,14 @@ final class BarrierStage {
         throw new IllegalStateException("interrupted", e);
       }
       ctx.barrier();
-      scala.Option<ResourceInformation> gpus = ctx.resources().get("gpu");
+      // Whole GPUs and MIG instances are Spark's "gpu"; a share of a GPU has a resource name of its own.
+      StringBuilder devices = new StringBuilder();
+      CollectionConverters.asJava(ctx.resources()).forEach((String name, ResourceInformation info) -> devices
+          .append(devices.isEmpty() ? "" : "; ")
+          .append(name).append(' ').append(String.join(",", info.addresses())));
       String row = "task " + ctx.partitionId() + " of " + ctx.getTaskInfos().length + " on executor "
-          + SparkEnv.get().executorId() + " (" + ctx.getTaskInfos()[ctx.partitionId()].address() + "), gpu "
-          + (gpus.isDefined() ? String.join(",", gpus.get().addresses()) : "none");
+          + SparkEnv.get().executorId() + " (" + ctx.getTaskInfos()[ctx.partitionId()].address() + "), "
+          + (devices.isEmpty() ? "gpu none" : devices);
       return CollectionConverters.asScala(List.of(row).iterator());
     }
   }
