@@ -104,6 +104,7 @@ public class SharedGpuPlugin extends SpindleDevicePlugin {
             wanted, rooms);
       }
     }
+    boolean schedulersChoice = chosen.isPresent();
     if (chosen.isEmpty()) {
       chosen = GpuAllocator.chooseShareGpu(rooms, count, memoryMb);
     }
@@ -123,7 +124,7 @@ public class SharedGpuPlugin extends SpindleDevicePlugin {
     grants.put(picked.iterator().next().getId(), new Grant(containerId, gpuIndex, ids, memoryMb, sharing));
     LOG.info("{}: container {} gets {} milli{} of GPU {} ({}; {})", resourceName(), containerId, count,
         memoryMb > 0 ? " and " + memoryMb + " MB" : "", gpuIndex, sharing,
-        assigned.isPresent() ? "the scheduler's choice" : "by the scheduler's rule");
+        schedulersChoice ? "the scheduler's choice" : "by the scheduler's rule");
     return picked;
   }
 
