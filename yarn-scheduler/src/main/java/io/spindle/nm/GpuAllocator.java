@@ -6,6 +6,7 @@ import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 
@@ -16,6 +17,36 @@ import java.util.TreeMap;
 public final class GpuAllocator {
 
   private GpuAllocator() {}
+
+  /**
+   * What is left of one shared GPU for another share.
+   *
+   * @param freeMilli compute not held by shares, in thousandths (its free share devices)
+   * @param freeMemoryMb memory not held by shares this node knows the amount of
+   */
+  public record ShareRoom(int gpuIndex, int freeMilli, long freeMemoryMb) {
+
+    public boolean fits(int milli, long memoryMb) {
+      return milli > 0 && milli <= freeMilli && memoryMb <= freeMemoryMb;
+    }
+
+    @Override
+    public String toString() {
+      return "GPU " + gpuIndex + ": " + freeMilli + " milli, " + freeMemoryMb + " MB free";
+    }
+  }
+
+  /**
+   * The GPU a share goes to by the scheduler's within-node rule: the one it fits most tightly (least compute left
+   * after it), ties to the lowest index. Partly used GPUs fill before idle ones, which stay whole.
+   *
+   * @param rooms the node's shared GPUs, in any order
+   * @return empty when it fits none
+   */
+  public static Optional<ShareRoom> chooseShareGpu(List<ShareRoom> rooms, int milli, long memoryMb) {
+    return rooms.stream().filter(r -> r.fits(milli, memoryMb))
+        .min(Comparator.comparingInt((ShareRoom r) -> r.freeMilli() - milli).thenComparingInt(ShareRoom::gpuIndex));
+  }
 
   /**
    * Chooses {@code count} whole GPUs by the scheduler's own rule ({@link NvlinkIslands}: keep NVLink islands whole).

@@ -2,6 +2,7 @@ package io.spindle.nm;
 
 import io.spindle.core.model.GpuModel;
 import io.spindle.core.model.GpuModelCatalog;
+import io.spindle.core.model.GpuSharing;
 import io.spindle.core.model.InvalidInputException;
 import io.spindle.core.model.MigLayout;
 import io.spindle.core.model.MigPlacement;
@@ -41,12 +42,19 @@ public final class GpuDiscovery {
 
   private final NvidiaSmi smi;
   private final GpuModelCatalog catalog;
+  private final GpuSharingSettings sharing;
   private Set<String> lastProblems = Set.of();
   private GpuInventory lastInventory;
 
   public GpuDiscovery(NvidiaSmi smi, GpuModelCatalog catalog) {
+    this(smi, catalog, GpuSharingSettings.exclusive());
+  }
+
+  /** @param sharing the admin's sharing modes, applied to the GPUs found outside MIG mode */
+  public GpuDiscovery(NvidiaSmi smi, GpuModelCatalog catalog, GpuSharingSettings sharing) {
     this.smi = smi;
     this.catalog = catalog;
+    this.sharing = sharing;
   }
 
   /** Runs nvidia-smi and returns what it found; empty (never {@code null}) when the GPUs cannot be read. */
@@ -109,11 +117,14 @@ public final class GpuDiscovery {
     if (islands == null) {
       List<DiscoveredGpu> alone = new ArrayList<>();
       for (int i = 0; i < found.size(); i++) {
-        DiscoveredGpu g = found.get(i);
-        alone.add(new DiscoveredGpu(g.index(), g.uuid(), g.model(), g.migEnabled(), i, g.minorNumber(), g.busId(),
-            g.busy(), g.migInstances()));
+        alone.add(found.get(i).inIsland(i));
       }
       found = alone;
+    }
+    for (int index : sharing.perGpu().keySet()) {
+      if (found.stream().noneMatch(g -> g.index() == index)) {
+        notes.add("GPU " + index + " has a sharing mode configured but is not among the GPUs advertised");
+      }
     }
     return new GpuInventory(found);
   }
@@ -138,7 +149,13 @@ public final class GpuDiscovery {
     }
     boolean busy = !g.processes().isEmpty();
     if (!g.migEnabled()) {
-      return new DiscoveredGpu(index, g.uuid(), model, false, island, g.minorNumber(), g.busId(), busy, List.of());
+      return new DiscoveredGpu(index, g.uuid(), model, false, island, g.minorNumber(), g.busId(), busy, List.of(),
+          g.memoryMb(), sharing.modeOf(index));
+    }
+    GpuSharing configured = sharing.perGpu().get(index);
+    if (configured != null && configured.shares()) {
+      notes.add(name + ": MIG mode is on, so its configured sharing mode " + configured + " is ignored (its MIG "
+          + "instances are how it is shared)");
     }
     if (!model.migCapable()) {
       problems.add(name + ": MIG mode is on but " + model.name() + " has no MIG profiles in the catalog; "
@@ -161,7 +178,8 @@ public final class GpuDiscovery {
       problems.add(name + ": reported MIG layout is not usable (" + e.getMessage() + "); not advertised");
       return null;
     }
-    return new DiscoveredGpu(index, g.uuid(), model, true, island, g.minorNumber(), g.busId(), busy, mig);
+    return new DiscoveredGpu(index, g.uuid(), model, true, island, g.minorNumber(), g.busId(), busy, mig,
+        g.memoryMb(), GpuSharing.EXCLUSIVE);
   }
 
   private static DiscoveredMigInstance instance(int index, String name, GpuModel model, GpuInstance gi, SmiGpu g,
@@ -247,7 +265,7 @@ public final class GpuDiscovery {
     List<String> parts = new ArrayList<>();
     for (DiscoveredGpu g : inventory.gpus()) {
       parts.add("GPU " + g.index() + " " + g.model().name() + " island " + g.nvlinkIsland()
-          + (g.migEnabled() ? " MIG " + g.placements() : ""));
+          + (g.migEnabled() ? " MIG " + g.placements() : "") + (g.shared() ? " shared " + g.sharing() : ""));
     }
     return String.join(", ", parts);
   }

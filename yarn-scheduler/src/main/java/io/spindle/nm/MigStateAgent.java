@@ -2,6 +2,7 @@ package io.spindle.nm;
 
 import io.spindle.channel.mig.MigLayoutRecords;
 import io.spindle.channel.mig.MigStateStore;
+import io.spindle.core.model.GpuSharing;
 import io.spindle.core.model.InvalidInputException;
 import io.spindle.core.model.MigLayout;
 import io.spindle.ha.avro.MigLayoutRecord;
@@ -23,11 +24,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The node's half of MIG re-partitioning. Reports every GPU (model, NVLink island, MIG layout) to ZooKeeper when it
- * starts, watches the desired layouts the scheduler writes for this node, applies each one with
- * {@link MigReconfigurer} as soon as the instances it destroys are idle (trying again every retry interval while they
- * are not; instances it only creates never wait), and reports the layout the GPU then has, with the desired version
- * it answers.
+ * The node's half of MIG re-partitioning. Reports every GPU (model, NVLink island, MIG layout, sharing mode and
+ * memory) to ZooKeeper when it starts, watches the desired layouts the scheduler writes for this node, applies each
+ * one with {@link MigReconfigurer} as soon as the instances it destroys are idle (trying again every retry interval
+ * while they are not; instances it only creates never wait), and reports the layout the GPU then has, with the
+ * desired version it answers.
  *
  * <p>All work runs on one thread, so the pending set and the versions need no locks, and two layouts never reach
  * one GPU at once.
@@ -212,6 +213,8 @@ public final class MigStateAgent implements Closeable {
         .setGpuUuid(gpu == null ? null : gpu.uuid())
         .setNvlinkIsland(gpu == null ? -1 : gpu.nvlinkIsland())
         .setError(error)
+        .setSharing(gpu == null || migEnabled ? GpuSharing.EXCLUSIVE.text() : gpu.sharing().text())
+        .setMemoryMb(gpu == null ? 0 : gpu.memoryMb())
         .build();
     send(record);
   }

@@ -31,13 +31,21 @@ import org.xml.sax.SAXParseException;
  */
 public final class NvidiaSmiParser {
 
-  /** One {@code <gpu>} of {@code nvidia-smi -q -x}. {@code minorNumber} is -1 when the tool prints N/A. */
+  /**
+   * One {@code <gpu>} of {@code nvidia-smi -q -x}. {@code minorNumber} is -1 when the tool prints N/A;
+   * {@code memoryMb} (the GPU's {@code <fb_memory_usage><total>}, MiB) is 0 when it prints none or N/A.
+   */
   public record SmiGpu(String productName, String uuid, int minorNumber, String busId, boolean migEnabled,
-      boolean migPending, List<SmiMigDevice> migDevices, List<SmiProcess> processes) {
+      boolean migPending, List<SmiMigDevice> migDevices, List<SmiProcess> processes, long memoryMb) {
 
     public SmiGpu {
       migDevices = List.copyOf(migDevices);
       processes = List.copyOf(processes);
+    }
+
+    public SmiGpu(String productName, String uuid, int minorNumber, String busId, boolean migEnabled,
+        boolean migPending, List<SmiMigDevice> migDevices, List<SmiProcess> processes) {
+      this(productName, uuid, minorNumber, busId, migEnabled, migPending, migDevices, processes, 0);
     }
   }
 
@@ -69,6 +77,7 @@ public final class NvidiaSmiParser {
   private static final Pattern ANSI = Pattern.compile("\u001B\\[[0-9;]*m");
   private static final Pattern TOPO_GPU = Pattern.compile("GPU(\\d+)");
   private static final Pattern NVLINK = Pattern.compile("NV\\d+");
+  private static final Pattern MIB = Pattern.compile("(\\d{1,12})\\s*MiB");
 
   private NvidiaSmiParser() {}
 
@@ -109,7 +118,8 @@ public final class NvidiaSmiParser {
       Element pci = child(gpu, "pci");
       String busId = pci != null && text(pci, "pci_bus_id") != null ? text(pci, "pci_bus_id") : gpu.getAttribute("id");
       gpus.add(new SmiGpu(requiredText(gpu, "product_name", where), uuid,
-          optionalInt(gpu, "minor_number", where), busId, migEnabled, migPending, migDevices, processes));
+          optionalInt(gpu, "minor_number", where), busId, migEnabled, migPending, migDevices, processes,
+          totalMemoryMb(gpu, where)));
     }
     return gpus;
   }
@@ -368,6 +378,24 @@ public final class NvidiaSmiParser {
     } catch (NumberFormatException e) {
       throw new NvidiaSmiFormatException(where + " <" + tag + "> is '" + value + "', not a number");
     }
+  }
+
+  /**
+   * The GPU's own frame-buffer total ({@code <gpu><fb_memory_usage><total>81559 MiB</total>}), not a MIG device's,
+   * which sits deeper under {@code <mig_devices>}. Missing or N/A is 0 (unknown); anything else unreadable is an error.
+   */
+  private static long totalMemoryMb(Element gpu, String where) throws NvidiaSmiFormatException {
+    Element fb = child(gpu, "fb_memory_usage");
+    String value = fb == null ? null : text(fb, "total");
+    if (value == null || value.isEmpty() || "N/A".equalsIgnoreCase(value)) {
+      return 0;
+    }
+    Matcher m = MIB.matcher(value);
+    if (!m.matches()) {
+      throw new NvidiaSmiFormatException(where + " <fb_memory_usage><total> is '" + excerpt(value)
+          + "', not '<n> MiB'");
+    }
+    return Long.parseLong(m.group(1));
   }
 
   /** An integer element that nvidia-smi prints as N/A when it does not apply; -1 then. */

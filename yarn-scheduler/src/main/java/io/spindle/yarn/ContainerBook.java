@@ -4,6 +4,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import org.apache.hadoop.yarn.api.records.ContainerId;
 import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.server.scheduler.SchedulerRequestKey;
@@ -21,6 +22,8 @@ final class ContainerBook {
   private final Map<Long, LostAsk> lostAsks = new ConcurrentHashMap<>();
   /** Ids for recovered containers count down from -1, apart from the engine's own (1, 2, …). */
   private final AtomicLong nextRecoveredId = new AtomicLong(-1);
+  /** Told of every bound container that ends (its share assignment goes with it). */
+  private volatile Consumer<ContainerId> onUnbind = c -> {};
 
   /**
    * What a lost container was asked as, kept until the engine says whether its gang restarts.
@@ -41,11 +44,16 @@ final class ContainerBook {
     return allocation;
   }
 
+  void onUnbind(Consumer<ContainerId> listener) {
+    onUnbind = listener;
+  }
+
   /** Forgets a container that ended; its allocation, if the engine knew it. */
   Optional<Long> unbind(ContainerId container) {
     Long allocation = allocationOf.remove(container);
     if (allocation != null) {
       containerOf.remove(allocation);
+      onUnbind.accept(container);
     }
     return Optional.ofNullable(allocation);
   }

@@ -47,6 +47,7 @@ final class DecisionApplier {
     this.checkpoints = checkpoints;
     this.inventory = inventory;
     this.toEngine = toEngine;
+    book.onUnbind(inventory::shareEnded);
   }
 
   void apply(List<Decision> all) {
@@ -188,6 +189,7 @@ final class DecisionApplier {
       return;
     }
     book.bind(containerId, a.allocationId());
+    inventory.shareAllocated(containerId, a);
     appAsks.allocated(a.requestKey());
     node.allocateContainer(rmContainer);
     appAsks.noneHeldBack();

@@ -7,16 +7,20 @@ import io.spindle.core.engine.EngineEvent;
 import io.spindle.core.model.Gpu;
 import io.spindle.core.model.GpuModel;
 import io.spindle.core.model.GpuModelCatalog;
+import io.spindle.core.model.GpuSharing;
 import io.spindle.core.model.InvalidInputException;
 import io.spindle.core.model.MigLayout;
 import io.spindle.core.model.Node;
+import io.spindle.core.placement.GpuSlot;
 import io.spindle.ha.avro.MigLayoutRecord;
+import io.spindle.ha.avro.ShareAssignmentRecord;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.LongSupplier;
+import org.apache.hadoop.yarn.api.records.ContainerId;
 import org.apache.hadoop.yarn.api.records.NodeId;
 import org.apache.hadoop.yarn.api.records.Resource;
 import org.slf4j.Logger;
@@ -168,7 +172,8 @@ final class NodeInventory {
     }
     GpuExchange state = gpus.get(id).get(report.getGpuIndex());
     if (state == null || state.gpu.migEnabled() != report.getMigEnabled()
-        || (report.getGpuModel() != null && !report.getGpuModel().equals(state.gpu.model().name()))) {
+        || (report.getGpuModel() != null && !report.getGpuModel().equals(state.gpu.model().name()))
+        || (!report.getMigEnabled() && state.gpu.sharing() != sharingOf(zkName, report))) {
       LOG.info("Node {} reports GPU {} differently from what the scheduler knows; rebuilding the node", id,
           report.getGpuIndex());
       return new Outcome.Rebuild(id);
@@ -221,6 +226,43 @@ final class NodeInventory {
     return Optional.empty();
   }
 
+  /**
+   * Tells the node which GPU a share container got ({@code <root>/nodes/<node>/shares/<container>}), so its device
+   * plugin hands out that GPU rather than working the choice out again. Nothing for a container without a share, a
+   * node that does not report to ZooKeeper, or a scheduler without ZooKeeper: those nodes choose by the scheduler's
+   * rule themselves.
+   */
+  synchronized void shareAllocated(ContainerId container, Decision.Allocate a) {
+    if (exchange == null) {
+      return;
+    }
+    NodeId id = YarnIds.yarnNode(a.nodeId());
+    String zkName = zkNames.get(id);
+    Map<Integer, GpuExchange> states = gpus.getOrDefault(id, Map.of());
+    for (GpuSlot slot : a.gpus()) {
+      GpuExchange state = states.get(slot.gpuIndex());
+      if (!slot.share() || zkName == null || state == null) {
+        continue;
+      }
+      exchange.publishShare(ShareAssignmentRecord.newBuilder()
+          .setNode(zkName)
+          .setContainerId(container.toString())
+          .setGpuIndex(slot.gpuIndex())
+          .setMilli(a.shape().shareMilli(state.gpu.model()))
+          .setMemoryMb(a.shape().gpuMemoryMb())
+          .setSharing(state.gpu.sharing().text())
+          .setUpdatedMillis(clock.getAsLong())
+          .build());
+    }
+  }
+
+  /** The container ended: its share assignment, if it had one, goes. Safe from any thread. */
+  void shareEnded(ContainerId container) {
+    if (exchange != null) {
+      exchange.withdrawShare(container.toString());
+    }
+  }
+
   /** For each desired layout past its answer timeout: the GPU's last known layout, which ends the re-partition. */
   synchronized List<EngineEvent> overdueAnswers() {
     long now = clock.getAsLong();
@@ -249,6 +291,20 @@ final class NodeInventory {
     return null;
   }
 
+  /**
+   * A report's sharing mode. A mode this scheduler does not know (a newer NodeManager) is taken as exclusive: whole
+   * GPUs are what every version can hand out.
+   */
+  private static GpuSharing sharingOf(String zkName, MigLayoutRecord r) {
+    try {
+      return GpuSharing.parse("sharing", r.getSharing());
+    } catch (InvalidInputException e) {
+      LOG.warn("Node {} reports GPU {} with sharing mode '{}', which this scheduler does not know; it is scheduled "
+          + "as exclusive", zkName, r.getGpuIndex(), r.getSharing());
+      return GpuSharing.EXCLUSIVE;
+    }
+  }
+
   private static boolean matches(String zkName, NodeId id) {
     return zkName.equals(id.toString()) || zkName.equals(id.getHost());
   }
@@ -262,11 +318,12 @@ final class NodeInventory {
       int island = r.getNvlinkIsland() >= 0 ? r.getNvlinkIsland() : translate.defaultIsland(r.getGpuIndex());
       list.add(r.getMigEnabled()
           ? new Gpu(r.getGpuIndex(), model, island, true, MigLayoutRecords.layout(r, model))
-          : new Gpu(r.getGpuIndex(), model, island, false));
+          : Gpu.shared(r.getGpuIndex(), model, island, sharingOf(zkName, r)));
     }
     Node node = new Node(YarnIds.node(id), location, total.getMemorySize(), (int) total.getVirtualCores(), list);
-    LOG.info("Node {} modelled from its agent's reports under {}: {} GPUs ({} in MIG mode)", id, zkName, list.size(),
-        list.stream().filter(Gpu::migEnabled).count());
+    LOG.info("Node {} modelled from its agent's reports under {}: {} GPUs ({} in MIG mode, {} shared)", id, zkName,
+        list.size(), list.stream().filter(Gpu::migEnabled).count(),
+        list.stream().filter(Gpu::sharesBelowWhole).count());
     return node;
   }
 }

@@ -92,6 +92,24 @@ class GpuAllocatorTest {
   }
 
   @Test
+  void aShareGoesWhereItFitsMostTightlyThenToTheLowestIndex() {
+    List<GpuAllocator.ShareRoom> rooms = List.of(new GpuAllocator.ShareRoom(0, 1000, 81_920),
+        new GpuAllocator.ShareRoom(1, 600, 40_000), new GpuAllocator.ShareRoom(2, 300, 81_920),
+        new GpuAllocator.ShareRoom(3, 600, 81_920));
+
+    assertThat(GpuAllocator.chooseShareGpu(rooms, 250, 0)).map(GpuAllocator.ShareRoom::gpuIndex).contains(2);
+    assertThat(GpuAllocator.chooseShareGpu(rooms, 300, 0)).map(GpuAllocator.ShareRoom::gpuIndex).contains(2);
+    // GPUs 1 and 3 leave the same 100 milli; the lower index wins.
+    assertThat(GpuAllocator.chooseShareGpu(rooms, 500, 0)).map(GpuAllocator.ShareRoom::gpuIndex).contains(1);
+    // GPU 1 has the compute but not the memory.
+    assertThat(GpuAllocator.chooseShareGpu(rooms, 500, 50_000)).map(GpuAllocator.ShareRoom::gpuIndex).contains(3);
+    assertThat(GpuAllocator.chooseShareGpu(rooms, 1000, 0)).map(GpuAllocator.ShareRoom::gpuIndex).contains(0);
+    assertThat(GpuAllocator.chooseShareGpu(rooms, 1001, 0)).isEmpty();
+    assertThat(GpuAllocator.chooseShareGpu(rooms, 700, 90_000)).isEmpty();
+    assertThat(GpuAllocator.chooseShareGpu(List.of(), 1, 0)).isEmpty();
+  }
+
+  @Test
   void migInstancePacksOntoGpusAlreadyInUse() {
     // GPU 0: 1g.5gb@0 free, 3g.20gb@4 running work. GPU 1: three 1g.5gb instances, nothing in use.
     DiscoveredGpu gpu0 = migGpu(0, instance(0, "MIG-a", "1g.5gb", 0, false), instance(0, "MIG-b", "3g.20gb", 4, true));

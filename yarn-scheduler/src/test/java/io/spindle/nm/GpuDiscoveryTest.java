@@ -2,8 +2,10 @@ package io.spindle.nm;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.spindle.core.model.Gpu;
 import io.spindle.core.model.GpuModel;
 import io.spindle.core.model.GpuModelCatalog;
+import io.spindle.core.model.GpuSharing;
 import io.spindle.core.model.MigLayout;
 import io.spindle.core.model.MigPlacement;
 import java.nio.file.Path;
@@ -64,6 +66,62 @@ class GpuDiscoveryTest {
       assertThat(g.nvlinkIsland()).isZero();
     });
     assertThat(inventory.gpus()).extracting(DiscoveredGpu::minorNumber).containsExactly(0, 1, 2, 3, 4, 5, 6, 7);
+  }
+
+  @Test
+  void memoryAndConfiguredSharingModeOfEveryGpu() {
+    GpuSharingSettings sharing = GpuSharingSettings.parse("node", "time-slice", "per-gpu", "3:mps, 5:exclusive");
+    GpuInventory inventory = new GpuDiscovery(FakeNvidiaSmi.of("h100-8x", temp).smi(), CATALOG, sharing).discover();
+
+    assertThat(inventory.gpus()).extracting(DiscoveredGpu::memoryMb).containsOnly(81_559L);
+    assertThat(inventory.gpus()).extracting(DiscoveredGpu::sharing).containsExactly(GpuSharing.TIME_SLICE,
+        GpuSharing.TIME_SLICE, GpuSharing.TIME_SLICE, GpuSharing.MPS, GpuSharing.TIME_SLICE, GpuSharing.EXCLUSIVE,
+        GpuSharing.TIME_SLICE, GpuSharing.TIME_SLICE);
+    Gpu mps = inventory.gpu(3).orElseThrow().toGpu();
+    assertThat(mps.sharing()).isEqualTo(GpuSharing.MPS);
+    assertThat(mps.sharesBelowWhole()).isTrue();
+    assertThat(inventory.gpu(5).orElseThrow().toGpu().sharesBelowWhole()).isFalse();
+    // The catalog's memory is what the scheduler counts a share's amount against; nvidia-smi's is the real one.
+    assertThat(inventory.gpu(3).orElseThrow().shareableMemoryMb()).isEqualTo(80L * 1024);
+  }
+
+  @Test
+  void aMigGpuIsNeverSharedWhateverIsConfigured() {
+    GpuSharingSettings sharing = GpuSharingSettings.parse("node", "mps", "per-gpu", "0:time-slice");
+    GpuInventory inventory = new GpuDiscovery(FakeNvidiaSmi.of("a100-mig", temp).smi(), CATALOG, sharing).discover();
+
+    DiscoveredGpu mig = inventory.gpu(0).orElseThrow();
+    assertThat(mig.migEnabled()).isTrue();
+    assertThat(mig.sharing()).isEqualTo(GpuSharing.EXCLUSIVE);
+    assertThat(mig.shared()).isFalse();
+    assertThat(mig.memoryMb()).isEqualTo(40_960);
+    assertThat(inventory.gpu(1).orElseThrow().sharing()).isEqualTo(GpuSharing.MPS);
+  }
+
+  @Test
+  void memoryThatNvidiaSmiDoesNotPrintIsUnknownNotAnError() {
+    String xml = FakeNvidiaSmi.fixture("h100-8x/query.xml").replaceFirst("<total>81559 MiB</total>",
+        "<total>N/A</total>");
+    GpuInventory inventory = new GpuDiscovery(ScriptedNvidiaSmi.like("h100-8x").answer(GpuDiscovery.QUERY, xml),
+        CATALOG).discover();
+
+    assertThat(inventory.gpus()).hasSize(8);
+    assertThat(inventory.gpu(0).orElseThrow().memoryMb()).isZero();
+    assertThat(inventory.gpu(0).orElseThrow().shareableMemoryMb()).isEqualTo(80L * 1024);
+    assertThat(inventory.gpu(1).orElseThrow().memoryMb()).isEqualTo(81_559);
+    assertThat(inventory.gpus()).extracting(DiscoveredGpu::sharing).containsOnly(GpuSharing.EXCLUSIVE);
+  }
+
+  @Test
+  void unreadableMemoryIsAnError() {
+    String xml = FakeNvidiaSmi.fixture("h100-8x/query.xml").replaceFirst("<total>81559 MiB</total>",
+        "<total>lots</total>");
+    GpuDiscovery discovery = new GpuDiscovery(ScriptedNvidiaSmi.like("h100-8x").answer(GpuDiscovery.QUERY, xml),
+        CATALOG);
+
+    assertThat(discovery.discover().isEmpty()).isTrue();
+    assertThat(discovery.lastProblems()).singleElement().asString()
+        .contains("<fb_memory_usage><total> is 'lots', not '<n> MiB'");
   }
 
   @Test

@@ -72,9 +72,25 @@ class MigStateAgentTest {
     assertThat(mig.getNvlinkIsland()).isZero();
     assertThat(mig.getInstances()).containsExactly(instance("2g.10gb", 0), instance("1g.5gb", 2),
         instance("1g.5gb", 3), instance("3g.20gb", 4));
+    assertThat(mig.getSharing()).isEqualTo("exclusive");
+    assertThat(mig.getMemoryMb()).isEqualTo(40_960);
     MigLayoutRecord whole = reported.get(1);
     assertThat(whole.getMigEnabled()).isFalse();
     assertThat(whole.getInstances()).isEmpty();
+    assertThat(whole.getSharing()).isEqualTo("exclusive");
+    assertThat(whole.getMemoryMb()).isEqualTo(40_960);
+  }
+
+  @Test
+  void reportsEachGpusSharingMode() throws Exception {
+    MigStateStore store = store("sharing");
+    FakeNvidiaSmi fake = FakeNvidiaSmi.of("a100-mig", temp);
+    // The node's mode applies to GPUs outside MIG mode only; GPU 0 is in MIG mode.
+    start(fake, store, new AtomicBoolean(false), GpuSharingSettings.parse("node", "mps", "per-gpu", ""));
+
+    List<MigLayoutRecord> reported = awaitReports(store, 2);
+
+    assertThat(reported).extracting(MigLayoutRecord::getSharing).containsExactly("exclusive", "mps");
   }
 
   @Test
@@ -153,7 +169,11 @@ class MigStateAgentTest {
   }
 
   private void start(FakeNvidiaSmi fake, MigStateStore store, AtomicBoolean held) {
-    GpuDiscovery discovery = new GpuDiscovery(fake.smi(), GpuModelCatalog.builtIn());
+    start(fake, store, held, GpuSharingSettings.exclusive());
+  }
+
+  private void start(FakeNvidiaSmi fake, MigStateStore store, AtomicBoolean held, GpuSharingSettings sharing) {
+    GpuDiscovery discovery = new GpuDiscovery(fake.smi(), GpuModelCatalog.builtIn(), sharing);
     agent = new MigStateAgent(NODE, store, discovery, new MigReconfigurer(fake.smi(), discovery),
         gpu -> held.get(), layoutChanges::add, System::currentTimeMillis, Duration.ofMillis(50));
     agent.start();

@@ -4,17 +4,25 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.spindle.channel.mig.MigLayoutExchange;
 import io.spindle.channel.mig.MigStateStore;
+import io.spindle.channel.share.ShareAssignmentStore;
 import io.spindle.core.engine.Decision;
 import io.spindle.core.engine.EngineEvent;
+import io.spindle.core.model.AppId;
 import io.spindle.core.model.Gpu;
 import io.spindle.core.model.GpuModel;
+import io.spindle.core.model.GpuIsolation;
 import io.spindle.core.model.GpuModelCatalog;
+import io.spindle.core.model.GpuSharing;
 import io.spindle.core.model.MigLayout;
 import io.spindle.core.model.MigPlacement;
 import io.spindle.core.model.Node;
+import io.spindle.core.model.ResourceVector;
+import io.spindle.core.model.Resources;
+import io.spindle.core.placement.GpuSlot;
 import io.spindle.ha.ZkSettings;
 import io.spindle.ha.avro.MigInstanceRecord;
 import io.spindle.ha.avro.MigLayoutRecord;
+import io.spindle.ha.avro.ShareAssignmentRecord;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -27,6 +35,9 @@ import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.RetryOneTime;
 import org.apache.curator.test.TestingServer;
 import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
+import org.apache.hadoop.yarn.api.records.ApplicationId;
+import org.apache.hadoop.yarn.api.records.ContainerId;
 import org.apache.hadoop.yarn.api.records.NodeId;
 import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
@@ -137,6 +148,58 @@ class NodeInventoryTest {
   }
 
   @Test
+  void sharedGpusAreModelledFromTheirReportedModeAndAModeChangeRebuildsTheNode() throws Exception {
+    report(0, "mps");
+    report(1, "time-slice");
+    report(2, false, List.of(), 0);
+    next();
+    awaitMirrored(3);
+
+    Node n = inventory.register(node, "/rack1", resources(0), "");
+
+    assertThat(n.gpus()).extracting(Gpu::sharing).containsExactly(GpuSharing.MPS, GpuSharing.TIME_SLICE,
+        GpuSharing.EXCLUSIVE);
+    assertThat(n.gpus()).extracting(Gpu::sharesBelowWhole).containsExactly(true, true, false);
+    reports.clear();
+    report(1, "mps");
+    assertThat(inventory.onReport(nextFor(1))).isEqualTo(new NodeInventory.Outcome.Rebuild(node));
+  }
+
+  @Test
+  void aShareContainersGpuIsPublishedForItsNodeAndWithdrawnWhenItEnds() throws Exception {
+    report(0, "exclusive");
+    report(1, "mps");
+    next();
+    awaitMirrored(2);
+    inventory.register(node, "/rack1", resources(0), "");
+    ContainerId container = ContainerId.newContainerId(
+        ApplicationAttemptId.newInstance(ApplicationId.newInstance(1_700_000_000_000L, 7), 1), 3);
+    Resources shape = Resources.of(4_096, 2).withShare(250, 10_240, GpuIsolation.ANY);
+
+    inventory.shareAllocated(container, new Decision.Allocate(11, AppId.of("application_1700000000000_0007"), "r1",
+        YarnIds.node(node), shape, List.of(GpuSlot.shareOf(1)), ResourceVector.of(4_096, 2, 0)));
+
+    ShareAssignmentStore nodeSide = new ShareAssignmentStore(agentSide, "/spindle/test");
+    ShareAssignmentRecord published = await(() -> nodeSide.read("gpu3.example:8041", container.toString()), true);
+    assertThat(published.getGpuIndex()).isEqualTo(1);
+    assertThat(published.getMilli()).isEqualTo(250);
+    assertThat(published.getMemoryMb()).isEqualTo(10_240);
+    assertThat(published.getSharing()).isEqualTo("mps");
+    assertThat(published.getContainerId()).isEqualTo("container_1700000000000_0007_01_000003");
+
+    inventory.shareEnded(container);
+    await(() -> nodeSide.read("gpu3.example:8041", container.toString()), false);
+
+    // A whole-GPU container publishes nothing.
+    ContainerId whole = ContainerId.newContainerId(container.getApplicationAttemptId(), 4);
+    inventory.shareAllocated(whole, new Decision.Allocate(12, AppId.of("application_1700000000000_0007"), "r2",
+        YarnIds.node(node), Resources.of(1, 1).withGpus(1), List.of(GpuSlot.whole(0)), ResourceVector.of(1, 1, 1)));
+    inventory.shareEnded(whole);
+    Thread.sleep(200);
+    assertThat(nodeSide.read("gpu3.example:8041", whole.toString())).isEmpty();
+  }
+
+  @Test
   void withoutZooKeeperOnlyWholeGpusAreModelledAndNothingCanBeReconfigured() {
     NodeInventory local = new NodeInventory(CATALOG, new YarnResources(CATALOG, H100, 8), null, TIMEOUT_MS,
         now::get);
@@ -162,6 +225,46 @@ class NodeInventoryTest {
         .setGpuModel("H100-80GB")
         .setNvlinkIsland(3)
         .build());
+  }
+
+  /** A GPU outside MIG mode in a sharing mode. */
+  private void report(int gpu, String sharing) throws Exception {
+    agentStore.writeReported(MigLayoutRecord.newBuilder()
+        .setNode("gpu3.example:8041")
+        .setGpuIndex(gpu)
+        .setMigEnabled(false)
+        .setInstances(new ArrayList<>())
+        .setVersion(0)
+        .setUpdatedMillis(now.get())
+        .setGpuModel("H100-80GB")
+        .setNvlinkIsland(3)
+        .setSharing(sharing)
+        .setMemoryMb(81_559)
+        .build());
+  }
+
+  private MigLayoutRecord nextFor(int gpu) throws InterruptedException {
+    MigLayoutRecord r = next();
+    while (r.getGpuIndex() != gpu) {
+      r = next();
+    }
+    return r;
+  }
+
+  private interface Read {
+    Optional<ShareAssignmentRecord> read() throws Exception;
+  }
+
+  /** Waits until the assignment is there ({@code present}) or gone. */
+  private static ShareAssignmentRecord await(Read read, boolean present) throws Exception {
+    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+    Optional<ShareAssignmentRecord> r = read.read();
+    while (r.isPresent() != present && System.nanoTime() < deadline) {
+      Thread.sleep(20);
+      r = read.read();
+    }
+    assertThat(r.isPresent()).isEqualTo(present);
+    return r.orElse(null);
   }
 
   private MigLayoutRecord next() throws InterruptedException {

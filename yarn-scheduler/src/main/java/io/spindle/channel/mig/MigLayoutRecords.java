@@ -8,19 +8,48 @@ import io.spindle.core.model.MigProfile;
 import io.spindle.ha.avro.MigInstanceRecord;
 import io.spindle.ha.avro.MigLayoutRecord;
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.avro.AvroRuntimeException;
+import org.apache.avro.Schema;
+import org.apache.avro.message.BinaryMessageDecoder;
 
 /**
  * Converts MIG layout records to bytes and to the core model. Bytes are Avro single-object encoding: a header with
  * the schema's fingerprint, then the binary record, so a reader can tell a record of another schema version from
  * garbage.
+ *
+ * <p>The fingerprint names one exact schema, so a reader knows only the schemas it is given. Every earlier version
+ * of {@code MigLayoutRecord.avsc} is kept as a resource beside this class and registered with the decoder: reports
+ * and desired layouts written before the schema grew (its fields added since take their defaults) stay readable
+ * after an upgrade. An older reader cannot read a newer record, so upgrade the ResourceManager before the
+ * NodeManagers.
  */
 public final class MigLayoutRecords {
 
+  /** Earlier schemas, oldest first; the current one is the generated class's. */
+  private static final List<String> EARLIER_SCHEMAS = List.of("MigLayoutRecord-v1.avsc");
+  private static final BinaryMessageDecoder<MigLayoutRecord> DECODER = decoder();
+
   private MigLayoutRecords() {}
+
+  private static BinaryMessageDecoder<MigLayoutRecord> decoder() {
+    BinaryMessageDecoder<MigLayoutRecord> decoder = MigLayoutRecord.createDecoder(null);
+    for (String name : EARLIER_SCHEMAS) {
+      try (InputStream in = MigLayoutRecords.class.getResourceAsStream(name)) {
+        if (in == null) {
+          throw new IllegalStateException("schema resource " + name + " is missing from the JAR");
+        }
+        decoder.addSchema(new Schema.Parser().parse(in));
+      } catch (IOException e) {
+        throw new UncheckedIOException("cannot read schema resource " + name, e);
+      }
+    }
+    return decoder;
+  }
 
   public static byte[] encode(MigLayoutRecord record) throws IOException {
     ByteBuffer buffer = record.toByteBuffer();
@@ -34,7 +63,7 @@ public final class MigLayoutRecords {
       throw new IOException("empty MIG layout record");
     }
     try {
-      return MigLayoutRecord.fromByteBuffer(ByteBuffer.wrap(bytes));
+      return DECODER.decode(ByteBuffer.wrap(bytes));
     } catch (AvroRuntimeException e) {
       throw new IOException("not a MIG layout record: " + e.getMessage(), e);
     }

@@ -2,12 +2,14 @@ package io.spindle.channel.mig;
 
 /**
  * The znodes of MIG state: {@code <root>/nodes/<node>/gpus/<index>/desired} (written by the scheduler) and
- * {@code .../reported} (written by the node).
+ * {@code .../reported} (written by the node); beside them {@code <root>/nodes/<node>/shares/<containerId>}, the GPU
+ * the scheduler gave each share container on the node (written by the scheduler).
  */
 public record MigStatePaths(String root) {
 
   public static final String DESIRED = "desired";
   public static final String REPORTED = "reported";
+  public static final String SHARES = "shares";
 
   public MigStatePaths {
     if (root == null || !root.startsWith("/")) {
@@ -21,10 +23,27 @@ public record MigStatePaths(String root) {
   }
 
   public String gpus(String node) {
+    return node(node) + "/gpus";
+  }
+
+  /** A node's share assignments, one child per container. */
+  public String shares(String node) {
+    return node(node) + "/" + SHARES;
+  }
+
+  public String share(String node, String containerId) {
+    if (containerId == null || containerId.isBlank() || containerId.contains("/")) {
+      throw new IllegalArgumentException("container id must be non-blank and free of '/', not '" + containerId
+          + "'");
+    }
+    return shares(node) + "/" + containerId;
+  }
+
+  private String node(String node) {
     if (node == null || node.isBlank() || node.contains("/")) {
       throw new IllegalArgumentException("node name must be non-blank and free of '/', not '" + node + "'");
     }
-    return nodes() + "/" + node + "/gpus";
+    return nodes() + "/" + node;
   }
 
   public String gpu(String node, int gpuIndex) {

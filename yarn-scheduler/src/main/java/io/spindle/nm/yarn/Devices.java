@@ -15,6 +15,8 @@ final class Devices {
   static final int NVIDIA_MAJOR = 195;
   /** A MIG slot's id is {@code gpuIndex * SLOT_STRIDE + start}: GPU 3's instance at memory slice 4 is 304. */
   static final int SLOT_STRIDE = 100;
+  /** A share device's id is {@code gpuIndex * SHARE_STRIDE + slot}, slot 0..999: GPU 2's slot 17 is 2017. */
+  static final int SHARE_STRIDE = 1000;
 
   private Devices() {}
 
@@ -42,6 +44,25 @@ final class Devices {
         .setHealthy(true)
         .setStatus("GPU " + gpu.index() + " " + profileName + "@" + start)
         .build();
+  }
+
+  /**
+   * One thousandth of a shared GPU. Like a MIG slot it carries no device node: the framework's cgroup isolation
+   * denies every device node of a plugin that a container was not given, and the other 999 thousandths of the
+   * container's own GPU would name that GPU's {@code /dev/nvidia<minor>}. For the same reason the GPU and slot are
+   * encoded in the id only, not in major:minor numbers, which the framework would take for a device to deny.
+   */
+  static Device shareSlot(DiscoveredGpu gpu, int slot) {
+    return Device.Builder.newInstance()
+        .setId(gpu.index() * SHARE_STRIDE + slot)
+        .setBusID(gpu.busId())
+        .setHealthy(true)
+        .setStatus("GPU " + gpu.index() + " " + gpu.sharing() + " share " + slot)
+        .build();
+  }
+
+  static int gpuIndexOfShare(Device share) {
+    return share.getId() / SHARE_STRIDE;
   }
 
   static int gpuIndexOfSlot(Device slot) {

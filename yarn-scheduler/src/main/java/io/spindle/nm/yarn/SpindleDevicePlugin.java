@@ -84,6 +84,23 @@ public abstract class SpindleDevicePlugin implements DevicePlugin, DevicePluginS
   /** Chooses {@code count} of {@code available}; fewer when impossible. */
   protected abstract Set<Device> choose(Set<Device> available, int count);
 
+  /**
+   * As {@link #choose(Set, int)}, knowing the container's environment ({@code CONTAINER_ID} is in it under the
+   * LinuxContainerExecutor: {@code ContainerLaunch.sanitizeEnv} adds it to the launch context's map before the
+   * executor runs the device framework).
+   */
+  protected Set<Device> choose(Set<Device> available, int count, Map<String, String> env) {
+    return choose(available, count);
+  }
+
+  /** The free devices, for the log line of an allocation that fell short. */
+  protected String describe(Set<Device> available) {
+    return available.toString();
+  }
+
+  /** Adds what a Docker container needs beyond its device UUIDs (nothing, unless a plugin says otherwise). */
+  protected void addToSpec(Set<Device> allocated, DeviceRuntimeSpec.Builder spec) {}
+
   /** The device UUIDs behind allocated devices, in the order a container should see them. */
   protected abstract List<String> uuids(Set<Device> allocated);
 
@@ -92,6 +109,11 @@ public abstract class SpindleDevicePlugin implements DevicePlugin, DevicePluginS
 
   @Override
   public DeviceRegisterRequest getRegisterRequestInfo() {
+    // The framework registers plugins at NodeManager start and stops it when this throws: the place to refuse a
+    // misconfiguration, which getDevices() would only turn into zero devices.
+    NmSettings.sharing(conf());
+    NmSettings.directory(conf(), NmSettings.MPS_PIPE_DIRECTORY);
+    NmSettings.directory(conf(), NmSettings.MPS_LOG_DIRECTORY);
     return DeviceRegisterRequest.Builder.newInstance()
         .setResourceName(resourceName())
         .setPluginVersion(VERSION)
@@ -113,10 +135,10 @@ public abstract class SpindleDevicePlugin implements DevicePlugin, DevicePluginS
   @Override
   public Set<Device> allocateDevices(Set<Device> available, int count, Map<String, String> env) {
     try {
-      Set<Device> chosen = new TreeSet<>(choose(available, count));
+      Set<Device> chosen = new TreeSet<>(choose(available, count, env == null ? Map.of() : env));
       if (chosen.size() != count) {
         LOG.error("{}: {} device(s) asked for, only {} can be given from {}", resourceName(), count, chosen.size(),
-            available);
+            describe(available));
         return chosen;
       }
       chosen.forEach(d -> gpus().allocated(gpuIndex(d)));
@@ -136,10 +158,11 @@ public abstract class SpindleDevicePlugin implements DevicePlugin, DevicePluginS
     }
     List<String> uuids = uuids(allocated);
     LOG.info("{}: container gets {}", resourceName(), uuids);
-    return DeviceRuntimeSpec.Builder.newInstance()
+    DeviceRuntimeSpec.Builder spec = DeviceRuntimeSpec.Builder.newInstance()
         .setContainerRuntime(NVIDIA_RUNTIME)
-        .addEnv(NVIDIA_VISIBLE_DEVICES, String.join(",", uuids))
-        .build();
+        .addEnv(NVIDIA_VISIBLE_DEVICES, String.join(",", uuids));
+    addToSpec(allocated, spec);
+    return spec.build();
   }
 
   @Override

@@ -11,7 +11,14 @@ import io.spindle.core.model.MigPlacement;
 import io.spindle.ha.avro.MigInstanceRecord;
 import io.spindle.ha.avro.MigLayoutRecord;
 import java.io.IOException;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
 import java.util.List;
+import org.apache.avro.Schema;
+import org.apache.avro.generic.GenericData;
+import org.apache.avro.generic.GenericRecord;
+import org.apache.avro.generic.GenericRecordBuilder;
+import org.apache.avro.message.BinaryMessageEncoder;
 import org.junit.jupiter.api.Test;
 
 class MigLayoutRecordsTest {
@@ -26,6 +33,7 @@ class MigLayoutRecordsTest {
         .setVersion(42).setUpdatedMillis(1_741_082_400_000L)
         .setGpuModel("H100-80GB").setGpuUuid("GPU-0b1c2d3e-4444-4a5b-8c9d-0e1f2a3b4c04").setNvlinkIsland(1)
         .setError("GPU 3 runs work")
+        .setSharing("mps").setMemoryMb(81_559)
         .build();
 
     byte[] bytes = MigLayoutRecords.encode(reported);
@@ -44,6 +52,31 @@ class MigLayoutRecordsTest {
     assertThat(back.getGpuModel()).isNull();
     assertThat(back.getError()).isNull();
     assertThat(back.getNvlinkIsland()).isEqualTo(-1);
+  }
+
+  @Test
+  void aRecordWrittenBeforeSharingExistedStillReadsAsAnExclusiveGpu() throws IOException {
+    Schema v1;
+    try (InputStream in = MigLayoutRecords.class.getResourceAsStream("MigLayoutRecord-v1.avsc")) {
+      v1 = new Schema.Parser().parse(in);
+    }
+    assertThat(v1.getField("sharing")).isNull();
+    GenericRecord old = new GenericRecordBuilder(v1)
+        .set("node", "n1").set("gpuIndex", 2).set("migEnabled", false).set("instances", List.of())
+        .set("version", 4L).set("updatedMillis", 9L).set("gpuModel", "H100-80GB").set("gpuUuid", "GPU-x")
+        .set("nvlinkIsland", 0).set("error", null)
+        .build();
+    ByteBuffer bytes = new BinaryMessageEncoder<GenericRecord>(GenericData.get(), v1).encode(old);
+    byte[] array = new byte[bytes.remaining()];
+    bytes.get(array);
+
+    MigLayoutRecord read = MigLayoutRecords.decode(array);
+
+    assertThat(read.getGpuIndex()).isEqualTo(2);
+    assertThat(read.getVersion()).isEqualTo(4);
+    assertThat(read.getGpuModel()).isEqualTo("H100-80GB");
+    assertThat(read.getSharing()).isEqualTo("exclusive");
+    assertThat(read.getMemoryMb()).isZero();
   }
 
   @Test

@@ -28,8 +28,8 @@ import org.junit.jupiter.api.io.TempDir;
 class DevicePluginTest {
 
   private static final List<Class<? extends SpindleDevicePlugin>> PLUGINS = List.of(NvidiaGpuPlugin.class,
-      MigProfilePlugin1.class, MigProfilePlugin2.class, MigProfilePlugin3.class, MigProfilePlugin4.class,
-      MigProfilePlugin5.class, MigProfilePlugin6.class);
+      SharedGpuPlugin.class, MigProfilePlugin1.class, MigProfilePlugin2.class, MigProfilePlugin3.class,
+      MigProfilePlugin4.class, MigProfilePlugin5.class, MigProfilePlugin6.class);
 
   @TempDir
   Path temp;
@@ -45,7 +45,7 @@ class DevicePluginTest {
       manager.checkInterfaceCompatibility(DevicePluginScheduler.class, plugin);
       assertThat(plugin.getConstructor().newInstance()).isInstanceOf(DevicePluginScheduler.class);
     }
-    assertThat(PLUGINS).hasSize(1 + MigDevicePlugin.MAX_PROFILES);
+    assertThat(PLUGINS).hasSize(2 + MigDevicePlugin.MAX_PROFILES);
   }
 
   @Test
