@@ -7,7 +7,9 @@ import io.spindle.core.engine.EngineEvent;
 import io.spindle.core.engine.ManualClock;
 import io.spindle.core.model.AppId;
 import io.spindle.core.model.Gpu;
+import io.spindle.core.model.GpuIsolation;
 import io.spindle.core.model.GpuModel;
+import io.spindle.core.model.GpuSharing;
 import io.spindle.core.model.GpuModelCatalog;
 import io.spindle.core.model.Node;
 import io.spindle.core.model.NodeId;
@@ -37,7 +39,12 @@ import java.util.Random;
  * (cycles in which 1,000 containers end and 1,000 new ones are asked for). Decisions counted are
  * {@code Allocate} decisions, i.e. containers placed; waits are reported apart.
  *
- * <p>Run: {@code scripts/bench-engine} (builds, then runs this class with {@code -Xmx1g}).
+ * <p>With {@code --fractional=F} every GPU is time-sliced and a fraction F of the containers ask for a share of one
+ * GPU instead (100, 250 or 500 milli-GPU, equally often); the rest keep the mix above, scaled down. Placement then
+ * compares candidates by fragmentation over the recent demand mix.
+ *
+ * <p>Run: {@code scripts/bench-engine [--fractional=0.5] [NODES...]} (builds, then runs this class with
+ * {@code -Xmx1g}).
  */
 public final class EngineThroughputBenchmark {
 
@@ -45,12 +52,23 @@ public final class EngineThroughputBenchmark {
   private static final int APPS = 2_000;
   private static final int CHURN_CYCLES = Integer.getInteger("churn.cycles", 100);
   private static final int CHURN_PER_CYCLE = 1_000;
+  /** Share of containers that ask for a share of one GPU; 0 keeps the cluster exclusive. */
+  private static double fractional;
 
   public static void main(String[] args) {
-    int[] sizes = args.length == 0 ? new int[] {1_000, 10_000} : parse(args);
-    System.out.printf(Locale.ROOT, "Spindle core engine throughput (JDK %s, %d CPUs, max heap %d MB)%n",
+    List<String> sizeArgs = new ArrayList<>();
+    for (String a : args) {
+      if (a.startsWith("--fractional=")) {
+        fractional = Double.parseDouble(a.substring("--fractional=".length()));
+      } else {
+        sizeArgs.add(a);
+      }
+    }
+    int[] sizes = sizeArgs.isEmpty() ? new int[] {1_000, 10_000} : parse(sizeArgs.toArray(new String[0]));
+    System.out.printf(Locale.ROOT, "Spindle core engine throughput (JDK %s, %d CPUs, max heap %d MB)%s%n",
         System.getProperty("java.version"), Runtime.getRuntime().availableProcessors(),
-        Runtime.getRuntime().maxMemory() >> 20);
+        Runtime.getRuntime().maxMemory() >> 20, fractional > 0 ? String.format(Locale.ROOT,
+            "; every GPU time-sliced, %.0f%% of containers ask a share of one GPU", fractional * 100) : "");
     // Warm-up so that the first reported size is not a JIT measurement.
     run(500, 20_000, false);
     System.out.printf(Locale.ROOT, "%-8s %-6s %10s %10s %12s %10s %14s%n",
@@ -84,7 +102,7 @@ public final class EngineThroughputBenchmark {
     for (int i = 0; i < nodeCount; i++) {
       List<Gpu> gpus = new ArrayList<>(8);
       for (int g = 0; g < 8; g++) {
-        gpus.add(new Gpu(g, h100, 0, false));
+        gpus.add(fractional > 0 ? Gpu.shared(g, h100, 0, GpuSharing.TIME_SLICE) : new Gpu(g, h100, 0, false));
       }
       setup.add(new EngineEvent.NodeAdded(new Node(NodeId.of("node" + i), "/rack" + (i % 50), 1 << 20, 128, gpus)));
     }
@@ -147,6 +165,12 @@ public final class EngineThroughputBenchmark {
   private static Resources shape(Random rnd) {
     int p = rnd.nextInt(1000);
     Resources base = Resources.of(8_192L * (1 + rnd.nextInt(8)), 1 + rnd.nextInt(8));
+    if (fractional > 0) {
+      if (rnd.nextDouble() < fractional) {
+        int[] milli = {100, 250, 500};
+        return base.withShare(milli[rnd.nextInt(milli.length)], 0, GpuIsolation.ANY);
+      }
+    }
     if (p < 550) {
       return base.withGpus(1);
     } else if (p < 600) {

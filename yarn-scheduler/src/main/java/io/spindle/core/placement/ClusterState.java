@@ -98,7 +98,7 @@ public final class ClusterState {
   }
 
   /** Nodes compared by fragmentation per placement when GPUs are shared, unless configured otherwise. */
-  public static final int DEFAULT_SHARE_CANDIDATES = Integer.getInteger("spindle.k", 32);
+  public static final int DEFAULT_SHARE_CANDIDATES = 16;
 
   /**
    * {@code containers} new containers of the shape were asked for: the demand mix that placement keeps shared GPUs
@@ -157,6 +157,7 @@ public final class ClusterState {
     nodes.remove(nodeId);
     nodeSetVersion++;
     detach(state);
+    shares.remove(state);
     for (Subtree sub : state.ancestors) {
       sub.nodes.remove(state);
     }
@@ -227,20 +228,7 @@ public final class ClusterState {
   /** Finds the best place for one container without taking it, or {@code null} when no node has room now. */
   public Placement find(Resources shape) {
     if (shape.wantsShare()) {
-      List<NodeState> idle = new ArrayList<>();
-      Resources oneGpu = Resources.of(shape.memoryMb(), shape.vcores()).withGpus(1).withModels(shape.models())
-          .withPartition(shape.partition());
-      if (shape.models().isAny()) {
-        collectWhole(all, oneGpu, idle);
-      } else {
-        for (String model : shape.models().names()) {
-          TreeSet<NodeState> set = byModel.get(model);
-          if (set != null) {
-            collectWhole(set, oneGpu, idle);
-          }
-        }
-      }
-      return shares.findShare(shape, Boolean.getBoolean("spindle.idle") ? idle : List.of());
+      return shares.findShare(shape);
     }
     if (shape.wantsMig()) {
       return findMig(shape);
@@ -684,6 +672,7 @@ public final class ClusterState {
   void reserve(Reservation r) {
     for (NodeState state : r.nodes()) {
       unindex(state);
+      shares.remove(state);
       state.reservation = r;
     }
     reservations.put(r.owner(), r);

@@ -101,11 +101,114 @@ final class FragmentationScore {
     int need = m.shareMilli(model);
     int unusable = 0;
     for (int i = 0; i < gpus; i++) {
-      boolean takes = kind[i] != 0 && (m.isolation() == io.spindle.core.model.GpuIsolation.ANY || kind[i] == 2)
-          && free[i] >= need && freeMemory[i] >= m.gpuMemoryMb();
-      unusable += takes ? 0 : free[i];
+      unusable += takes(m, i, free[i], freeMemory[i], need) ? 0 : free[i];
     }
     return unusable;
+  }
+
+  /**
+   * How much the measure grows if a container takes {@code v} vcores, {@code mem} MB and, on each loaded GPU
+   * {@code at[i]}, {@code milli[i]} thousandths and {@code gpuMem[i]} MB ({@code milli[i] < 0}: the whole GPU). Equal
+   * to {@code score} after the change minus {@code score} before, but computed from what changes: per shape O(1)
+   * unless the change makes the node unable to hold it (then O(GPUs)), so candidates cost O(shapes), not
+   * O(shapes x GPUs). Leaves the loaded capacity as it was.
+   */
+  double delta(GpuDemandMix.Table mix, long v, long mem, int[] at, int[] milli, long[] gpuMem, int n) {
+    int totalBefore = 0;
+    int idleBefore = 0;
+    int partialBefore = 0;
+    for (int i = 0; i < gpus; i++) {
+      totalBefore += free[i];
+      idleBefore += idle[i] ? 1 : 0;
+      partialBefore += idle[i] ? 0 : free[i];
+    }
+    int[] oldFree = new int[n];
+    long[] oldMem = new long[n];
+    boolean[] oldIdle = new boolean[n];
+    int totalAfter = totalBefore;
+    int idleAfter = idleBefore;
+    int partialAfter = partialBefore;
+    for (int k = 0; k < n; k++) {
+      int g = at[k];
+      oldFree[k] = free[g];
+      oldMem[k] = freeMemory[g];
+      oldIdle[k] = idle[g];
+      int nf = milli[k] < 0 ? 0 : free[g] - milli[k];
+      totalAfter += nf - free[g];
+      idleAfter -= idle[g] ? 1 : 0;
+      partialAfter += nf - (idle[g] ? 0 : free[g]);
+    }
+    double sum = 0;
+    for (int t = 0; t < mix.size; t++) {
+      boolean gpuOk = mix.wantsGpu[t] && (mix.models[t].isAny() || mix.models[t].accepts(model));
+      boolean before = gpuOk && vcores >= mix.vcores[t] && memoryMb >= mix.memoryMb[t];
+      boolean after = gpuOk && vcores - v >= mix.vcores[t] && memoryMb - mem >= mix.memoryMb[t];
+      double d;
+      if (!before && !after) {
+        d = totalAfter - totalBefore;
+      } else if (mix.gpus[t] > 0) {
+        int ub = !before || idleBefore < mix.gpus[t] ? totalBefore : partialBefore;
+        int ua = !after || idleAfter < mix.gpus[t] ? totalAfter : partialAfter;
+        d = ua - ub;
+      } else if (before && after) {
+        int need = mix.need(t, model);
+        d = 0;
+        for (int k = 0; k < n; k++) {
+          int g = at[k];
+          int nf = milli[k] < 0 ? 0 : oldFree[k] - milli[k];
+          long nm = milli[k] < 0 ? 0 : oldMem[k] - gpuMem[k];
+          d += (takes(mix, t, g, nf, nm, need) ? 0 : nf) - (takes(mix, t, g, oldFree[k], oldMem[k], need) ? 0
+              : oldFree[k]);
+        }
+      } else {
+        // The change makes the node unable to hold the shape (or able again): one side is all of its free compute.
+        int other = 0;
+        int need = mix.need(t, model);
+        if (before) {
+          d = totalAfter;
+          for (int i = 0; i < gpus; i++) {
+            other += takes(mix, t, i, free[i], freeMemory[i], need) ? 0 : free[i];
+          }
+          d -= other;
+        } else {
+          apply(at, milli, gpuMem, n);
+          for (int i = 0; i < gpus; i++) {
+            other += takes(mix, t, i, free[i], freeMemory[i], need) ? 0 : free[i];
+          }
+          restore(at, oldFree, oldMem, oldIdle, n);
+          d = other - totalBefore;
+        }
+      }
+      sum += mix.weight[t] * d;
+    }
+    return sum;
+  }
+
+  private boolean takes(GpuDemandMix.Table mix, int t, int g, int freeMilli, long freeMem, int need) {
+    return kind[g] != 0 && (!mix.mpsOnly[t] || kind[g] == 2) && freeMilli >= need && freeMem >= mix.gpuMemoryMb[t];
+  }
+
+  private boolean takes(Resources m, int g, int freeMilli, long freeMem, int need) {
+    return kind[g] != 0 && (m.isolation() == io.spindle.core.model.GpuIsolation.ANY || kind[g] == 2)
+        && freeMilli >= need && freeMem >= m.gpuMemoryMb();
+  }
+
+  private void apply(int[] at, int[] milli, long[] gpuMem, int n) {
+    for (int k = 0; k < n; k++) {
+      if (milli[k] < 0) {
+        takeWhole(at[k]);
+      } else {
+        takeShare(at[k], milli[k], gpuMem[k]);
+      }
+    }
+  }
+
+  private void restore(int[] at, int[] oldFree, long[] oldMem, boolean[] oldIdle, int n) {
+    for (int k = 0; k < n; k++) {
+      free[at[k]] = oldFree[k];
+      freeMemory[at[k]] = oldMem[k];
+      idle[at[k]] = oldIdle[k];
+    }
   }
 
   /** Takes CPU and memory off the loaded capacity. */

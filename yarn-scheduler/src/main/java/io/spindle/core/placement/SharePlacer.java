@@ -24,18 +24,17 @@ import java.util.TreeSet;
  */
 final class SharePlacer {
 
+  /** By the free compute a GPU had when indexed (probes: their own), then node, then position: a total order. */
   private static final Comparator<SharedGpu> BY_FREE_COMPUTE = (a, b) -> {
-    int fa = a.node == null ? a.position : a.freeMilli();
-    int fb = b.node == null ? b.position : b.freeMilli();
-    if (fa != fb) {
-      return Integer.compare(fa, fb);
+    if (a.indexedFree != b.indexedFree) {
+      return Integer.compare(a.indexedFree, b.indexedFree);
     }
     int sa = a.node == null ? Integer.MIN_VALUE : a.node.seq;
     int sb = b.node == null ? Integer.MIN_VALUE : b.node.seq;
     if (sa != sb) {
       return Integer.compare(sa, sb);
     }
-    return Integer.compare(a.node == null ? -1 : a.position, b.node == null ? -1 : b.position);
+    return Integer.compare(a.position, b.position);
   };
 
   private final TreeSet<SharedGpu> all = new TreeSet<>(BY_FREE_COMPUTE);
@@ -74,29 +73,55 @@ final class SharePlacer {
     sharedGpus -= n.sharedGpus().size();
   }
 
+  /**
+   * Brings a node's GPUs up to date in the index. Only GPUs whose free compute changed move: a container takes one
+   * GPU of eight, and re-indexing all of them on every start and end was most of a placement's cost.
+   */
   void index(NodeState n) {
     for (SharedGpu g : n.sharedGpus()) {
-      if (g.freeMilli() > 0) {
+      int now = g.freeMilli();
+      if (g.indexed && g.indexedFree == now) {
+        continue;
+      }
+      if (g.indexed) {
+        drop(g);
+      }
+      g.indexedFree = now;
+      if (now > 0) {
         all.add(g);
         byModel.computeIfAbsent(g.gpu.model().name(), k -> new TreeSet<>(BY_FREE_COMPUTE)).add(g);
-      }
-    }
-  }
-
-  void unindex(NodeState n) {
-    for (SharedGpu g : n.sharedGpus()) {
-      if (all.remove(g)) {
-        byModel.get(g.gpu.model().name()).remove(g);
+        g.indexed = true;
       }
     }
   }
 
   /**
-   * The best place for one share, or {@code null} when no shared GPU has room for it now. Candidates are GPUs: the
-   * tightest fits from the index of shared GPUs, and an idle shared GPU on each of {@code idleNodes} (the best-fit
-   * nodes with an idle GPU), since opening a fresh GPU can fragment less than filling a partly used one.
+   * Nothing to do before a node changes: entries are ordered by the free compute they were indexed with, so they
+   * stay where they are until {@link #index} moves those that changed.
    */
-  Placement findShare(Resources shape, List<NodeState> idleNodes) {
+  void unindex(NodeState n) {}
+
+  /** Takes a node's GPUs out of the index (the node left, or a gang reservation holds it). */
+  void remove(NodeState n) {
+    for (SharedGpu g : n.sharedGpus()) {
+      if (g.indexed) {
+        drop(g);
+      }
+    }
+  }
+
+  private void drop(SharedGpu g) {
+    all.remove(g);
+    byModel.get(g.gpu.model().name()).remove(g);
+    g.indexed = false;
+  }
+
+  /**
+   * The best place for one share, or {@code null} when no shared GPU has room for it now. Candidates are the GPUs it
+   * fits most tightly, from the index of shared GPUs. (Adding idle GPUs of best-fit nodes as candidates was tried:
+   * on OpenB it placed less, 94.85% against 94.95% at 100% arrived, so it is not done.)
+   */
+  Placement findShare(Resources shape) {
     List<SharedGpu> options = new ArrayList<>();
     Set<SharedGpu> seen = new java.util.HashSet<>();
     SharedGpu probe = probe(Math.max(1, shape.gpuMilli()));
@@ -107,16 +132,6 @@ final class SharePlacer {
         TreeSet<SharedGpu> set = byModel.get(model);
         if (set != null) {
           collect(set, probe, shape, options, seen);
-        }
-      }
-    }
-    for (NodeState n : idleNodes) {
-      for (SharedGpu g : n.sharedGpus()) {
-        if (g.idle() && g.fits(shape)) {
-          if (seen.add(g)) {
-            options.add(g);
-          }
-          break;
         }
       }
     }
@@ -135,7 +150,7 @@ final class SharePlacer {
       if (taken >= candidates) {
         return;
       }
-      if (g.fits(shape) && g.node.fitsCpuAndMemory(shape) && seen.add(g)) {
+      if (g.node.reservation == null && g.fits(shape) && g.node.fitsCpuAndMemory(shape) && seen.add(g)) {
         out.add(g);
         taken++;
       }
@@ -152,13 +167,15 @@ final class SharePlacer {
     }
     SharedGpu best = null;
     double bestDelta = Double.POSITIVE_INFINITY;
+    int[] at = new int[1];
+    int[] milli = new int[1];
+    long[] memory = new long[1];
     for (SharedGpu g : options) {
       scratch.load(g.node);
-      double before = scratch.score(types);
-      scratch.takeCpu(shape.vcores(), shape.memoryMb());
-      scratch.takeShare(FragmentationScore.loadedIndex(g.node, g.position), shape.shareMilli(g.gpu.model()),
-          shape.gpuMemoryMb());
-      double delta = coarse(scratch.score(types) - before);
+      at[0] = FragmentationScore.loadedIndex(g.node, g.position);
+      milli[0] = shape.shareMilli(g.gpu.model());
+      memory[0] = shape.gpuMemoryMb();
+      double delta = coarse(scratch.delta(mix.table(), shape.vcores(), shape.memoryMb(), at, milli, memory, 1));
       if (delta < bestDelta - 1e-9) {
         best = g;
         bestDelta = delta;
@@ -187,27 +204,35 @@ final class SharePlacer {
         best = n;
         bestDelta = delta;
       }
+      if (shape.gpus() == 0 && bestDelta <= 0) {
+        break; // Taking CPU and memory never lowers the measure: nothing after this fits better.
+      }
     }
     return best;
   }
 
   private double delta(NodeState n, Resources shape, List<GpuDemandMix.Weighted> types) {
     scratch.load(n);
-    double before = scratch.score(types);
-    scratch.takeCpu(shape.vcores(), shape.memoryMb());
-    if (shape.gpus() > 0) {
-      List<GpuSlot> slots = n.chooseWholeGpus(shape.gpus());
-      for (GpuSlot s : slots) {
-        scratch.takeWhole(FragmentationScore.loadedIndex(n, n.positionOf(s.gpuIndex())));
-      }
+    List<GpuSlot> slots = shape.gpus() > 0 ? n.chooseWholeGpus(shape.gpus()) : List.of();
+    int[] at = new int[slots.size()];
+    int[] milli = new int[slots.size()];
+    for (int k = 0; k < slots.size(); k++) {
+      at[k] = FragmentationScore.loadedIndex(n, n.positionOf(slots.get(k).gpuIndex()));
+      milli[k] = -1;
     }
-    return scratch.score(types) - before;
+    return scratch.delta(mix.table(), shape.vcores(), shape.memoryMb(), at, milli, new long[slots.size()], slots.size());
   }
 
-  private static final double GRAIN = Double.parseDouble(System.getProperty("spindle.grain", "0"));
+  /**
+   * Growth of the measure is compared in steps of 20 thousandths of a GPU: candidates within a step count as equal
+   * and the tighter fit (the earlier candidate) wins. Exact comparison opens fresh GPUs for gains too small to last;
+   * on OpenB the step places more (default pod list at 100% arrived: 95.14% against 95.09% exact; 5: 95.03%,
+   * 50: 95.14%, 150: 94.84%).
+   */
+  private static final double GRAIN = 20;
 
   private static double coarse(double d) {
-    return GRAIN <= 0 ? d : Math.floor(d / GRAIN);
+    return Math.floor(d / GRAIN);
   }
 
   /** What one share costs on a GPU of the model: the container's CPU and memory and the share's GPU-equivalents. */

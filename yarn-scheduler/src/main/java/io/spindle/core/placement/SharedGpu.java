@@ -18,12 +18,17 @@ final class SharedGpu {
   int usedMilli;
   long usedMemoryMb;
   int shares;
+  /** Whether {@link SharePlacer}'s index holds it, and under which free compute (its key there). */
+  boolean indexed;
+  int indexedFree;
   /** Taken whole by a container that asked for whole GPUs: no share fits beside it. */
   boolean takenWhole;
 
   /** A key-only instance for ceiling lookups: compares as free compute {@code freeMilli} before any real GPU. */
   static SharedGpu probe(int freeMilli) {
-    return new SharedGpu(null, null, freeMilli);
+    SharedGpu p = new SharedGpu(null, null, -1);
+    p.indexedFree = freeMilli;
+    return p;
   }
 
   SharedGpu(Gpu gpu, NodeState node, int position) {
