@@ -262,11 +262,21 @@ public final class ClusterState {
 
   /** The first nodes of the index, in best-fit order, that hold the container now. */
   private void collectWhole(TreeSet<NodeState> set, Resources shape, List<NodeState> out) {
+    walkBestFit(set, shape, out, shares.candidates());
+  }
+
+  /**
+   * Walks the index in best-fit order from the container's size and returns the first node that holds it now;
+   * with {@code out}, also adds the first {@code limit} such nodes to it. A group of (free GPUs, free MIG slices)
+   * whose nodes have too little memory is jumped past, not walked.
+   */
+  private static NodeState walkBestFit(TreeSet<NodeState> set, Resources shape, List<NodeState> out, int limit) {
+    NodeState first = null;
     int seen = 0;
     int level = shape.gpus();
     int mig = 0;
     NodeState candidate = set.ceiling(probe(level, mig, shape.memoryMb()));
-    while (candidate != null && seen < shares.candidates()) {
+    while (candidate != null && seen < limit) {
       if (candidate.freeWholeGpus > level || candidate.freeMigSlices > mig) {
         mig = candidate.freeWholeGpus > level ? 0 : candidate.freeMigSlices;
         level = candidate.freeWholeGpus;
@@ -274,11 +284,16 @@ public final class ClusterState {
         continue;
       }
       if (candidate.fitsCpuAndMemory(shape)) {
+        first = first == null ? candidate : first;
+        if (out == null) {
+          return first;
+        }
         out.add(candidate);
         seen++;
       }
       candidate = set.higher(candidate);
     }
+    return first;
   }
 
   private Placement findWhole(Resources shape) {
@@ -300,25 +315,12 @@ public final class ClusterState {
   }
 
   private Placement findWholeIn(TreeSet<NodeState> set, Resources shape) {
-    int level = shape.gpus();
-    int mig = 0;
-    NodeState candidate = set.ceiling(probe(level, mig, shape.memoryMb()));
-    while (candidate != null) {
-      if (candidate.freeWholeGpus > level || candidate.freeMigSlices > mig) {
-        // Next group of (free GPUs, free MIG slices): jump past its nodes with too little memory instead of walking
-        // them.
-        mig = candidate.freeWholeGpus > level ? 0 : candidate.freeMigSlices;
-        level = candidate.freeWholeGpus;
-        candidate = set.ceiling(probe(level, mig, shape.memoryMb()));
-        continue;
-      }
-      if (candidate.fitsCpuAndMemory(shape)) {
-        List<GpuSlot> gpus = shape.gpus() == 0 ? List.of() : candidate.chooseWholeGpus(shape.gpus());
-        return new Placement(candidate.id(), gpus, shape.baseVector());
-      }
-      candidate = set.higher(candidate);
+    NodeState candidate = walkBestFit(set, shape, null, 1);
+    if (candidate == null) {
+      return null;
     }
-    return null;
+    List<GpuSlot> gpus = shape.gpus() == 0 ? List.of() : candidate.chooseWholeGpus(shape.gpus());
+    return new Placement(candidate.id(), gpus, shape.baseVector());
   }
 
   private Placement findMig(Resources shape) {

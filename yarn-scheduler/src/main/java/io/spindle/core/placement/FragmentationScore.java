@@ -28,6 +28,10 @@ final class FragmentationScore {
   private long vcores;
   private long memoryMb;
   private GpuModel model;
+  /** What {@link #delta} changes, kept to put back: reused, since it runs for every candidate. */
+  private int[] oldFree = new int[8];
+  private long[] oldMem = new long[8];
+  private boolean[] oldIdle = new boolean[8];
 
   /** Loads a node's free capacity (its GPUs outside MIG; MIG GPUs have their own packing). */
   void load(NodeState n) {
@@ -122,9 +126,11 @@ final class FragmentationScore {
       idleBefore += idle[i] ? 1 : 0;
       partialBefore += idle[i] ? 0 : free[i];
     }
-    int[] oldFree = new int[n];
-    long[] oldMem = new long[n];
-    boolean[] oldIdle = new boolean[n];
+    if (oldFree.length < n) {
+      oldFree = new int[n];
+      oldMem = new long[n];
+      oldIdle = new boolean[n];
+    }
     int totalAfter = totalBefore;
     int idleAfter = idleBefore;
     int partialAfter = partialBefore;

@@ -199,7 +199,7 @@ final class SharePlacer {
     NodeState best = null;
     double bestDelta = Double.POSITIVE_INFINITY;
     for (NodeState n : options) {
-      double delta = coarse(delta(n, shape, types));
+      double delta = coarse(delta(n, shape));
       if (delta < bestDelta - 1e-9) {
         best = n;
         bestDelta = delta;
@@ -211,7 +211,7 @@ final class SharePlacer {
     return best;
   }
 
-  private double delta(NodeState n, Resources shape, List<GpuDemandMix.Weighted> types) {
+  private double delta(NodeState n, Resources shape) {
     scratch.load(n);
     List<GpuSlot> slots = shape.gpus() > 0 ? n.chooseWholeGpus(shape.gpus()) : List.of();
     int[] at = new int[slots.size()];
