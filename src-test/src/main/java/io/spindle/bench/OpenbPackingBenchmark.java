@@ -114,7 +114,7 @@ public final class OpenbPackingBenchmark {
   }
 
   record Config(Path shared, List<String> workloads, int seeds, long firstSeed, int threads, boolean allPolicies,
-      boolean shareOnly) {
+      boolean shareOnly, int shareCandidates) {
 
     /**
      * Keys: {@code --shared=DIR} (default: {@code ../shared} of the repository root, found from the working
@@ -122,7 +122,8 @@ public final class OpenbPackingBenchmark {
      * default, gpushare40 and multigpu20),
      * {@code --seeds=10}, {@code --first-seed=1}, {@code --threads=N} (default: the CPUs),
      * {@code --policies=spindle|all|share} (all: also the first-fit and random slot baselines; share: only the
-     * shared-GPU row).
+     * shared-GPU row), {@code --share-candidates=N} (the engine's
+     * {@code yarn.scheduler.spindle.placement.share-candidates}; default its default).
      */
     static Config parse(String[] args) {
       Path shared = null;
@@ -132,6 +133,7 @@ public final class OpenbPackingBenchmark {
       int threads = Runtime.getRuntime().availableProcessors();
       boolean allPolicies = false;
       boolean shareOnly = false;
+      int shareCandidates = EngineSettings.DEFAULT_SHARE_CANDIDATES;
       for (String arg : args) {
         int eq = arg.indexOf('=');
         if (!arg.startsWith("--") || eq < 0) {
@@ -144,6 +146,7 @@ public final class OpenbPackingBenchmark {
           case "seeds" -> seeds = Integer.parseInt(v);
           case "first-seed" -> firstSeed = Long.parseLong(v);
           case "threads" -> threads = Integer.parseInt(v);
+          case "share-candidates" -> shareCandidates = Integer.parseInt(v);
           case "policies" -> {
             if (!v.equals("spindle") && !v.equals("all") && !v.equals("share")) {
               throw new IllegalArgumentException("--policies is spindle, all or share, not " + v);
@@ -157,10 +160,10 @@ public final class OpenbPackingBenchmark {
       if (shared == null) {
         shared = findShared(Paths.get("").toAbsolutePath());
       }
-      if (seeds <= 0 || threads <= 0) {
-        throw new IllegalArgumentException("--seeds and --threads must be positive");
+      if (seeds <= 0 || threads <= 0 || shareCandidates <= 0) {
+        throw new IllegalArgumentException("--seeds, --threads and --share-candidates must be positive");
       }
-      return new Config(shared, workloads, seeds, firstSeed, threads, allPolicies, shareOnly);
+      return new Config(shared, workloads, seeds, firstSeed, threads, allPolicies, shareOnly, shareCandidates);
     }
   }
 
@@ -368,6 +371,10 @@ public final class OpenbPackingBenchmark {
   }
 
   static RunResult run(List<OpenbNode> nodes, List<Task> tasks, Variant variant, long seed) {
+    return run(nodes, tasks, variant, seed, EngineSettings.DEFAULT_SHARE_CANDIDATES);
+  }
+
+  static RunResult run(List<OpenbNode> nodes, List<Task> tasks, Variant variant, long seed, int shareCandidates) {
     Set<String> types = new LinkedHashSet<>();
     for (OpenbNode n : nodes) {
       if (n.model() != null) {
@@ -379,7 +386,8 @@ public final class OpenbPackingBenchmark {
     GpuModelCatalog catalog = catalog(types, mig);
     ManualClock clock = new ManualClock(0);
     EngineSettings settings = EngineSettings.defaults()
-        .withMigReconfigureMillis(0).withRegistrationSettleMillis(0); // Nodes known up front.
+        .withMigReconfigureMillis(0).withRegistrationSettleMillis(0) // Nodes known up front.
+        .withShareCandidates(shareCandidates);
     Engine engine = new Engine(catalog, MigPackingBenchmark.queues(), Topology.singleRack(), clock, settings,
         variant.policy().get());
 
@@ -583,7 +591,7 @@ public final class OpenbPackingBenchmark {
           Variant seeded = v.policy() == null ? new Variant(v.name(), v.mode(), () -> new RandomSlots(seed)) : v;
           perSeed.add(pool.submit(() -> {
             long st = System.nanoTime();
-            RunResult r = run(nodes, tasks, seeded, seed);
+            RunResult r = run(nodes, tasks, seeded, seed, c.shareCandidates());
             System.err.printf(Locale.ROOT, "[timing] %s, %s, seed %d: %.1f s%n", workload, seeded.name(), seed,
                 (System.nanoTime() - st) / 1e9);
             return r;
@@ -654,7 +662,8 @@ public final class OpenbPackingBenchmark {
     s.append("  'whole GPUs only' row: no MIG; a fractional task takes one whole GPU.\n");
     s.append("  'shared GPUs' row: no MIG; every GPU time-sliced; a fractional task asks gpu_milli of one GPU "
         + GpuResourceNames.GPU_MILLI + " (FGD's model), a whole-GPU task num_gpu whole GPUs; placement sees no "
-        + "durations, only the demand mix of the last " + GpuDemandMix.DEFAULT_WINDOW + " tasks asked.\n");
+        + "durations, only the demand mix of the last " + GpuDemandMix.DEFAULT_WINDOW + " tasks asked; "
+        + c.shareCandidates() + " candidates compared per task.\n");
     s.append("  re-partitions are applied at once (migReconfigureMillis = 0, layout reported immediately).\n");
     s.append("  allocation ratio = GPUs requested by placed tasks (num_gpu * gpu_milli / 1000) / cluster GPUs, as FGD;"
         + " 'charged' = GPU-equivalents the engine charged placed tasks (MIG rounding up included) / cluster GPUs.\n");

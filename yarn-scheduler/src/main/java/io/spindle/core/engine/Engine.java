@@ -73,7 +73,7 @@ public final class Engine {
       MigSlotPolicy migSlots) {
     this.settings = settings;
     this.clock = clock;
-    this.cluster = new ClusterState(topology);
+    this.cluster = new ClusterState(topology, settings.shareCandidates());
     this.migRepartitioning = new MigRepartitioning(cluster, settings, clock, migSlots);
     this.gangPlacer = new GangPlacer(cluster);
     this.state = new EngineState(cluster, tree);

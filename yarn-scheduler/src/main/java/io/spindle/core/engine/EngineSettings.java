@@ -25,10 +25,13 @@ import java.util.Map;
  * @param registrationSettleMillis for this long after the engine's first cycle, a request is not rejected for being
  *     larger than the nodes registered so far (it waits): nodes register over seconds after a ResourceManager starts
  *     or fails over ({@code yarn.scheduler.spindle.registration-settle-seconds})
+ * @param shareCandidates on clusters with shared GPUs, how many places (the tightest fits from the indexes) are
+ *     compared by fragmentation for each container: more packs a little better and costs placement time
+ *     ({@code yarn.scheduler.spindle.placement.share-candidates})
  */
 public record EngineSettings(long migReconfigureMillis, int maxMigReconfigurationsPerCycle,
     long reservationTimeoutMillis, int maxReservations, boolean strictQueueOrder, PreemptionSettings preemption,
-    long registrationSettleMillis) {
+    long registrationSettleMillis, int shareCandidates) {
 
   public static final String MIG_RECONFIGURE_SECONDS = "yarn.scheduler.spindle.mig.reconfigure-seconds";
   public static final String MAX_MIG_RECONFIGURATIONS_PER_CYCLE =
@@ -46,6 +49,8 @@ public record EngineSettings(long migReconfigureMillis, int maxMigReconfiguratio
   public static final String PREEMPTION_MAX_VICTIMS_PER_CYCLE =
       "yarn.scheduler.spindle.preemption.max-victims-per-cycle";
   public static final String REGISTRATION_SETTLE_SECONDS = "yarn.scheduler.spindle.registration-settle-seconds";
+  public static final String SHARE_CANDIDATES = "yarn.scheduler.spindle.placement.share-candidates";
+  public static final int DEFAULT_SHARE_CANDIDATES = io.spindle.core.placement.ClusterState.DEFAULT_SHARE_CANDIDATES;
   /** YARN's own wait for nodes to re-register before scheduling after a recovery (scheduling-wait-ms). */
   public static final long DEFAULT_REGISTRATION_SETTLE_MILLIS = 10_000;
   public static final long DEFAULT_RESERVATION_TIMEOUT_MILLIS = 900_000;
@@ -67,6 +72,9 @@ public record EngineSettings(long migReconfigureMillis, int maxMigReconfiguratio
     if (registrationSettleMillis < 0) {
       throw new IllegalArgumentException("registrationSettleMillis must not be negative: " + registrationSettleMillis);
     }
+    if (shareCandidates < 1) {
+      throw new IllegalArgumentException("shareCandidates must be positive: " + shareCandidates);
+    }
     preemption = preemption == null ? PreemptionSettings.defaults() : preemption;
   }
 
@@ -74,7 +82,8 @@ public record EngineSettings(long migReconfigureMillis, int maxMigReconfiguratio
   public EngineSettings(long migReconfigureMillis, int maxMigReconfigurationsPerCycle,
       long reservationTimeoutMillis, int maxReservations, boolean strictQueueOrder) {
     this(migReconfigureMillis, maxMigReconfigurationsPerCycle, reservationTimeoutMillis,
-        maxReservations, strictQueueOrder, PreemptionSettings.defaults(), DEFAULT_REGISTRATION_SETTLE_MILLIS);
+        maxReservations, strictQueueOrder, PreemptionSettings.defaults(), DEFAULT_REGISTRATION_SETTLE_MILLIS,
+        DEFAULT_SHARE_CANDIDATES);
   }
 
   /** Settings with the default queue order (requests that cannot be placed are skipped, not waited behind). */
@@ -110,8 +119,9 @@ public record EngineSettings(long migReconfigureMillis, int maxMigReconfiguratio
             QueueConfigParser.MAX_EXTENSION_SECONDS_LIMIT) * 1000,
         (int) readLong(conf, PREEMPTION_MAX_VICTIMS_PER_CYCLE, p.maxVictimsPerCycle(), 1, 100_000));
     long settle = readLong(conf, REGISTRATION_SETTLE_SECONDS, d.registrationSettleMillis() / 1000, 0, 3_600);
+    long candidates = readLong(conf, SHARE_CANDIDATES, d.shareCandidates(), 1, 1_024);
     return new EngineSettings(seconds * 1000, (int) perCycle, timeout * 1000, (int) reservations,
-        strict, preemption, settle * 1000);
+        strict, preemption, settle * 1000, (int) candidates);
   }
 
   private static boolean readBoolean(Map<String, String> conf, String key, boolean dflt) {
@@ -145,26 +155,32 @@ public record EngineSettings(long migReconfigureMillis, int maxMigReconfiguratio
 
   public EngineSettings withMigReconfigureMillis(long millis) {
     return new EngineSettings(millis, maxMigReconfigurationsPerCycle, reservationTimeoutMillis,
-        maxReservations, strictQueueOrder, preemption, registrationSettleMillis);
+        maxReservations, strictQueueOrder, preemption, registrationSettleMillis, shareCandidates);
   }
 
   public EngineSettings withReservations(long timeoutMillis, int max) {
     return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle, timeoutMillis, max,
-        strictQueueOrder, preemption, registrationSettleMillis);
+        strictQueueOrder, preemption, registrationSettleMillis, shareCandidates);
   }
 
   public EngineSettings withStrictQueueOrder(boolean strict) {
     return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle,
-        reservationTimeoutMillis, maxReservations, strict, preemption, registrationSettleMillis);
+        reservationTimeoutMillis, maxReservations, strict, preemption, registrationSettleMillis, shareCandidates);
   }
 
   public EngineSettings withPreemption(PreemptionSettings settings) {
     return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle,
-        reservationTimeoutMillis, maxReservations, strictQueueOrder, settings, registrationSettleMillis);
+        reservationTimeoutMillis, maxReservations, strictQueueOrder, settings, registrationSettleMillis,
+        shareCandidates);
   }
 
   public EngineSettings withRegistrationSettleMillis(long millis) {
     return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle,
-        reservationTimeoutMillis, maxReservations, strictQueueOrder, preemption, millis);
+        reservationTimeoutMillis, maxReservations, strictQueueOrder, preemption, millis, shareCandidates);
+  }
+
+  public EngineSettings withShareCandidates(int candidates) {
+    return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle,
+        reservationTimeoutMillis, maxReservations, strictQueueOrder, preemption, registrationSettleMillis, candidates);
   }
 }

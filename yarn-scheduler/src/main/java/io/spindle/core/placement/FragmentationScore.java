@@ -6,10 +6,15 @@ import java.util.List;
 
 /**
  * How much of a node's free GPU capacity the work that keeps arriving cannot use: the fragmentation measure of
- * Weng et al. ("Beware of Fragmentation", ATC'23), over the recent {@link GpuDemandMix}. For each recently asked
- * shape, weighted by how often it was asked, the free GPU compute (in thousandths) that shape could not take:
- * all of it when the node lacks the CPU, memory, model or idle GPUs for the shape; for a whole-GPU shape, the free
- * compute of partly used GPUs; for a share, the GPUs with less room than the share (or that cannot be shared).
+ * Weng et al. ("Beware of Fragmentation", ATC'23), over the recent {@link GpuDemandMix}, with one change. For each
+ * recently asked shape, weighted by how often it was asked, the free GPU compute (in thousandths) that shape could
+ * not take: all of it when the node lacks the CPU, memory, model or idle GPUs for one container of the shape; for a
+ * whole-GPU shape, the free compute of partly used GPUs; for a share, the GPUs with less room than the share (or
+ * that cannot be shared). The change: FGD asks only whether one container of the shape still fits, so a node whose
+ * CPU holds one more container counts all its free GPUs as usable. Here a shape can use at most what as many of its
+ * containers as the node's free CPU and memory hold would take (whole GPUs: copies x GPUs; shares: copies x share),
+ * so placement also keeps CPU and memory in proportion to the GPUs left beside them. On OpenB, where CPU runs out
+ * before GPUs on many nodes, that is what lifts Spindle above FGD (docs/benchmarks.md).
  * Placement puts a container where the measure grows least.
  *
  * <p>A scratch object: it holds one node's free capacity at a time and is not thread-safe (placement runs on the
@@ -28,6 +33,8 @@ final class FragmentationScore {
   private long vcores;
   private long memoryMb;
   private GpuModel model;
+  /** The node loaded, whose measure before a change is remembered on it until it changes or the mix does. */
+  private NodeState loaded;
   /** What {@link #delta} changes, kept to put back: reused, since it runs for every candidate. */
   private int[] oldFree = new int[8];
   private long[] oldMem = new long[8];
@@ -35,12 +42,14 @@ final class FragmentationScore {
 
   /** Loads a node's free capacity (its GPUs outside MIG; MIG GPUs have their own packing). */
   void load(NodeState n) {
+    loaded = n;
     List<io.spindle.core.model.Gpu> list = n.node.gpus();
     if (free.length < list.size()) {
       free = new int[list.size()];
       freeMemory = new long[list.size()];
       kind = new int[list.size()];
       idle = new boolean[list.size()];
+      sorted = new int[list.size()];
     }
     gpus = 0;
     int sharedAt = 0;
@@ -70,7 +79,10 @@ final class FragmentationScore {
     model = n.node.gpuModel();
   }
 
-  /** The measure for the loaded capacity. */
+  /**
+   * The measure for the loaded capacity, computed GPU by GPU for every shape: the reference that {@link #delta}'s
+   * faster evaluation equals.
+   */
   double score(List<GpuDemandMix.Weighted> mix) {
     int total = 0;
     int idleCount = 0;
@@ -83,120 +95,145 @@ final class FragmentationScore {
     }
     double sum = 0;
     for (GpuDemandMix.Weighted w : mix) {
-      sum += w.weight() * unusable(w.shape(), total, idleCount);
+      Resources m = w.shape();
+      long usable = 0;
+      if (vcores >= m.vcores() && memoryMb >= m.memoryMb() && m.wantsGpu() && m.models().accepts(model)) {
+        long copies = copies(m.vcores(), m.memoryMb());
+        if (m.gpus() > 0) {
+          usable = idleCount < m.gpus() ? 0 : Math.min(idleCount, copies * m.gpus()) * (long) MILLI;
+        } else {
+          int need = m.shareMilli(model);
+          for (int i = 0; i < gpus; i++) {
+            boolean mpsOk = m.isolation() == io.spindle.core.model.GpuIsolation.ANY || kind[i] == 2;
+            usable += kind[i] != 0 && mpsOk && free[i] >= need && freeMemory[i] >= m.gpuMemoryMb() ? free[i] : 0;
+          }
+          usable = Math.min(usable, copies * need);
+        }
+      }
+      sum += w.weight() * (total - usable);
     }
     return sum;
   }
 
-  private int unusable(Resources m, int total, int idleCount) {
-    if (vcores < m.vcores() || memoryMb < m.memoryMb() || !m.wantsGpu() || !m.models().accepts(model)) {
-      return total;
+  /**
+   * How many containers of a shape the loaded node's free CPU and memory hold: what bounds the GPU capacity that
+   * shape can use there. Saturates well above any GPU count, so products with it do not overflow.
+   */
+  private long copies(long shapeVcores, long shapeMemoryMb) {
+    long copies = 1L << 20;
+    if (shapeVcores > 0) {
+      copies = Math.min(copies, vcores / shapeVcores);
     }
-    if (m.gpus() > 0) {
-      if (idleCount < m.gpus()) {
-        return total;
-      }
-      int partial = 0;
-      for (int i = 0; i < gpus; i++) {
-        partial += idle[i] ? 0 : free[i];
-      }
-      return partial;
+    if (shapeMemoryMb > 0) {
+      copies = Math.min(copies, memoryMb / shapeMemoryMb);
     }
-    int need = m.shareMilli(model);
-    int unusable = 0;
-    for (int i = 0; i < gpus; i++) {
-      unusable += takes(m, i, free[i], freeMemory[i], need) ? 0 : free[i];
-    }
-    return unusable;
+    return copies;
   }
 
   /**
    * How much the measure grows if a container takes {@code v} vcores, {@code mem} MB and, on each loaded GPU
-   * {@code at[i]}, {@code milli[i]} thousandths and {@code gpuMem[i]} MB ({@code milli[i] < 0}: the whole GPU). Equal
-   * to {@code score} after the change minus {@code score} before, but computed from what changes: per shape O(1)
-   * unless the change makes the node unable to hold it (then O(GPUs)), so candidates cost O(shapes), not
-   * O(shapes x GPUs). Leaves the loaded capacity as it was.
+   * {@code at[i]}, {@code milli[i]} thousandths and {@code gpuMem[i]} MB ({@code milli[i] < 0}: the whole GPU): the
+   * measure after the change minus the measure before. Leaves the loaded capacity as it was.
    */
   double delta(GpuDemandMix.Table mix, long v, long mem, int[] at, int[] milli, long[] gpuMem, int n) {
-    int totalBefore = 0;
-    int idleBefore = 0;
-    int partialBefore = 0;
-    for (int i = 0; i < gpus; i++) {
-      totalBefore += free[i];
-      idleBefore += idle[i] ? 1 : 0;
-      partialBefore += idle[i] ? 0 : free[i];
-    }
     if (oldFree.length < n) {
       oldFree = new int[n];
       oldMem = new long[n];
       oldIdle = new boolean[n];
     }
-    int totalAfter = totalBefore;
-    int idleAfter = idleBefore;
-    int partialAfter = partialBefore;
+    double before;
+    if (loaded != null && loaded.measuredFor == mix && loaded.measuredAt == loaded.changes) {
+      before = loaded.measure;
+    } else {
+      before = measure(mix);
+      if (loaded != null) {
+        loaded.measure = before;
+        loaded.measuredFor = mix;
+        loaded.measuredAt = loaded.changes;
+      }
+    }
     for (int k = 0; k < n; k++) {
-      int g = at[k];
-      oldFree[k] = free[g];
-      oldMem[k] = freeMemory[g];
-      oldIdle[k] = idle[g];
-      int nf = milli[k] < 0 ? 0 : free[g] - milli[k];
-      totalAfter += nf - free[g];
-      idleAfter -= idle[g] ? 1 : 0;
-      partialAfter += nf - (idle[g] ? 0 : free[g]);
+      oldFree[k] = free[at[k]];
+      oldMem[k] = freeMemory[at[k]];
+      oldIdle[k] = idle[at[k]];
+    }
+    apply(at, milli, gpuMem, n);
+    vcores -= v;
+    memoryMb -= mem;
+    double after = measure(mix);
+    vcores += v;
+    memoryMb += mem;
+    restore(at, oldFree, oldMem, oldIdle, n);
+    return after - before;
+  }
+
+  /** Shareable GPUs' free compute, largest first, and what a share type can use of it (by type index). */
+  private int[] sorted = new int[8];
+  private long[] usableByType = new long[48];
+
+  /**
+   * {@link #score} from the node's totals: the free compute a share can use is a prefix of the shareable GPUs
+   * sorted by free compute, walked once for all shares in order of size (O(shapes + GPUs), not O(shapes x GPUs)).
+   * Shares that ask GPU memory or MPS take the GPU-by-GPU way.
+   */
+  private double measure(GpuDemandMix.Table mix) {
+    int total = 0;
+    int idleCount = 0;
+    int shareable = 0;
+    for (int i = 0; i < gpus; i++) {
+      total += free[i];
+      idleCount += idle[i] ? 1 : 0;
+      if (kind[i] != 0 && free[i] > 0) {
+        int f = free[i];
+        int j = shareable++;
+        while (j > 0 && sorted[j - 1] < f) {
+          sorted[j] = sorted[j - 1];
+          j--;
+        }
+        sorted[j] = f;
+      }
+    }
+    if (total == 0) {
+      return 0;
+    }
+    if (usableByType.length < mix.size) {
+      usableByType = new long[mix.size];
+    }
+    int j = 0;
+    long prefix = 0;
+    for (int t : mix.plainSharesBySize) {
+      while (j < shareable && sorted[j] >= mix.milli[t]) {
+        prefix += sorted[j++];
+      }
+      usableByType[t] = prefix;
     }
     double sum = 0;
     for (int t = 0; t < mix.size; t++) {
-      boolean gpuOk = mix.wantsGpu[t] && (mix.models[t].isAny() || mix.models[t].accepts(model));
-      boolean before = gpuOk && vcores >= mix.vcores[t] && memoryMb >= mix.memoryMb[t];
-      boolean after = gpuOk && vcores - v >= mix.vcores[t] && memoryMb - mem >= mix.memoryMb[t];
-      double d;
-      if (!before && !after) {
-        d = totalAfter - totalBefore;
-      } else if (mix.gpus[t] > 0) {
-        int ub = !before || idleBefore < mix.gpus[t] ? totalBefore : partialBefore;
-        int ua = !after || idleAfter < mix.gpus[t] ? totalAfter : partialAfter;
-        d = ua - ub;
-      } else if (before && after) {
-        int need = mix.need(t, model);
-        d = 0;
-        for (int k = 0; k < n; k++) {
-          int g = at[k];
-          int nf = milli[k] < 0 ? 0 : oldFree[k] - milli[k];
-          long nm = milli[k] < 0 ? 0 : oldMem[k] - gpuMem[k];
-          d += (takes(mix, t, g, nf, nm, need) ? 0 : nf) - (takes(mix, t, g, oldFree[k], oldMem[k], need) ? 0
-              : oldFree[k]);
-        }
-      } else {
-        // The change makes the node unable to hold the shape (or able again): one side is all of its free compute.
-        int other = 0;
-        int need = mix.need(t, model);
-        if (before) {
-          d = totalAfter;
-          for (int i = 0; i < gpus; i++) {
-            other += takes(mix, t, i, free[i], freeMemory[i], need) ? 0 : free[i];
-          }
-          d -= other;
+      long usable = 0;
+      if (mix.wantsGpu[t] && vcores >= mix.vcores[t] && memoryMb >= mix.memoryMb[t]
+          && (mix.models[t].isAny() || mix.models[t].accepts(model))) {
+        long copies = copies(mix.vcores[t], mix.memoryMb[t]);
+        if (mix.gpus[t] > 0) {
+          usable = idleCount < mix.gpus[t] ? 0 : Math.min(idleCount, copies * mix.gpus[t]) * (long) MILLI;
         } else {
-          apply(at, milli, gpuMem, n);
-          for (int i = 0; i < gpus; i++) {
-            other += takes(mix, t, i, free[i], freeMemory[i], need) ? 0 : free[i];
+          int need = mix.need(t, model);
+          if (mix.plainShare[t]) {
+            usable = usableByType[t];
+          } else {
+            for (int i = 0; i < gpus; i++) {
+              usable += takes(mix, t, i, free[i], freeMemory[i], need) ? free[i] : 0;
+            }
           }
-          restore(at, oldFree, oldMem, oldIdle, n);
-          d = other - totalBefore;
+          usable = Math.min(usable, copies * need);
         }
       }
-      sum += mix.weight[t] * d;
+      sum += mix.weight[t] * (total - usable);
     }
     return sum;
   }
 
   private boolean takes(GpuDemandMix.Table mix, int t, int g, int freeMilli, long freeMem, int need) {
     return kind[g] != 0 && (!mix.mpsOnly[t] || kind[g] == 2) && freeMilli >= need && freeMem >= mix.gpuMemoryMb[t];
-  }
-
-  private boolean takes(Resources m, int g, int freeMilli, long freeMem, int need) {
-    return kind[g] != 0 && (m.isolation() == io.spindle.core.model.GpuIsolation.ANY || kind[g] == 2)
-        && freeMilli >= need && freeMem >= m.gpuMemoryMb();
   }
 
   private void apply(int[] at, int[] milli, long[] gpuMem, int n) {
@@ -219,12 +256,14 @@ final class FragmentationScore {
 
   /** Takes CPU and memory off the loaded capacity. */
   void takeCpu(long v, long mem) {
+    loaded = null; // no longer the node's own state
     vcores -= v;
     memoryMb -= mem;
   }
 
   /** Takes a share off GPU {@code at} (an index among the loaded GPUs, see {@link #loadedIndex}). */
   void takeShare(int at, int milli, long memMb) {
+    loaded = null; // no longer the node's own state
     free[at] -= milli;
     freeMemory[at] -= memMb;
     idle[at] = false;
@@ -232,6 +271,7 @@ final class FragmentationScore {
 
   /** Takes GPU {@code at} whole. */
   void takeWhole(int at) {
+    loaded = null; // no longer the node's own state
     free[at] = 0;
     freeMemory[at] = 0;
     idle[at] = false;

@@ -99,6 +99,10 @@ public final class GpuDemandMix {
     final boolean[] mpsOnly;
     final io.spindle.core.model.GpuModelSet[] models;
     final Resources[] shapes;
+    /** Shares of compute alone (no GPU memory, any isolation): their usable capacity is a prefix by size. */
+    final boolean[] plainShare;
+    /** The plain shares' indexes, largest compute first. */
+    final int[] plainSharesBySize;
 
     Table(List<Weighted> types) {
       size = types.size();
@@ -125,6 +129,16 @@ public final class GpuDemandMix {
         models[i] = r.models();
         shapes[i] = r;
       }
+      plainShare = new boolean[size];
+      List<Integer> plain = new ArrayList<>();
+      for (int i = 0; i < size; i++) {
+        plainShare[i] = wantsGpu[i] && gpus[i] == 0 && milli[i] > 0 && gpuMemoryMb[i] == 0 && !mpsOnly[i];
+        if (plainShare[i]) {
+          plain.add(i);
+        }
+      }
+      plain.sort((a, b) -> milli[a] != milli[b] ? Integer.compare(milli[b], milli[a]) : Integer.compare(a, b));
+      plainSharesBySize = plain.stream().mapToInt(Integer::intValue).toArray();
     }
 
     /** The share's compute on a GPU of the model (memory-only shares: their memory's part of it). */

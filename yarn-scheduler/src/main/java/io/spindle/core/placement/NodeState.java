@@ -47,6 +47,12 @@ final class NodeState {
   private final SharedGpu[] shared;
   /** The non-null entries of {@code shared}. */
   private final List<SharedGpu> sharedList;
+  /** Counts every take and give: what {@link FragmentationScore} checks its remembered measure against. */
+  int changes;
+  /** The fragmentation measure of this node for {@code measuredFor} at {@code measuredAt} changes. */
+  double measure;
+  GpuDemandMix.Table measuredFor;
+  int measuredAt;
 
   /** A key-only instance for ceiling lookups in {@link ClusterState}'s ordered sets. */
   static NodeState probe(int freeWholeGpus, int freeMigSlices, long freeMemoryMb) {
@@ -324,6 +330,7 @@ final class NodeState {
   }
 
   void take(Resources shape, List<GpuSlot> slots) {
+    changes++;
     freeMemoryMb -= shape.memoryMb();
     freeVcores -= shape.vcores();
     for (GpuSlot s : slots) {
@@ -350,6 +357,7 @@ final class NodeState {
   }
 
   void give(Resources shape, List<GpuSlot> slots) {
+    changes++;
     freeMemoryMb += shape.memoryMb();
     freeVcores += shape.vcores();
     for (GpuSlot s : slots) {

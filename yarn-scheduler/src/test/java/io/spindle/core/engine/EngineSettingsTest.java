@@ -28,6 +28,17 @@ class EngineSettingsTest {
   }
 
   @Test
+  void shareCandidatesDefaultToEightAndAreBounded() {
+    assertThat(EngineSettings.fromConfiguration(Map.of()).shareCandidates()).isEqualTo(8);
+    assertThat(EngineSettings.fromConfiguration(Map.of(EngineSettings.SHARE_CANDIDATES, "32")).shareCandidates())
+        .isEqualTo(32);
+    assertThat(EngineSettings.defaults().withShareCandidates(4).withPreemption(PreemptionSettings.defaults())
+        .withStrictQueueOrder(true).shareCandidates()).as("kept by every with-er").isEqualTo(4);
+    assertThatThrownBy(() -> EngineSettings.fromConfiguration(Map.of(EngineSettings.SHARE_CANDIDATES, "0")))
+        .hasMessageContaining(EngineSettings.SHARE_CANDIDATES).hasMessageContaining("outside");
+  }
+
+  @Test
   void preemptionIsOffByDefaultAndReadFromItsKeys() {
     PreemptionSettings d = EngineSettings.fromConfiguration(Map.of()).preemption();
     assertThat(d).isEqualTo(PreemptionSettings.defaults());

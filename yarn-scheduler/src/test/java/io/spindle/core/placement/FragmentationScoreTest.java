@@ -85,6 +85,32 @@ class FragmentationScoreTest {
     }
   }
 
+  /**
+   * FGD asks only whether one more container of a shape fits, so after a CPU-only container either node below still
+   * "fits" a 1-GPU container and neither counts as fragmented; Spindle's measure counts the idle GPU that the CPU
+   * left on the tight node can no longer serve.
+   */
+  @Test
+  void cpuStaysBesideTheGpusThatNeedIt() {
+    GpuDemandMix mix = new GpuDemandMix(1_000, 48);
+    mix.record(Resources.of(4_096, 4).withGpus(1), 10);
+    NodeState tight = twoGpus("tight", 8);
+    NodeState roomy = twoGpus("roomy", 12);
+    Resources cpuOnly = Resources.of(4_096, 4);
+    FragmentationScore score = new FragmentationScore();
+    score.load(tight);
+    assertThat(score.delta(mix.table(), 4, 4_096, new int[0], new int[0], new long[0], 0)).isEqualTo(1_000);
+    score.load(roomy);
+    assertThat(score.delta(mix.table(), 4, 4_096, new int[0], new int[0], new long[0], 0)).isZero();
+    assertThat(new SharePlacer(mix, 8).best(List.of(tight, roomy), cpuOnly)).isSameAs(roomy);
+  }
+
+  private static NodeState twoGpus(String id, int vcores) {
+    List<Gpu> gpus = List.of(Gpu.shared(0, L40S, 0, GpuSharing.TIME_SLICE), Gpu.shared(1, L40S, 0,
+        GpuSharing.TIME_SLICE));
+    return new NodeState(new Node(NodeId.of(id), "/r", 64_000, vcores, gpus), 0);
+  }
+
   private static Resources randomShape(Random rnd) {
     Resources base = Resources.of(4_096L * (1 + rnd.nextInt(12)), 1 + rnd.nextInt(24));
     return switch (rnd.nextInt(4)) {
