@@ -65,7 +65,15 @@ public final class ClusterState {
   private final Map<String, Subtree> subtrees = new LinkedHashMap<>();
   private final Map<RequestRef, Reservation> reservations = new LinkedHashMap<>();
   private final TreeSet<NodeState> all = new TreeSet<>(BY_FREE_CAPACITY);
+  /**
+   * Per GPU model, kept only once a second model registers: with one model it would hold what {@code all} holds
+   * (less CPU-only nodes, which a GPU request never reaches), at the price of a second ordered-set update per start
+   * and end.
+   */
   private final Map<String, TreeSet<NodeState>> byModel = new HashMap<>();
+  /** GPU nodes per model name, ever registered and still here. */
+  private final Map<String, Integer> gpuNodesByModel = new HashMap<>();
+  private boolean indexedByModel;
   private final Map<String, TreeSet<NodeState>> byMigProfile = new HashMap<>();
   private final Map<NodeState, Set<String>> migIndexed = new HashMap<>();
   private final NodeShapes shapes = new NodeShapes();
@@ -138,6 +146,16 @@ public final class ClusterState {
       migNodes.add(state);
     }
     shares.nodeAdded(state);
+    GpuModel nodeModel = node.gpuModel();
+    if (nodeModel != null && gpuNodesByModel.merge(nodeModel.name(), 1, Integer::sum) == 1
+        && gpuNodesByModel.size() > 1 && !indexedByModel) {
+      indexedByModel = true;
+      for (NodeState indexed : all) {
+        if (indexed.node.gpuModel() != null) {
+          byModel.computeIfAbsent(indexed.node.gpuModel().name(), k -> new TreeSet<>(BY_FREE_CAPACITY)).add(indexed);
+        }
+      }
+    }
     index(state);
     shapes.add(node);
     capacity = capacity.plus(node.capacity());
@@ -167,6 +185,9 @@ public final class ClusterState {
     }
     migNodes.remove(state);
     shares.nodeRemoved(state);
+    if (state.node.gpuModel() != null) {
+      gpuNodesByModel.computeIfPresent(state.node.gpuModel().name(), (k, v) -> v == 1 ? null : v - 1);
+    }
     inFlight.values().removeIf(n -> n == state);
     shapes.remove(state.node);
     capacity = capacity.minus(state.node.capacity());
@@ -250,7 +271,7 @@ public final class ClusterState {
       collectWhole(all, shape, options);
     } else {
       for (String model : shape.models().names()) {
-        TreeSet<NodeState> set = byModel.get(model);
+        TreeSet<NodeState> set = modelIndex(model);
         if (set != null) {
           collectWhole(set, shape, options);
         }
@@ -262,6 +283,14 @@ public final class ClusterState {
     }
     List<GpuSlot> gpus = shape.gpus() == 0 ? List.of() : best.chooseWholeGpus(shape.gpus());
     return new Placement(best.id(), gpus, shape.baseVector());
+  }
+
+  /** The index to search for nodes of one GPU model: {@code all} while the cluster has one model. */
+  private TreeSet<NodeState> modelIndex(String model) {
+    if (indexedByModel) {
+      return byModel.get(model);
+    }
+    return gpuNodesByModel.containsKey(model) ? all : null;
   }
 
   /** The first nodes of the index, in best-fit order, that hold the container now. */
@@ -287,7 +316,7 @@ public final class ClusterState {
         candidate = set.ceiling(probe(level, mig, shape.memoryMb()));
         continue;
       }
-      if (candidate.fitsCpuAndMemory(shape)) {
+      if (candidate.fitsCpuAndMemory(shape) && (shape.models().isAny() || candidate.node.gpuModel() != null)) {
         first = first == null ? candidate : first;
         if (out == null) {
           return first;
@@ -308,7 +337,7 @@ public final class ClusterState {
     Placement best = null;
     NodeState bestNode = null;
     for (String model : shape.models().names()) {
-      TreeSet<NodeState> set = byModel.get(model);
+      TreeSet<NodeState> set = modelIndex(model);
       Placement p = set == null ? null : findWholeIn(set, shape);
       if (p != null && (bestNode == null || BY_FREE_CAPACITY.compare(nodes.get(p.nodeId()), bestNode) < 0)) {
         best = p;
@@ -604,7 +633,9 @@ public final class ClusterState {
     shares.index(state);
     GpuModel model = state.node.gpuModel();
     if (model != null) {
-      byModel.computeIfAbsent(model.name(), k -> new TreeSet<>(BY_FREE_CAPACITY)).add(state);
+      if (indexedByModel) {
+        byModel.computeIfAbsent(model.name(), k -> new TreeSet<>(BY_FREE_CAPACITY)).add(state);
+      }
       if (state.hasMigGpus()) {
         Set<String> placeable = new LinkedHashSet<>();
         for (MigProfile p : model.profiles()) {
@@ -623,7 +654,9 @@ public final class ClusterState {
     shares.unindex(state);
     GpuModel model = state.node.gpuModel();
     if (model != null) {
-      byModel.get(model.name()).remove(state);
+      if (indexedByModel) {
+        byModel.get(model.name()).remove(state);
+      }
       Set<String> placeable = migIndexed.remove(state);
       if (placeable != null) {
         for (String profile : placeable) {

@@ -38,7 +38,11 @@ final class SharePlacer {
   };
 
   private final TreeSet<SharedGpu> all = new TreeSet<>(BY_FREE_COMPUTE);
+  /** Per model, kept only once shared GPUs of a second model register (with one it would repeat {@code all}). */
   private final Map<String, TreeSet<SharedGpu>> byModel = new HashMap<>();
+  /** Shared GPUs per model name. */
+  private final Map<String, Integer> gpusByModel = new HashMap<>();
+  private boolean indexedByModel;
   private final GpuDemandMix mix;
   private final FragmentationScore scratch = new FragmentationScore();
   private final int candidates;
@@ -67,10 +71,22 @@ final class SharePlacer {
 
   void nodeAdded(NodeState n) {
     sharedGpus += n.sharedGpus().size();
+    for (SharedGpu g : n.sharedGpus()) {
+      gpusByModel.merge(g.gpu.model().name(), 1, Integer::sum);
+    }
+    if (gpusByModel.size() > 1 && !indexedByModel) {
+      indexedByModel = true;
+      for (SharedGpu g : all) {
+        byModel.computeIfAbsent(g.gpu.model().name(), k -> new TreeSet<>(BY_FREE_COMPUTE)).add(g);
+      }
+    }
   }
 
   void nodeRemoved(NodeState n) {
     sharedGpus -= n.sharedGpus().size();
+    for (SharedGpu g : n.sharedGpus()) {
+      gpusByModel.computeIfPresent(g.gpu.model().name(), (k, v) -> v == 1 ? null : v - 1);
+    }
   }
 
   /**
@@ -89,7 +105,9 @@ final class SharePlacer {
       g.indexedFree = now;
       if (now > 0) {
         all.add(g);
-        byModel.computeIfAbsent(g.gpu.model().name(), k -> new TreeSet<>(BY_FREE_COMPUTE)).add(g);
+        if (indexedByModel) {
+          byModel.computeIfAbsent(g.gpu.model().name(), k -> new TreeSet<>(BY_FREE_COMPUTE)).add(g);
+        }
         g.indexed = true;
       }
     }
@@ -112,7 +130,9 @@ final class SharePlacer {
 
   private void drop(SharedGpu g) {
     all.remove(g);
-    byModel.get(g.gpu.model().name()).remove(g);
+    if (indexedByModel) {
+      byModel.get(g.gpu.model().name()).remove(g);
+    }
     g.indexed = false;
   }
 
@@ -129,7 +149,7 @@ final class SharePlacer {
       collect(all, probe, shape, options, seen);
     } else {
       for (String model : shape.models().names()) {
-        TreeSet<SharedGpu> set = byModel.get(model);
+        TreeSet<SharedGpu> set = indexedByModel ? byModel.get(model) : gpusByModel.containsKey(model) ? all : null;
         if (set != null) {
           collect(set, probe, shape, options, seen);
         }

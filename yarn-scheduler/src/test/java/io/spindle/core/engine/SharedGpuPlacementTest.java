@@ -137,6 +137,21 @@ class SharedGpuPlacementTest {
         .satisfies(d -> assertThat(((Decision.Reject) d).reason()).contains("unknown GPU model 'H9000'"));
   }
 
+  /** Indexes per model exist only once a second model registers; what ran before must be found in them. */
+  @Test
+  void aSecondModelRegisteringLaterKeepsEveryModelsWorkWhereItIs() {
+    engine.cycle(List.of(new NodeAdded(node("l40s", L40S, GpuSharing.TIME_SLICE, GpuSharing.TIME_SLICE))));
+    ask("first", share(600), 1); // l40s gpu0: 400 left
+    ask("whole", Resources.of(1024, 1).withGpus(1).withGpuModel("L40S-48GB"), 1); // l40s gpu1
+    engine.cycle(List.of(new NodeAdded(node("t4", T4, GpuSharing.TIME_SLICE, GpuSharing.TIME_SLICE))));
+    assertThat(perGpu(ask("l40s-share", share(400).withGpuModel("L40S-48GB"), 1)))
+        .isEqualTo(Map.of("l40s/[gpu0:share]", 1));
+    assertThat(ask("l40s-more", share(100).withGpuModel("L40S-48GB"), 1).allocations()).isEmpty();
+    assertThat(perGpu(ask("t4-whole", Resources.of(1024, 1).withGpus(1).withGpuModel("T4-16GB"), 1)))
+        .isEqualTo(Map.of("t4/[gpu0]", 1));
+    assertThat(perGpu(ask("any", share(300), 1))).isEqualTo(Map.of("t4/[gpu1:share]", 1));
+  }
+
   @Test
   void badSharesAreRefusedWithTheFieldAndTheValue() {
     assertThatThrownBy(() -> share(1001)).isInstanceOf(InvalidInputException.class).hasMessageContaining("gpuMilli=1001");
