@@ -581,7 +581,9 @@ public final class OpenbPackingBenchmark {
     Map<String, List<Task>> tasksOf = new LinkedHashMap<>();
     Map<String, List<List<Future<RunResult>>>> futuresOf = new LinkedHashMap<>();
     for (String workload : c.workloads()) {
-      List<Task> tasks = readTasks(CsvTable.read(openb.resolve(workload + ".csv")));
+      // A bundled pod list by name, or any file (FILE.csv or FILE) with the same columns.
+      Path list = openb.resolve(workload.endsWith(".csv") ? workload : workload + ".csv");
+      List<Task> tasks = readTasks(CsvTable.read(list));
       tasksOf.put(workload, tasks);
       List<List<Future<RunResult>>> futures = new ArrayList<>();
       for (Variant v : variants) {

@@ -37,24 +37,6 @@ import java.util.TreeSet;
  */
 public final class ClusterState {
 
-  // Hand-written rather than Comparator.comparing chains: these run on every placement, in every TreeSet step.
-  // Free MIG slices come second so that a container without GPUs goes where no GPU capacity is left to strand (a
-  // CPU-only node, or GPUs all in use) even when every GPU is in MIG mode, where free whole GPUs are 0 everywhere.
-  private static final Comparator<NodeState> BY_FREE_CAPACITY = (a, b) -> {
-    if (a.freeWholeGpus != b.freeWholeGpus) {
-      return Integer.compare(a.freeWholeGpus, b.freeWholeGpus);
-    }
-    if (a.freeMigSlices != b.freeMigSlices) {
-      return Integer.compare(a.freeMigSlices, b.freeMigSlices);
-    }
-    if (a.freeMemoryMb != b.freeMemoryMb) {
-      return Long.compare(a.freeMemoryMb, b.freeMemoryMb);
-    }
-    if (a.freeVcores != b.freeVcores) {
-      return Integer.compare(a.freeVcores, b.freeVcores);
-    }
-    return Integer.compare(a.seq, b.seq);
-  };
   private static final Comparator<NodeState> BY_FREE_MIG = (a, b) -> a.freeMigSlices != b.freeMigSlices
       ? Integer.compare(a.freeMigSlices, b.freeMigSlices) : Integer.compare(a.seq, b.seq);
 
@@ -64,16 +46,7 @@ public final class ClusterState {
   /** Subtrees by path, each level's in first-seen order. */
   private final Map<String, Subtree> subtrees = new LinkedHashMap<>();
   private final Map<RequestRef, Reservation> reservations = new LinkedHashMap<>();
-  private final TreeSet<NodeState> all = new TreeSet<>(BY_FREE_CAPACITY);
-  /**
-   * Per GPU model, kept only once a second model registers: with one model it would hold what {@code all} holds
-   * (less CPU-only nodes, which a GPU request never reaches), at the price of a second ordered-set update per start
-   * and end.
-   */
-  private final Map<String, TreeSet<NodeState>> byModel = new HashMap<>();
-  /** GPU nodes per model name, ever registered and still here. */
-  private final Map<String, Integer> gpuNodesByModel = new HashMap<>();
-  private boolean indexedByModel;
+  private final FreeCapacityIndex free = new FreeCapacityIndex();
   private final Map<String, TreeSet<NodeState>> byMigProfile = new HashMap<>();
   private final Map<NodeState, Set<String>> migIndexed = new HashMap<>();
   private final NodeShapes shapes = new NodeShapes();
@@ -146,16 +119,7 @@ public final class ClusterState {
       migNodes.add(state);
     }
     shares.nodeAdded(state);
-    GpuModel nodeModel = node.gpuModel();
-    if (nodeModel != null && gpuNodesByModel.merge(nodeModel.name(), 1, Integer::sum) == 1
-        && gpuNodesByModel.size() > 1 && !indexedByModel) {
-      indexedByModel = true;
-      for (NodeState indexed : all) {
-        if (indexed.node.gpuModel() != null) {
-          byModel.computeIfAbsent(indexed.node.gpuModel().name(), k -> new TreeSet<>(BY_FREE_CAPACITY)).add(indexed);
-        }
-      }
-    }
+    free.registered(state);
     index(state);
     shapes.add(node);
     capacity = capacity.plus(node.capacity());
@@ -185,9 +149,7 @@ public final class ClusterState {
     }
     migNodes.remove(state);
     shares.nodeRemoved(state);
-    if (state.node.gpuModel() != null) {
-      gpuNodesByModel.computeIfPresent(state.node.gpuModel().name(), (k, v) -> v == 1 ? null : v - 1);
-    }
+    free.unregistered(state);
     inFlight.values().removeIf(n -> n == state);
     shapes.remove(state.node);
     capacity = capacity.minus(state.node.capacity());
@@ -268,10 +230,10 @@ public final class ClusterState {
   private Placement findWholeByFragmentation(Resources shape) {
     List<NodeState> options = new ArrayList<>();
     if (shape.models().isAny()) {
-      collectWhole(all, shape, options);
+      collectWhole(free.all(), shape, options);
     } else {
       for (String model : shape.models().names()) {
-        TreeSet<NodeState> set = modelIndex(model);
+        TreeSet<NodeState> set = free.ofModel(model);
         if (set != null) {
           collectWhole(set, shape, options);
         }
@@ -283,14 +245,6 @@ public final class ClusterState {
     }
     List<GpuSlot> gpus = shape.gpus() == 0 ? List.of() : best.chooseWholeGpus(shape.gpus());
     return new Placement(best.id(), gpus, shape.baseVector());
-  }
-
-  /** The index to search for nodes of one GPU model: {@code all} while the cluster has one model. */
-  private TreeSet<NodeState> modelIndex(String model) {
-    if (indexedByModel) {
-      return byModel.get(model);
-    }
-    return gpuNodesByModel.containsKey(model) ? all : null;
   }
 
   /** The first nodes of the index, in best-fit order, that hold the container now. */
@@ -331,15 +285,15 @@ public final class ClusterState {
 
   private Placement findWhole(Resources shape) {
     if (shape.models().isAny()) {
-      return findWholeIn(all, shape);
+      return findWholeIn(free.all(), shape);
     }
     // "One of" several models: the best fit within each model's nodes, then the best of those.
     Placement best = null;
     NodeState bestNode = null;
     for (String model : shape.models().names()) {
-      TreeSet<NodeState> set = modelIndex(model);
+      TreeSet<NodeState> set = free.ofModel(model);
       Placement p = set == null ? null : findWholeIn(set, shape);
-      if (p != null && (bestNode == null || BY_FREE_CAPACITY.compare(nodes.get(p.nodeId()), bestNode) < 0)) {
+      if (p != null && (bestNode == null || FreeCapacityIndex.BY_FREE_CAPACITY.compare(nodes.get(p.nodeId()), bestNode) < 0)) {
         best = p;
         bestNode = nodes.get(p.nodeId());
       }
@@ -629,13 +583,10 @@ public final class ClusterState {
     if (state.reservation != null) {
       return; // Reserved nodes are out of the general search; their gang and backfill look them up directly.
     }
-    all.add(state);
+    free.add(state);
     shares.index(state);
     GpuModel model = state.node.gpuModel();
     if (model != null) {
-      if (indexedByModel) {
-        byModel.computeIfAbsent(model.name(), k -> new TreeSet<>(BY_FREE_CAPACITY)).add(state);
-      }
       if (state.hasMigGpus()) {
         Set<String> placeable = new LinkedHashSet<>();
         for (MigProfile p : model.profiles()) {
@@ -650,13 +601,10 @@ public final class ClusterState {
   }
 
   private void unindex(NodeState state) {
-    all.remove(state);
+    free.remove(state);
     shares.unindex(state);
     GpuModel model = state.node.gpuModel();
     if (model != null) {
-      if (indexedByModel) {
-        byModel.get(model.name()).remove(state);
-      }
       Set<String> placeable = migIndexed.remove(state);
       if (placeable != null) {
         for (String profile : placeable) {

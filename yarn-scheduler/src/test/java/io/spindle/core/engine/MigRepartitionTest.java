@@ -75,6 +75,25 @@ class MigRepartitionTest {
     return engine.cycle(List.of());
   }
 
+  /**
+   * A small instance that needs a fresh GPU opens it on the node with the fewest idle GPUs, whatever its model: taking
+   * the first model with any option broke the first-registered 8-GPU node while a 2-GPU node of another model was
+   * idle, which is why MIG placed fewer multi-GPU tasks than whole GPUs on OpenB lists with many of them.
+   */
+  @Test
+  void aFreshGpuForASmallInstanceComesFromTheNodeWithFewestIdleGpusOfAnyModel() {
+    io.spindle.core.model.GpuModel a100 = CATALOG.require("model", "A100-80GB");
+    List<Gpu> eight = new ArrayList<>();
+    for (int i = 0; i < 8; i++) {
+      eight.add(Gpu.mig(i, a100, 0, MigLayout.empty(a100)));
+    }
+    engine.cycle(List.of(new NodeAdded(new Node(NodeId.of("a100x8"), "/r1", 512_000, 64, eight)),
+        new NodeAdded(migNode("h100x2", 512_000, 64, MigLayout.empty(H100), MigLayout.empty(H100)))));
+    CycleResult r = engine.cycle(List.of(new AppSubmitted(AppId.of("small"), "a", "u", 0),
+        new Demand(AppId.of("small"), "r", mig("1g.10gb", 1), 1)));
+    assertThat(plans(r)).singleElement().satisfies(p -> assertThat(p.nodeId().value()).isEqualTo("h100x2"));
+  }
+
   // ------------------------------------------------------------------ multi-instance containers
 
   @Test
