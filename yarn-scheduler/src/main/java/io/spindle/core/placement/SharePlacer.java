@@ -253,7 +253,8 @@ final class SharePlacer {
   /**
    * Growth of the measure is compared in steps of 5 thousandths of a GPU: candidates within a step count as equal
    * and the tighter fit (the earlier candidate) wins. Exact comparison opens fresh GPUs for gains too small to last.
-   * On OpenB at 100% arrived (default / gpushare40 / multigpu20, 8 candidates): steps of 5 place 95.53 / 94.10 /
+   * On OpenB at 100% arrived (default / gpushare40 / multigpu20, 8 candidates, before candidates were one per node
+   * and room): steps of 5 place 95.53 / 94.10 /
    * 95.79%, 10: 95.53 / 94.08 / 95.76%, 20: 95.49 / 94.09 / 95.74%; with 16 candidates exact comparison placed
    * less than 20 before CPU was counted in the measure.
    */
