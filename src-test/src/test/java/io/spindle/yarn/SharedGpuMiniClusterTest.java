@@ -121,6 +121,31 @@ class SharedGpuMiniClusterTest {
         .stream().allMatch(u -> u.shares() == 0));
   }
 
+  /**
+   * A share of GPU memory alone reaches its NodeManager with the compute it holds: the NodeManager's shared-GPU plugin
+   * serves nvidia.com/gpu-milli, so without it the container would get no GPU.
+   */
+  @Test
+  void aMemoryOnlyShareCarriesTheComputeItHolds() throws Exception {
+    io.spindle.core.model.GpuModel model = spindle().status().nodes().get(0).node().gpus().get(0).model();
+    long expected = io.spindle.core.model.Resources.of(512, 1)
+        .withShare(0, 20_480, io.spindle.core.model.GpuIsolation.ANY).shareMilli(model);
+    ApplicationId app = UnmanagedAm.submit(client, "memory-share", "a", Set.of());
+    try (UnmanagedAm am = UnmanagedAm.register(client, conf, app)) {
+      Resource ask = Resource.newInstance(512, 1);
+      ask.setResourceValue(GPU_MEMORY_MB, 20_480);
+      am.ask(1, ask);
+      assertThat(am.awaitHeld(1, Duration.ofSeconds(30))).isEqualTo(1);
+      Container held = am.held().get(0);
+      assertThat(held.getResource().getResourceValue(GPU_MILLI)).isPositive().isEqualTo(expected);
+      assertThat(held.getResource().getResourceValue(GPU_MEMORY_MB)).isEqualTo(20_480);
+      SchedulerNode node = cluster.getResourceManager().getResourceScheduler().getSchedulerNode(held.getNodeId());
+      assertThat(node.getAllocatedResource().getResourceValue(GPU_MILLI)).isEqualTo(expected);
+    }
+    MiniClusterSupport.await(Duration.ofSeconds(30), () -> spindle().status().nodes().get(0).shares().values()
+        .stream().allMatch(u -> u.shares() == 0));
+  }
+
   @Test
   void moreThanOneGpuInAShareIsRefusedWithTheResource() throws Exception {
     assertThat(refused(Set.of(), gpuShare(1500)))

@@ -177,8 +177,10 @@ final class DecisionApplier {
     }
     ContainerId containerId = BuilderUtils.newContainerId(attempt.getApplicationAttemptId(),
         attempt.getNewContainerId());
+    io.spindle.core.model.GpuModel shareGpu = a.shape().wantsShare() && !a.gpus().isEmpty()
+        ? inventory.gpuModel(node.getNodeID(), a.gpus().get(0).gpuIndex()) : null;
     Container container = BuilderUtils.newContainer(containerId, node.getNodeID(), node.getHttpAddress(),
-        GpuAskShapes.containerResource(ask.capability(), a.shape()), ask.key().getPriority(), null,
+        GpuAskShapes.containerResource(ask.capability(), a.shape(), shareGpu), ask.key().getPriority(), null,
         ask.key().getAllocationRequestId());
     RMContainer rmContainer;
     synchronized (locks.queueMetrics) {

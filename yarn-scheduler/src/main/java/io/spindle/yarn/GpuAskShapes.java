@@ -103,16 +103,31 @@ final class GpuAskShapes {
   }
 
   /**
-   * What a container placed for {@code shape} carries to its NodeManager: the ask itself, except for a share turned
-   * into a MIG instance ({@code isolation=mig}), which carries the instance's resource instead of the share's. The
-   * NodeManager's MIG plugin then hands it the instance, and YARN's node accounting takes the instance off the node
-   * that advertised it. Where the cluster does not declare the profile's resource type, the ask is kept.
+   * What a container placed for {@code shape} carries to its NodeManager: the ask itself, except for
+   * <ul>
+   *   <li>a share turned into a MIG instance ({@code isolation=mig}), which carries the instance's resource instead of
+   *       the share's. The NodeManager's MIG plugin then hands it the instance, and YARN's node accounting takes the
+   *       instance off the node that advertised it;
+   *   <li>a share of GPU memory alone ({@code nvidia.com/gpu-mem-mb} without {@code nvidia.com/gpu-milli}), which also
+   *       carries the compute it holds on {@code shareGpu}'s model ({@code Resources.shareMilli}): the NodeManager's
+   *       shared-GPU plugin is asked only for {@code nvidia.com/gpu-milli}, so without it the container would get no
+   *       GPU, and YARN's accounting takes that compute off the node as Spindle does.
+   * </ul>
+   * Where the cluster does not declare the resource type, the ask is kept.
+   *
+   * @param shareGpu the model of the GPU a share was placed on; {@code null} for other containers
    */
-  static Resource containerResource(Resource asked, Resources shape) {
-    if (!shape.wantsMig()) {
-      return asked;
-    }
+  static Resource containerResource(Resource asked, Resources shape, GpuModel shareGpu) {
     try {
+      if (shape.wantsShare() && shape.gpuMilli() == 0 && shareGpu != null
+          && asked.getResourceValue(GpuResourceNames.GPU_MILLI) == 0) {
+        Resource r = Resource.newInstance(asked);
+        r.setResourceValue(GpuResourceNames.GPU_MILLI, shape.shareMilli(shareGpu));
+        return r;
+      }
+      if (!shape.wantsMig()) {
+        return asked;
+      }
       Resource r = Resource.newInstance(asked);
       boolean share = false;
       for (ResourceInformation info : asked.getResources()) {

@@ -232,6 +232,12 @@ final class NodeInventory {
    * node that does not report to ZooKeeper, or a scheduler without ZooKeeper: those nodes choose by the scheduler's
    * rule themselves.
    */
+  /** The model of a registered node's GPU, {@code null} if either is unknown. */
+  synchronized io.spindle.core.model.GpuModel gpuModel(NodeId id, int gpuIndex) {
+    GpuExchange state = gpus.getOrDefault(id, Map.of()).get(gpuIndex);
+    return state == null ? null : state.gpu.model();
+  }
+
   synchronized void shareAllocated(ContainerId container, Decision.Allocate a) {
     if (exchange == null) {
       return;

@@ -138,14 +138,30 @@ class GpuSharesAdapterTest {
   @Test
   void aMigShareCarriesTheInstancesResourceToItsNode() {
     Resource asked = ask(Map.of("nvidia.com/gpu-milli", 250L));
-    Resource carried = GpuAskShapes.containerResource(asked, Resources.of(1024, 1).withMig("2g.20gb", 1));
+    Resource carried = GpuAskShapes.containerResource(asked, Resources.of(1024, 1).withMig("2g.20gb", 1), null);
     assertThat(carried.getResourceValue("nvidia.com/mig-2g.20gb")).isEqualTo(1);
     assertThat(carried.getResourceValue("nvidia.com/gpu-milli")).isZero();
     assertThat(carried.getMemorySize()).isEqualTo(1024);
     // A profile the cluster does not declare: the ask as it was.
-    assertThat(GpuAskShapes.containerResource(asked, Resources.of(1024, 1).withMig("7g.80gb", 1))).isSameAs(asked);
+    assertThat(GpuAskShapes.containerResource(asked, Resources.of(1024, 1).withMig("7g.80gb", 1), null)).isSameAs(asked);
     Resources share = Resources.of(1024, 1).withShare(250, 0, GpuIsolation.ANY);
-    assertThat(GpuAskShapes.containerResource(asked, share)).isSameAs(asked);
+    assertThat(GpuAskShapes.containerResource(asked, share, null)).isSameAs(asked);
+  }
+
+  /** The NodeManager's shared-GPU plugin serves nvidia.com/gpu-milli only: a memory share carries the compute it holds. */
+  @Test
+  void aMemoryOnlyShareCarriesTheComputeItHoldsToItsNode() {
+    Resource asked = ask(Map.of("nvidia.com/gpu-mem-mb", 12_000L));
+    Resources share = Resources.of(1024, 1).withShare(0, 12_000, GpuIsolation.ANY);
+    io.spindle.core.model.GpuModel l40s = io.spindle.core.model.GpuModelCatalog.builtIn().require("model", "L40S-48GB");
+    Resource carried = GpuAskShapes.containerResource(asked, share, l40s);
+    assertThat(carried.getResourceValue("nvidia.com/gpu-milli")).isEqualTo(share.shareMilli(l40s)).isEqualTo(245);
+    assertThat(carried.getResourceValue("nvidia.com/gpu-mem-mb")).isEqualTo(12_000);
+    assertThat(carried.getMemorySize()).isEqualTo(1024);
+    assertThat(asked.getResourceValue("nvidia.com/gpu-milli")).as("the ask is not changed").isZero();
+    Resource withCompute = ask(Map.of("nvidia.com/gpu-milli", 100L, "nvidia.com/gpu-mem-mb", 12_000L));
+    assertThat(GpuAskShapes.containerResource(withCompute, Resources.of(1024, 1).withShare(100, 12_000,
+        GpuIsolation.ANY), l40s)).isSameAs(withCompute);
   }
 
   @Test
