@@ -226,18 +226,18 @@ final class NodeInventory {
     return Optional.empty();
   }
 
-  /**
-   * Tells the node which GPU a share container got ({@code <root>/nodes/<node>/shares/<container>}), so its device
-   * plugin hands out that GPU rather than working the choice out again. Nothing for a container without a share, a
-   * node that does not report to ZooKeeper, or a scheduler without ZooKeeper: those nodes choose by the scheduler's
-   * rule themselves.
-   */
   /** The model of a registered node's GPU, {@code null} if either is unknown. */
   synchronized io.spindle.core.model.GpuModel gpuModel(NodeId id, int gpuIndex) {
     GpuExchange state = gpus.getOrDefault(id, Map.of()).get(gpuIndex);
     return state == null ? null : state.gpu.model();
   }
 
+  /**
+   * Tells the node which GPU a share container got ({@code <root>/nodes/<node>/shares/<container>}), so its device
+   * plugin hands out that GPU rather than working the choice out again. Nothing for a container without a share, a
+   * node that does not report to ZooKeeper, or a scheduler without ZooKeeper: those nodes choose by the scheduler's
+   * rule themselves.
+   */
   synchronized void shareAllocated(ContainerId container, Decision.Allocate a) {
     if (exchange == null) {
       return;
