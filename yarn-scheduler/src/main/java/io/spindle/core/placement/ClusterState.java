@@ -37,6 +37,24 @@ import java.util.TreeSet;
  */
 public final class ClusterState {
 
+  // Hand-written rather than Comparator.comparing chains: these run on every placement, in every TreeSet step.
+  // Free MIG slices come second so that a container without GPUs goes where no GPU capacity is left to strand (a
+  // CPU-only node, or GPUs all in use) even when every GPU is in MIG mode, where free whole GPUs are 0 everywhere.
+  private static final Comparator<NodeState> BY_FREE_CAPACITY = (a, b) -> {
+    if (a.freeWholeGpus != b.freeWholeGpus) {
+      return Integer.compare(a.freeWholeGpus, b.freeWholeGpus);
+    }
+    if (a.freeMigSlices != b.freeMigSlices) {
+      return Integer.compare(a.freeMigSlices, b.freeMigSlices);
+    }
+    if (a.freeMemoryMb != b.freeMemoryMb) {
+      return Long.compare(a.freeMemoryMb, b.freeMemoryMb);
+    }
+    if (a.freeVcores != b.freeVcores) {
+      return Integer.compare(a.freeVcores, b.freeVcores);
+    }
+    return Integer.compare(a.seq, b.seq);
+  };
   private static final Comparator<NodeState> BY_FREE_MIG = (a, b) -> a.freeMigSlices != b.freeMigSlices
       ? Integer.compare(a.freeMigSlices, b.freeMigSlices) : Integer.compare(a.seq, b.seq);
 
@@ -46,7 +64,8 @@ public final class ClusterState {
   /** Subtrees by path, each level's in first-seen order. */
   private final Map<String, Subtree> subtrees = new LinkedHashMap<>();
   private final Map<RequestRef, Reservation> reservations = new LinkedHashMap<>();
-  private final FreeCapacityIndex free = new FreeCapacityIndex();
+  /** Whole-GPU and CPU-only containers' best fit: nodes by free capacity. */
+  private final PerModelIndex<NodeState> free = new PerModelIndex<>(BY_FREE_CAPACITY, ClusterState::modelName);
   private final Map<String, TreeSet<NodeState>> byMigProfile = new HashMap<>();
   private final Map<NodeState, Set<String>> migIndexed = new HashMap<>();
   private final NodeShapes shapes = new NodeShapes();
@@ -119,7 +138,7 @@ public final class ClusterState {
       migNodes.add(state);
     }
     shares.nodeAdded(state);
-    free.registered(state);
+    free.registered(modelName(state), 1);
     index(state);
     shapes.add(node);
     capacity = capacity.plus(node.capacity());
@@ -149,7 +168,7 @@ public final class ClusterState {
     }
     migNodes.remove(state);
     shares.nodeRemoved(state);
-    free.unregistered(state);
+    free.unregistered(modelName(state), 1);
     inFlight.values().removeIf(n -> n == state);
     shapes.remove(state.node);
     capacity = capacity.minus(state.node.capacity());
@@ -293,7 +312,7 @@ public final class ClusterState {
     for (String model : shape.models().names()) {
       TreeSet<NodeState> set = free.ofModel(model);
       Placement p = set == null ? null : findWholeIn(set, shape);
-      if (p != null && (bestNode == null || FreeCapacityIndex.BY_FREE_CAPACITY.compare(nodes.get(p.nodeId()), bestNode) < 0)) {
+      if (p != null && (bestNode == null || BY_FREE_CAPACITY.compare(nodes.get(p.nodeId()), bestNode) < 0)) {
         best = p;
         bestNode = nodes.get(p.nodeId());
       }
@@ -614,6 +633,10 @@ public final class ClusterState {
     }
   }
 
+
+  private static String modelName(NodeState n) {
+    return n.node.gpuModel() == null ? null : n.node.gpuModel().name();
+  }
 
   private static NodeState probe(int freeWholeGpus, int freeMigSlices, long freeMemoryMb) {
     return NodeState.probe(freeWholeGpus, freeMigSlices, freeMemoryMb);

@@ -270,7 +270,6 @@ final class MigPlanningPass {
     Map<MigLayout, Option> inPass = new LinkedHashMap<>();
     Map<MigLayout, Option> busy = new LinkedHashMap<>();
     Map<MigLayout, Option> idle = new LinkedHashMap<>();
-    Map<NodeState, Integer> idleGpus = new HashMap<>();
     for (NodeState node : nodes) {
       if (!node.node.gpuModel().sameModel(model) || !eligible(node, shape)) {
         continue;
@@ -279,7 +278,6 @@ final class MigPlanningPass {
       for (MigGpuState gpu : node.migGpus()) {
         idleHere += gpu.inUse().isEmpty() && !planned.containsKey(gpu) ? 1 : 0;
       }
-      idleGpus.put(node, idleHere);
       for (MigGpuState gpu : node.migGpus()) {
         Target t = planned.get(gpu);
         if (t != null) {
@@ -290,7 +288,7 @@ final class MigPlanningPass {
           Option o = new Option(node, gpu, null, gpu.configured(), 0,
               gpu.inUse().isEmpty() ? IDLE + idleHere : BUSY + idleHere);
           (gpu.inUse().isEmpty() ? idle : busy).merge(gpu.configured(), o,
-              (kept, next) -> idleGpus.get(next.node()) < idleGpus.get(kept.node()) ? next : kept);
+              (kept, next) -> next.rank() < kept.rank() ? next : kept); // Fewer idle GPUs on its node.
         }
       }
     }

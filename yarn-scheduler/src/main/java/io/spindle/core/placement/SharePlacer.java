@@ -5,10 +5,8 @@ import io.spindle.core.model.ResourceVector;
 import io.spindle.core.model.Resources;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 
@@ -37,12 +35,7 @@ final class SharePlacer {
     return Integer.compare(a.position, b.position);
   };
 
-  private final TreeSet<SharedGpu> all = new TreeSet<>(BY_FREE_COMPUTE);
-  /** Per model, kept only once shared GPUs of a second model register (with one it would repeat {@code all}). */
-  private final Map<String, TreeSet<SharedGpu>> byModel = new HashMap<>();
-  /** Shared GPUs per model name. */
-  private final Map<String, Integer> gpusByModel = new HashMap<>();
-  private boolean indexedByModel;
+  private final PerModelIndex<SharedGpu> byFree = new PerModelIndex<>(BY_FREE_COMPUTE, g -> g.gpu.model().name());
   private final GpuDemandMix mix;
   private final FragmentationScore scratch = new FragmentationScore();
   private final int candidates;
@@ -72,20 +65,14 @@ final class SharePlacer {
   void nodeAdded(NodeState n) {
     sharedGpus += n.sharedGpus().size();
     for (SharedGpu g : n.sharedGpus()) {
-      gpusByModel.merge(g.gpu.model().name(), 1, Integer::sum);
-    }
-    if (gpusByModel.size() > 1 && !indexedByModel) {
-      indexedByModel = true;
-      for (SharedGpu g : all) {
-        byModel.computeIfAbsent(g.gpu.model().name(), k -> new TreeSet<>(BY_FREE_COMPUTE)).add(g);
-      }
+      byFree.registered(g.gpu.model().name(), 1);
     }
   }
 
   void nodeRemoved(NodeState n) {
     sharedGpus -= n.sharedGpus().size();
     for (SharedGpu g : n.sharedGpus()) {
-      gpusByModel.computeIfPresent(g.gpu.model().name(), (k, v) -> v == 1 ? null : v - 1);
+      byFree.unregistered(g.gpu.model().name(), 1);
     }
   }
 
@@ -104,10 +91,7 @@ final class SharePlacer {
       }
       g.indexedFree = now;
       if (now > 0) {
-        all.add(g);
-        if (indexedByModel) {
-          byModel.computeIfAbsent(g.gpu.model().name(), k -> new TreeSet<>(BY_FREE_COMPUTE)).add(g);
-        }
+        byFree.add(g);
         g.indexed = true;
       }
     }
@@ -129,10 +113,7 @@ final class SharePlacer {
   }
 
   private void drop(SharedGpu g) {
-    all.remove(g);
-    if (indexedByModel) {
-      byModel.get(g.gpu.model().name()).remove(g);
-    }
+    byFree.remove(g);
     g.indexed = false;
   }
 
@@ -148,10 +129,10 @@ final class SharePlacer {
     Set<SharedGpu> seen = new java.util.HashSet<>();
     SharedGpu probe = probe(Math.max(1, shape.gpuMilli()));
     if (shape.models().isAny()) {
-      collect(all, probe, shape, options, seen);
+      collect(byFree.all(), probe, shape, options, seen);
     } else {
       for (String model : shape.models().names()) {
-        TreeSet<SharedGpu> set = indexedByModel ? byModel.get(model) : gpusByModel.containsKey(model) ? all : null;
+        TreeSet<SharedGpu> set = byFree.ofModel(model);
         if (set != null) {
           collect(set, probe, shape, options, seen);
         }
