@@ -117,7 +117,7 @@ final class Admission {
     if (app == null) {
       return;
     }
-    for (long id : new ArrayList<>(app.allocations)) {
+    for (long id : app.allocations.ids()) {
       state.release(id);
     }
     state.removeApp(appId);

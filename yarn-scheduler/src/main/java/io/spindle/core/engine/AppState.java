@@ -30,7 +30,7 @@ final class AppState {
   final long seq;
   QueueState leaf;
   final Map<String, DemandState> demands = new LinkedHashMap<>();
-  final Set<Long> allocations = new LinkedHashSet<>();
+  final AllocationList allocations = AllocationList.ofApp();
   ResourceVector usage = ResourceVector.ZERO;
 
   AppState(AppId id, QueueState leaf, String user, int priority, long submitTimeMillis, long seq) {

@@ -156,7 +156,7 @@ public final class Engine {
       }
       admission.limitsChanged();
       List<GangRun> torn = new ArrayList<>();
-      for (long id : new ArrayList<>(state.onNode(e.nodeId()))) {
+      for (long id : state.onNode(e.nodeId())) {
         GangRun run = gangRuns.lost(id);
         if (run != null) {
           torn.add(run);

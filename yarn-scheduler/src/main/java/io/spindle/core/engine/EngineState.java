@@ -8,10 +8,12 @@ import io.spindle.core.placement.ClusterState;
 import io.spindle.core.queue.QueueConfig;
 import io.spindle.core.queue.QueueConfigException;
 import io.spindle.core.queue.QueueTree;
+import java.util.AbstractCollection;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.HashMap;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -36,8 +38,31 @@ final class EngineState {
   private final Map<AppId, AppState> apps = new LinkedHashMap<>();
   /** Applications rejected at submission: told why once, their further events change nothing. */
   private final Set<AppId> rejectedApps = new LinkedHashSet<>();
-  private final Map<Long, Allocation> allocations = new HashMap<>();
-  private final Map<NodeId, Set<Long>> allocationsByNode = new HashMap<>();
+  private final Map<Long, AllocationList.Entry> allocations = new HashMap<>();
+  private final Map<NodeId, AllocationList> allocationsByNode = new HashMap<>();
+  /** {@link #allocations}' allocations, in its order. */
+  private final Collection<Allocation> allocationView = new AbstractCollection<>() {
+    @Override
+    public Iterator<Allocation> iterator() {
+      Iterator<AllocationList.Entry> entries = allocations.values().iterator();
+      return new Iterator<>() {
+        @Override
+        public boolean hasNext() {
+          return entries.hasNext();
+        }
+
+        @Override
+        public Allocation next() {
+          return entries.next().allocation;
+        }
+      };
+    }
+
+    @Override
+    public int size() {
+      return allocations.size();
+    }
+  };
   /** Told of every release, after the state has forgotten the allocation (gang runs, preemption units). */
   private final List<LongConsumer> releaseListeners = new ArrayList<>();
   private long nextAllocationId = 1;
@@ -104,7 +129,7 @@ final class EngineState {
     for (AppState app : apps.values()) {
       app.leaf = states.get(app.leaf.path());
       for (long id : app.allocations) {
-        Allocation a = allocations.get(id);
+        Allocation a = allocation(id);
         chargeQueues(app, a.shape().partition(), a.placement().charge());
       }
       for (DemandState d : app.demands.values()) {
@@ -198,14 +223,15 @@ final class EngineState {
   }
 
   Allocation allocation(long id) {
-    return allocations.get(id);
+    AllocationList.Entry e = allocations.get(id);
+    return e == null ? null : e.allocation;
   }
 
   /** What these allocations are charged now; ids already released count nothing. */
   ResourceVector chargeOf(Collection<Long> allocationIds) {
     ResourceVector sum = ResourceVector.ZERO;
     for (long id : allocationIds) {
-      Allocation a = allocations.get(id);
+      Allocation a = allocation(id);
       if (a != null) {
         sum = sum.plus(a.placement().charge());
       }
@@ -218,16 +244,17 @@ final class EngineState {
   }
 
   Collection<Allocation> allocations() {
-    return Collections.unmodifiableCollection(allocations.values());
+    return allocationView;
   }
 
   int allocationCount() {
     return allocations.size();
   }
 
-  /** The allocations on a node, in the order they were made there. */
-  Set<Long> onNode(NodeId nodeId) {
-    return allocationsByNode.getOrDefault(nodeId, Set.of());
+  /** The allocations on a node, in the order they were made there (a copy: callers release while they walk). */
+  List<Long> onNode(NodeId nodeId) {
+    AllocationList on = allocationsByNode.get(nodeId);
+    return on == null ? List.of() : on.ids();
   }
 
   void nodeLeft(NodeId nodeId) {
@@ -236,15 +263,16 @@ final class EngineState {
 
   /** Changes an allocation's declared end (a restore); nothing else of it. */
   void replace(Allocation a) {
-    allocations.put(a.id(), a);
+    allocations.get(a.id()).allocation = a;
   }
 
   /** Commits {@code a} on its node and charges it to its application, its leaf (and parents) and its user. */
   void charge(AppState app, Allocation a) {
     cluster.commit(a.shape(), a.placement());
-    allocations.put(a.id(), a);
-    allocationsByNode.computeIfAbsent(a.placement().nodeId(), k -> new LinkedHashSet<>()).add(a.id());
-    app.allocations.add(a.id());
+    AllocationList.Entry e = new AllocationList.Entry(a);
+    allocations.put(a.id(), e);
+    allocationsByNode.computeIfAbsent(a.placement().nodeId(), k -> AllocationList.ofNode()).add(e);
+    app.allocations.add(e);
     addUsage(app, a.shape().partition(), a.placement().charge());
   }
 
@@ -253,21 +281,18 @@ final class EngineState {
    * it, or {@code null} if it was released already (its node left first): releases are idempotent.
    */
   Allocation release(long allocationId) {
-    Allocation a = allocations.remove(allocationId);
-    if (a == null) {
+    AllocationList.Entry e = allocations.remove(allocationId);
+    if (e == null) {
       return null;
     }
+    Allocation a = e.allocation;
     if (a.endsAtMillis() != Long.MAX_VALUE) {
       durableChanges++;
     }
     cluster.release(a.shape(), a.placement());
-    Set<Long> onNode = allocationsByNode.get(a.placement().nodeId());
-    if (onNode != null) {
-      onNode.remove(allocationId);
-    }
+    e.unlink();
     AppState app = apps.get(a.appId());
     if (app != null) {
-      app.allocations.remove(allocationId);
       addUsage(app, a.shape().partition(), a.placement().charge().times(-1));
     }
     for (LongConsumer listener : releaseListeners) {

@@ -65,7 +65,8 @@ public final class ClusterState {
   private final Map<String, Subtree> subtrees = new LinkedHashMap<>();
   private final Map<RequestRef, Reservation> reservations = new LinkedHashMap<>();
   /** Whole-GPU and CPU-only containers' best fit: nodes by free capacity. */
-  private final PerModelIndex<NodeState> free = new PerModelIndex<>(BY_FREE_CAPACITY, ClusterState::modelName);
+  private final PerModelIndex<NodeState, BestFitIndex> free =
+      new PerModelIndex<>(BestFitIndex::new, ClusterState::modelName);
   private final Map<String, TreeSet<NodeState>> byMigProfile = new HashMap<>();
   private final Map<NodeState, Set<String>> migIndexed = new HashMap<>();
   private final NodeShapes shapes = new NodeShapes();
@@ -252,7 +253,7 @@ public final class ClusterState {
       collectWhole(free.all(), shape, options);
     } else {
       for (String model : shape.models().names()) {
-        TreeSet<NodeState> set = free.ofModel(model);
+        BestFitIndex set = free.ofModel(model);
         if (set != null) {
           collectWhole(set, shape, options);
         }
@@ -267,28 +268,19 @@ public final class ClusterState {
   }
 
   /** The first nodes of the index, in best-fit order, that hold the container now. */
-  private void collectWhole(TreeSet<NodeState> set, Resources shape, List<NodeState> out) {
+  private void collectWhole(BestFitIndex set, Resources shape, List<NodeState> out) {
     walkBestFit(set, shape, out, shares.candidates());
   }
 
   /**
    * Walks the index in best-fit order from the container's size and returns the first node that holds it now;
-   * with {@code out}, also adds the first {@code limit} such nodes to it. A group of (free GPUs, free MIG slices)
-   * whose nodes have too little memory is jumped past, not walked.
+   * with {@code out}, also adds the first {@code limit} such nodes to it.
    */
-  private static NodeState walkBestFit(TreeSet<NodeState> set, Resources shape, List<NodeState> out, int limit) {
+  private static NodeState walkBestFit(BestFitIndex set, Resources shape, List<NodeState> out, int limit) {
     NodeState first = null;
     int seen = 0;
-    int level = shape.gpus();
-    int mig = 0;
-    NodeState candidate = set.ceiling(probe(level, mig, shape.memoryMb()));
-    while (candidate != null && seen < limit) {
-      if (candidate.freeWholeGpus > level || candidate.freeMigSlices > mig) {
-        mig = candidate.freeWholeGpus > level ? 0 : candidate.freeMigSlices;
-        level = candidate.freeWholeGpus;
-        candidate = set.ceiling(probe(level, mig, shape.memoryMb()));
-        continue;
-      }
+    for (Iterator<NodeState> it = set.from(shape.gpus(), shape.memoryMb()); it.hasNext() && seen < limit; ) {
+      NodeState candidate = it.next();
       if (candidate.fitsCpuAndMemory(shape) && (shape.models().isAny() || candidate.node.gpuModel() != null)) {
         first = first == null ? candidate : first;
         if (out == null) {
@@ -297,7 +289,6 @@ public final class ClusterState {
         out.add(candidate);
         seen++;
       }
-      candidate = set.higher(candidate);
     }
     return first;
   }
@@ -310,7 +301,7 @@ public final class ClusterState {
     Placement best = null;
     NodeState bestNode = null;
     for (String model : shape.models().names()) {
-      TreeSet<NodeState> set = free.ofModel(model);
+      BestFitIndex set = free.ofModel(model);
       Placement p = set == null ? null : findWholeIn(set, shape);
       if (p != null && (bestNode == null || BY_FREE_CAPACITY.compare(nodes.get(p.nodeId()), bestNode) < 0)) {
         best = p;
@@ -320,7 +311,7 @@ public final class ClusterState {
     return best;
   }
 
-  private Placement findWholeIn(TreeSet<NodeState> set, Resources shape) {
+  private Placement findWholeIn(BestFitIndex set, Resources shape) {
     NodeState candidate = walkBestFit(set, shape, null, 1);
     if (candidate == null) {
       return null;

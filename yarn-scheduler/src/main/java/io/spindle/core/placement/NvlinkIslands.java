@@ -21,7 +21,7 @@ public final class NvlinkIslands {
    *     {@code count} are free
    */
   public static int[] choose(int[] islandIds, boolean[] free, int count) {
-    int[] ids = Arrays.stream(islandIds).distinct().sorted().toArray();
+    int[] ids = distinctSorted(islandIds);
     int[] freePer = new int[ids.length];
     int totalFree = 0;
     for (int i = 0; i < islandIds.length; i++) {
@@ -57,6 +57,19 @@ public final class NvlinkIslands {
       n = take(ids[largest], islandIds, free, chosen, n, count);
     }
     return chosen;
+  }
+
+  /** Without streams: this runs for every candidate node of every whole-GPU placement. */
+  private static int[] distinctSorted(int[] values) {
+    int[] sorted = values.clone();
+    Arrays.sort(sorted);
+    int n = 0;
+    for (int i = 0; i < sorted.length; i++) {
+      if (i == 0 || sorted[i] != sorted[n - 1]) {
+        sorted[n++] = sorted[i];
+      }
+    }
+    return n == sorted.length ? sorted : Arrays.copyOf(sorted, n);
   }
 
   private static int take(int island, int[] islandIds, boolean[] free, int[] into, int n, int count) {

@@ -1,10 +1,10 @@
 package io.spindle.core.placement;
 
-import java.util.Comparator;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.TreeSet;
 import java.util.function.Function;
+import java.util.function.Supplier;
 
 /**
  * An ordered set of all entries (nodes, shared GPUs) and, once entries of a second GPU model register, one ordered set
@@ -12,21 +12,21 @@ import java.util.function.Function;
  * model's lookup skips) at the price of a second ordered-set update on every start and end, so until then a model's
  * lookups use the set of all.
  */
-final class PerModelIndex<T> {
+final class PerModelIndex<T, S extends Collection<T>> {
 
-  private final Comparator<T> order;
+  private final Supplier<S> newSet;
   /** An entry's GPU model name, {@code null} for none (a CPU-only node). */
   private final Function<T, String> modelOf;
-  private final TreeSet<T> all;
-  private final Map<String, TreeSet<T>> byModel = new HashMap<>();
+  private final S all;
+  private final Map<String, S> byModel = new HashMap<>();
   /** Registered entries per model name. */
   private final Map<String, Integer> registered = new HashMap<>();
   private boolean perModel;
 
-  PerModelIndex(Comparator<T> order, Function<T, String> modelOf) {
-    this.order = order;
+  PerModelIndex(Supplier<S> newSet, Function<T, String> modelOf) {
+    this.newSet = newSet;
     this.modelOf = modelOf;
-    this.all = new TreeSet<>(order);
+    this.all = newSet.get();
   }
 
   /** {@code count} entries of the model registered (before they are first added). */
@@ -40,7 +40,7 @@ final class PerModelIndex<T> {
       for (T indexed : all) {
         String m = modelOf.apply(indexed);
         if (m != null) {
-          byModel.computeIfAbsent(m, k -> new TreeSet<>(order)).add(indexed);
+          byModel.computeIfAbsent(m, k -> newSet.get()).add(indexed);
         }
       }
     }
@@ -57,7 +57,7 @@ final class PerModelIndex<T> {
     all.add(entry);
     String m = modelOf.apply(entry);
     if (perModel && m != null) {
-      byModel.computeIfAbsent(m, k -> new TreeSet<>(order)).add(entry);
+      byModel.computeIfAbsent(m, k -> newSet.get()).add(entry);
     }
   }
 
@@ -69,12 +69,12 @@ final class PerModelIndex<T> {
     }
   }
 
-  TreeSet<T> all() {
+  S all() {
     return all;
   }
 
   /** Where to search for entries of one GPU model, {@code null} if none registered. */
-  TreeSet<T> ofModel(String model) {
+  S ofModel(String model) {
     if (perModel) {
       return byModel.get(model);
     }

@@ -4,17 +4,16 @@ import io.spindle.core.model.GpuModel;
 import io.spindle.core.model.ResourceVector;
 import io.spindle.core.model.Resources;
 import java.util.ArrayList;
-import java.util.Comparator;
+import java.util.Iterator;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.TreeSet;
 
 /**
  * Places containers on clusters with GPUs in a sharing mode, fragmentation first.
  *
- * <p>Shares are found through an index of shared GPUs ordered by free compute: a ceiling lookup at the share's size
- * lands on the GPUs it fits most tightly, and the first {@code candidates} distinct nodes from there (with the
+ * <p>Shares are found through an index of shared GPUs ordered by free compute ({@link FreeComputeIndex}): a walk
+ * from the share's size starts at the GPUs it fits most tightly, and the first {@code candidates} distinct nodes from there (with the
  * CPU, memory, partition and isolation the share needs) are the candidates — never a scan of the cluster. Whole-GPU
  * and CPU-only containers get their candidates from {@link ClusterState}'s best-fit index. Among the candidates the
  * container goes where {@link FragmentationScore} grows least for the recent demand mix; ties go to the earlier
@@ -22,20 +21,12 @@ import java.util.TreeSet;
  */
 final class SharePlacer {
 
-  /** By the free compute a GPU had when indexed (probes: their own), then node, then position: a total order. */
-  private static final Comparator<SharedGpu> BY_FREE_COMPUTE = (a, b) -> {
-    if (a.indexedFree != b.indexedFree) {
-      return Integer.compare(a.indexedFree, b.indexedFree);
-    }
-    int sa = a.node == null ? Integer.MIN_VALUE : a.node.seq;
-    int sb = b.node == null ? Integer.MIN_VALUE : b.node.seq;
-    if (sa != sb) {
-      return Integer.compare(sa, sb);
-    }
-    return Integer.compare(a.position, b.position);
-  };
-
-  private final PerModelIndex<SharedGpu> byFree = new PerModelIndex<>(BY_FREE_COMPUTE, g -> g.gpu.model().name());
+  private final PerModelIndex<SharedGpu, FreeComputeIndex> byFree =
+      new PerModelIndex<>(() -> new FreeComputeIndex(this::inSlot), g -> g.gpu.model().name());
+  /** Shared GPUs by slot; a GPU that leaves frees its slot for the next to register. */
+  private SharedGpu[] slots = new SharedGpu[64];
+  private final FreeComputeIndex.SlotBitmap freeSlots = new FreeComputeIndex.SlotBitmap();
+  private int slotsUsed;
   private final GpuDemandMix mix;
   private final FragmentationScore scratch = new FragmentationScore();
   private final int candidates;
@@ -65,6 +56,8 @@ final class SharePlacer {
   void nodeAdded(NodeState n) {
     sharedGpus += n.sharedGpus().size();
     for (SharedGpu g : n.sharedGpus()) {
+      g.slot = takeSlot();
+      slots[g.slot] = g;
       byFree.registered(g.gpu.model().name(), 1);
     }
   }
@@ -73,7 +66,26 @@ final class SharePlacer {
     sharedGpus -= n.sharedGpus().size();
     for (SharedGpu g : n.sharedGpus()) {
       byFree.unregistered(g.gpu.model().name(), 1);
+      slots[g.slot] = null;
+      freeSlots.set(g.slot);
     }
+  }
+
+  /** The lowest free slot: slots are reused, so the index's bitmaps stay as large as the cluster, not its history. */
+  private int takeSlot() {
+    int slot = freeSlots.next(0);
+    if (slot >= 0) {
+      freeSlots.clear(slot);
+      return slot;
+    }
+    if (slotsUsed == slots.length) {
+      slots = java.util.Arrays.copyOf(slots, slots.length * 2);
+    }
+    return slotsUsed++;
+  }
+
+  private SharedGpu inSlot(int slot) {
+    return slots[slot];
   }
 
   /**
@@ -127,14 +139,14 @@ final class SharePlacer {
   Placement findShare(Resources shape) {
     List<SharedGpu> options = new ArrayList<>();
     Set<SharedGpu> seen = new java.util.HashSet<>();
-    SharedGpu probe = probe(Math.max(1, shape.gpuMilli()));
+    int minFree = Math.max(1, shape.gpuMilli());
     if (shape.models().isAny()) {
-      collect(byFree.all(), probe, shape, options, seen);
+      collect(byFree.all(), minFree, shape, options, seen);
     } else {
       for (String model : shape.models().names()) {
-        TreeSet<SharedGpu> set = byFree.ofModel(model);
+        FreeComputeIndex set = byFree.ofModel(model);
         if (set != null) {
-          collect(set, probe, shape, options, seen);
+          collect(set, minFree, shape, options, seen);
         }
       }
     }
@@ -146,14 +158,12 @@ final class SharePlacer {
         charge(shape, best.gpu.model()));
   }
 
-  private void collect(TreeSet<SharedGpu> set, SharedGpu probe, Resources shape, List<SharedGpu> out,
+  private void collect(FreeComputeIndex set, int minFree, Resources shape, List<SharedGpu> out,
       Set<SharedGpu> seen) {
     int taken = 0;
     SharedGpu last = null;
-    for (SharedGpu g : set.tailSet(probe, true)) {
-      if (taken >= candidates) {
-        return;
-      }
+    for (Iterator<SharedGpu> it = set.from(minFree); it.hasNext() && taken < candidates; ) {
+      SharedGpu g = it.next();
       if (last != null && last.node == g.node && last.indexedFree == g.indexedFree) {
         continue; // The same choice as the last candidate: GPUs of one node with the same room.
       }
@@ -248,9 +258,5 @@ final class SharePlacer {
   /** What one share costs on a GPU of the model: the container's CPU and memory and the share's GPU-equivalents. */
   static ResourceVector charge(Resources shape, GpuModel model) {
     return shape.baseVector().plus(new ResourceVector(0, 0, shape.shareUnits(model)));
-  }
-
-  private static SharedGpu probe(int freeMilli) {
-    return SharedGpu.probe(freeMilli);
   }
 }

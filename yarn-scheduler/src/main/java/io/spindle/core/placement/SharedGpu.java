@@ -5,7 +5,7 @@ import io.spindle.core.model.Resources;
 
 /**
  * What is taken of one GPU in a sharing mode (time-slice or MPS): the compute and memory its shares hold. Mutable,
- * owned by its {@link NodeState}; {@link ShareIndex} orders these by free compute, so they change only while their
+ * owned by its {@link NodeState}; {@link FreeComputeIndex} orders these by free compute, so they change only while their
  * node is out of the indexes.
  */
 final class SharedGpu {
@@ -21,15 +21,10 @@ final class SharedGpu {
   /** Whether {@link SharePlacer}'s index holds it, and under which free compute (its key there). */
   boolean indexed;
   int indexedFree;
+  /** Its place in {@link FreeComputeIndex}'s bitmaps, given by {@link SharePlacer} when the node registers. */
+  int slot = -1;
   /** Taken whole by a container that asked for whole GPUs: no share fits beside it. */
   boolean takenWhole;
-
-  /** A key-only instance for ceiling lookups: compares as free compute {@code freeMilli} before any real GPU. */
-  static SharedGpu probe(int freeMilli) {
-    SharedGpu p = new SharedGpu(null, null, -1);
-    p.indexedFree = freeMilli;
-    return p;
-  }
 
   SharedGpu(Gpu gpu, NodeState node, int position) {
     this.gpu = gpu;
