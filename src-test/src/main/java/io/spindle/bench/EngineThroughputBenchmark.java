@@ -43,8 +43,8 @@ import java.util.Random;
  * GPU instead (100, 250 or 500 milli-GPU, equally often); the rest keep the mix above, scaled down. Placement then
  * compares candidates by fragmentation over the recent demand mix.
  *
- * <p>Run: {@code scripts/bench-engine [--fractional=0.5] [NODES...]} (builds, then runs this class with
- * {@code -Xmx1g}).
+ * <p>Run: {@code scripts/bench-engine [--fractional=0.5] [NODES...]} (builds, then runs this class with a fixed,
+ * pre-touched 1 GB heap).
  */
 public final class EngineThroughputBenchmark {
 
@@ -71,8 +71,8 @@ public final class EngineThroughputBenchmark {
             "; every GPU time-sliced, %.0f%% of containers ask a share of one GPU", fractional * 100) : "");
     // Warm-up so that the first reported size is not a JIT measurement.
     run(500, 20_000, false);
-    System.out.printf(Locale.ROOT, "%-8s %-6s %10s %10s %12s %10s %14s%n",
-        "nodes", "phase", "placed", "waiting", "decisions/s", "ms/cycle", "peak heap MB");
+    System.out.printf(Locale.ROOT, "%-8s %-6s %10s %10s %12s %10s %12s %14s%n",
+        "nodes", "phase", "placed", "waiting", "decisions/s", "ms/cycle", "median ms", "peak heap MB");
     for (int nodes : sizes) {
       run(nodes, DEMANDS, true);
     }
@@ -126,7 +126,7 @@ public final class EngineThroughputBenchmark {
     CycleResult fill = engine.cycle(work);
     long fillNanos = System.nanoTime() - t0;
     if (print) {
-      report(nodeCount, "fill", fill.allocations().size(), engine.pendingContainers(), fillNanos, 1);
+      report(nodeCount, "fill", fill.allocations().size(), engine.pendingContainers(), fillNanos, 1, fillNanos);
     }
 
     // Churn: containers end, the same applications ask again.
@@ -135,6 +135,7 @@ public final class EngineThroughputBenchmark {
       running.add(a.allocationId());
     }
     long churnNanos = 0;
+    long[] cycleNanos = new long[CHURN_CYCLES];
     long placed = 0;
     int next = 0;
     for (int c = 0; c < CHURN_CYCLES; c++) {
@@ -146,20 +147,25 @@ public final class EngineThroughputBenchmark {
       clock.advance(1_000);
       long t = System.nanoTime();
       CycleResult r = engine.cycle(batch);
-      churnNanos += System.nanoTime() - t;
+      cycleNanos[c] = System.nanoTime() - t;
+      churnNanos += cycleNanos[c];
       for (Decision.Allocate a : r.allocations()) {
         running.add(a.allocationId());
       }
       placed += r.allocations().size();
     }
     if (print) {
-      report(nodeCount, "churn", placed, engine.pendingContainers(), churnNanos, CHURN_CYCLES);
+      java.util.Arrays.sort(cycleNanos);
+      report(nodeCount, "churn", placed, engine.pendingContainers(), churnNanos, CHURN_CYCLES,
+          cycleNanos[CHURN_CYCLES / 2]);
     }
   }
 
-  private static void report(int nodes, String phase, long placed, long waiting, long nanos, int cycles) {
-    System.out.printf(Locale.ROOT, "%-8d %-6s %10d %10d %12.0f %10.1f %14d%n", nodes, phase, placed, waiting,
-        placed / (nanos / 1e9), nanos / 1e6 / cycles, peakHeapMb());
+  /** {@code medianNanos}: the median cycle's time, which a pause of the machine or the collector moves less. */
+  private static void report(int nodes, String phase, long placed, long waiting, long nanos, int cycles,
+      long medianNanos) {
+    System.out.printf(Locale.ROOT, "%-8d %-6s %10d %10d %12.0f %10.1f %12.1f %14d%n", nodes, phase, placed, waiting,
+        placed / (nanos / 1e9), nanos / 1e6 / cycles, medianNanos / 1e6, peakHeapMb());
   }
 
   private static Resources shape(Random rnd) {

@@ -210,9 +210,12 @@ final class EngineState {
 
   /** Files the application again among its leaf's waiting applications, if it still waits for anything. */
   void refile(AppState app) {
-    app.leaf.waitingApps.remove(app);
+    // An application's place in the order changes only through Admission.reprioritize, which re-files it itself:
+    // adding one already filed changes nothing, and one tree walk per request is saved against remove-then-add.
     if (app.hasPending()) {
       app.leaf.waitingApps.add(app);
+    } else {
+      app.leaf.waitingApps.remove(app);
     }
   }
 

@@ -13,9 +13,12 @@ import static io.spindle.core.model.InvalidInputException.requireNonBlank;
 public abstract class TextId<T extends TextId<T>> implements Comparable<T> {
 
   private final String value;
+  /** The text's hash, taken once while the text is fresh in cache: ids are hashed on every lookup of every event. */
+  private final int hash;
 
   TextId(String field, String value) {
     this.value = requireNonBlank(field, value);
+    this.hash = value.hashCode();
   }
 
   /** The text, as drivers and formats (journal, fenced state, status API) write it. */
@@ -30,12 +33,13 @@ public abstract class TextId<T extends TextId<T>> implements Comparable<T> {
 
   @Override
   public final boolean equals(Object o) {
-    return o != null && o.getClass() == getClass() && ((TextId<?>) o).value.equals(value);
+    // Identity first: map lookups mostly pass the very instance used as the key, and this spares reading it.
+    return this == o || o != null && o.getClass() == getClass() && ((TextId<?>) o).value.equals(value);
   }
 
   @Override
   public final int hashCode() {
-    return value.hashCode();
+    return hash;
   }
 
   @Override

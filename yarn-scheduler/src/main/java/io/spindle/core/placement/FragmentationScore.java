@@ -116,6 +116,17 @@ final class FragmentationScore {
   }
 
   /**
+   * {@link #copies}, or {@code cap} when the node holds at least that many: callers bound the result by {@code cap}
+   * anyway, and two comparisons spare the two divisions in the measure's inner loop.
+   */
+  private long copiesUpTo(long shapeVcores, long shapeMemoryMb, long cap) {
+    if (vcores >= cap * shapeVcores && memoryMb >= cap * shapeMemoryMb) {
+      return cap;
+    }
+    return copies(shapeVcores, shapeMemoryMb);
+  }
+
+  /**
    * How many containers of a shape the loaded node's free CPU and memory hold: what bounds the GPU capacity that
    * shape can use there. Saturates well above any GPU count, so products with it do not overflow.
    */
@@ -212,9 +223,11 @@ final class FragmentationScore {
       long usable = 0;
       if (mix.wantsGpu[t] && vcores >= mix.vcores[t] && memoryMb >= mix.memoryMb[t]
           && (mix.models[t].isAny() || mix.models[t].accepts(model))) {
-        long copies = copies(mix.vcores[t], mix.memoryMb[t]);
         if (mix.gpus[t] > 0) {
-          usable = idleCount < mix.gpus[t] ? 0 : Math.min(idleCount, copies * mix.gpus[t]) * (long) MILLI;
+          int g = mix.gpus[t];
+          usable = idleCount < g ? 0
+              : Math.min(idleCount, copiesUpTo(mix.vcores[t], mix.memoryMb[t], (idleCount + g - 1) / g) * g)
+                  * (long) MILLI;
         } else {
           int need = mix.need(t, model);
           if (mix.plainShare[t]) {
@@ -224,7 +237,8 @@ final class FragmentationScore {
               usable += takes(mix, t, i, free[i], freeMemory[i], need) ? free[i] : 0;
             }
           }
-          usable = Math.min(usable, copies * need);
+          usable = need <= 0 ? 0 : Math.min(usable, copiesUpTo(mix.vcores[t], mix.memoryMb[t],
+              (usable + need - 1) / need) * need);
         }
       }
       sum += mix.weight[t] * (total - usable);

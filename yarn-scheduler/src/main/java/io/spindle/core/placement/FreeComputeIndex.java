@@ -70,9 +70,9 @@ final class FreeComputeIndex extends AbstractCollection<SharedGpu> {
 
   /** The GPUs indexed with at least {@code minFree} free, in the index's order. */
   Iterator<SharedGpu> from(int minFree) {
+    SlotWalk walk = slotsFrom(minFree);
     return new Iterator<>() {
-      private int level = nonEmpty.next(Math.max(0, minFree));
-      private int slot = level < 0 ? -1 : levels[level].next(0);
+      private int slot = walk.next();
 
       @Override
       public boolean hasNext() {
@@ -85,14 +85,40 @@ final class FreeComputeIndex extends AbstractCollection<SharedGpu> {
           throw new NoSuchElementException();
         }
         SharedGpu g = bySlot.apply(slot);
-        slot = levels[level].next(slot + 1);
-        while (slot < 0 && level >= 0) {
-          level = nonEmpty.next(level + 1);
-          slot = level < 0 ? -1 : levels[level].next(0);
-        }
+        slot = walk.next();
         return g;
       }
     };
+  }
+
+  /**
+   * {@link #from}'s order as slots: a caller that can reject a slot from arrays of its own need not read the GPU,
+   * which on a walk past many GPUs of full nodes is most of the walk's cost (a cache miss per GPU and per node).
+   */
+  SlotWalk slotsFrom(int minFree) {
+    return new SlotWalk(Math.max(0, minFree));
+  }
+
+  /** Slots in the index's order; {@link #next} gives -1 after the last. */
+  final class SlotWalk {
+    private int level;
+    private int slot;
+
+    private SlotWalk(int minFree) {
+      level = nonEmpty.next(minFree);
+      slot = -1;
+    }
+
+    int next() {
+      while (level >= 0) {
+        slot = levels[level].next(slot + 1);
+        if (slot >= 0) {
+          return slot;
+        }
+        level = nonEmpty.next(level + 1);
+      }
+      return -1;
+    }
   }
 
   /** A growable set of small non-negative ints with a summary word per 64 words, for a fast next-set lookup. */

@@ -202,6 +202,19 @@ final class NodeState {
 
   /** Chooses whole GPUs by {@link NvlinkIslands}' rule; {@code null} if not enough are free. */
   List<GpuSlot> chooseWholeGpus(int count) {
+    int[] positions = chooseWholePositions(count);
+    if (positions == null) {
+      return null;
+    }
+    List<GpuSlot> slots = new ArrayList<>(count);
+    for (int position : positions) {
+      slots.add(GpuSlot.whole(node.gpus().get(position).index()));
+    }
+    return slots;
+  }
+
+  /** {@link #chooseWholeGpus} as positions in the node's GPU list: what scoring a candidate needs, made for less. */
+  int[] chooseWholePositions(int count) {
     if (count > freeWholeGpus) {
       return null;
     }
@@ -217,12 +230,7 @@ final class NodeState {
         free[i] = mig[i] == null && !wholeTaken[i] && (shared[i] == null || shared[i].idle());
       }
     }
-    int[] positions = NvlinkIslands.choose(islandIds, free, count);
-    List<GpuSlot> slots = new ArrayList<>(count);
-    for (int position : positions) {
-      slots.add(GpuSlot.whole(node.gpus().get(position).index()));
-    }
-    return slots;
+    return NvlinkIslands.choose(islandIds, free, count);
   }
 
   /**

@@ -4,7 +4,6 @@ import io.spindle.core.model.GpuModel;
 import io.spindle.core.model.ResourceVector;
 import io.spindle.core.model.Resources;
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
@@ -25,6 +24,13 @@ final class SharePlacer {
       new PerModelIndex<>(() -> new FreeComputeIndex(this::inSlot), g -> g.gpu.model().name());
   /** Shared GPUs by slot; a GPU that leaves frees its slot for the next to register. */
   private SharedGpu[] slots = new SharedGpu[64];
+  /**
+   * Per slot, the free vcores and memory of the GPU's node when it was last indexed: a walk rejects GPUs of nodes
+   * without the CPU or memory a share needs from these arrays, without reading the GPU or its node (best fit packs
+   * nodes, so the tightest GPUs are mostly on nodes that are full).
+   */
+  private int[] slotNodeVcores = new int[64];
+  private long[] slotNodeMemoryMb = new long[64];
   private final FreeComputeIndex.SlotBitmap freeSlots = new FreeComputeIndex.SlotBitmap();
   private int slotsUsed;
   private final GpuDemandMix mix;
@@ -80,6 +86,8 @@ final class SharePlacer {
     }
     if (slotsUsed == slots.length) {
       slots = java.util.Arrays.copyOf(slots, slots.length * 2);
+      slotNodeVcores = java.util.Arrays.copyOf(slotNodeVcores, slots.length);
+      slotNodeMemoryMb = java.util.Arrays.copyOf(slotNodeMemoryMb, slots.length);
     }
     return slotsUsed++;
   }
@@ -94,6 +102,8 @@ final class SharePlacer {
    */
   void index(NodeState n) {
     for (SharedGpu g : n.sharedGpus()) {
+      slotNodeVcores[g.slot] = n.freeVcores;
+      slotNodeMemoryMb[g.slot] = n.freeMemoryMb;
       int now = g.freeMilli();
       if (g.indexed && g.indexedFree == now) {
         continue;
@@ -162,8 +172,13 @@ final class SharePlacer {
       Set<SharedGpu> seen) {
     int taken = 0;
     SharedGpu last = null;
-    for (Iterator<SharedGpu> it = set.from(minFree); it.hasNext() && taken < candidates; ) {
-      SharedGpu g = it.next();
+    FreeComputeIndex.SlotWalk walk = set.slotsFrom(minFree);
+    int slot;
+    while (taken < candidates && (slot = walk.next()) >= 0) {
+      if (slotNodeVcores[slot] < shape.vcores() || slotNodeMemoryMb[slot] < shape.memoryMb()) {
+        continue; // fitsCpuAndMemory below would say no
+      }
+      SharedGpu g = slots[slot];
       if (last != null && last.node == g.node && last.indexedFree == g.indexedFree) {
         continue; // The same choice as the last candidate: GPUs of one node with the same room.
       }
@@ -229,16 +244,17 @@ final class SharePlacer {
     return best;
   }
 
+  private static final int[] NO_GPUS = new int[0];
+
   private double delta(NodeState n, Resources shape) {
     scratch.load(n);
-    List<GpuSlot> slots = shape.gpus() > 0 ? n.chooseWholeGpus(shape.gpus()) : List.of();
-    int[] at = new int[slots.size()];
-    int[] milli = new int[slots.size()];
-    for (int k = 0; k < slots.size(); k++) {
-      at[k] = FragmentationScore.loadedIndex(n, n.positionOf(slots.get(k).gpuIndex()));
+    int[] at = shape.gpus() > 0 ? n.chooseWholePositions(shape.gpus()) : NO_GPUS;
+    int[] milli = new int[at.length];
+    for (int k = 0; k < at.length; k++) {
+      at[k] = FragmentationScore.loadedIndex(n, at[k]);
       milli[k] = -1;
     }
-    return scratch.delta(mix.table(), shape.vcores(), shape.memoryMb(), at, milli, new long[slots.size()], slots.size());
+    return scratch.delta(mix.table(), shape.vcores(), shape.memoryMb(), at, milli, new long[at.length], at.length);
   }
 
   /**
