@@ -68,7 +68,6 @@ public final class ClusterState {
   private final PerModelIndex<NodeState, BestFitIndex> free =
       new PerModelIndex<>(BestFitIndex::new, ClusterState::modelName);
   private final Map<String, TreeSet<NodeState>> byMigProfile = new HashMap<>();
-  private final Map<NodeState, Set<String>> migIndexed = new HashMap<>();
   private final NodeShapes shapes = new NodeShapes();
   private final Set<NodeState> migNodes = new LinkedHashSet<>();
   /** GPUs being re-partitioned, with their nodes, in the order planned: the only ones a cycle must look at. */
@@ -605,7 +604,7 @@ public final class ClusterState {
             placeable.add(p.name());
           }
         }
-        migIndexed.put(state, placeable);
+        state.migIndexedProfiles = placeable;
       }
     }
   }
@@ -613,13 +612,11 @@ public final class ClusterState {
   private void unindex(NodeState state) {
     free.remove(state);
     shares.unindex(state);
-    GpuModel model = state.node.gpuModel();
-    if (model != null) {
-      Set<String> placeable = migIndexed.remove(state);
-      if (placeable != null) {
-        for (String profile : placeable) {
-          byMigProfile.get(profile).remove(state);
-        }
+    Set<String> placeable = state.migIndexedProfiles;
+    if (placeable != null) {
+      state.migIndexedProfiles = null;
+      for (String profile : placeable) {
+        byMigProfile.get(profile).remove(state);
       }
     }
   }

@@ -49,6 +49,8 @@ final class NodeState {
   private final List<SharedGpu> sharedList;
   /** Counts every take and give: what {@link FragmentationScore} checks its remembered measure against. */
   int changes;
+  /** The MIG profiles under which {@link ClusterState} indexed this node; {@code null} when in none. */
+  java.util.Set<String> migIndexedProfiles;
   /** The fragmentation measure of this node for {@code measuredFor} at {@code measuredAt} changes. */
   double measure;
   GpuDemandMix.Table measuredFor;
