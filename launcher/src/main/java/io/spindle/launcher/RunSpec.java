@@ -1,0 +1,60 @@
+package io.spindle.launcher;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * One {@code spindle-run} job as the user asked for it: where it queues, its workers' shape, how it is kept together
+ * and restarted, and the command every worker runs. Immutable; {@link RunSpecParser} makes one from a command line.
+ *
+ * @param workers worker containers, one gang (at least 1)
+ * @param gpusPerWorker whole GPUs per worker (0 with a share, or for CPU-only work)
+ * @param gpuMilli a share of one GPU per worker in thousandths (0: none)
+ * @param topologyLevel the topology level the gang must ({@code topologyRequired}) or should stay within; null: any
+ * @param maxRuntime each worker's declared run time, {@link Duration#ZERO} for none
+ * @param checkpointDir where the job's checkpoints are (the newest is what a restart resumes from); null: none
+ * @param hangTimeout a worker that reports no progress for this long counts as failed; {@link Duration#ZERO}: never
+ * @param command what each worker runs, as given after {@code --}
+ */
+public record RunSpec(String queue, String name, int workers, int gpusPerWorker, int gpuMilli, int memoryMb,
+    int vcores, String topologyLevel, boolean topologyRequired, int priority, Duration maxRuntime,
+    Map<String, String> env, List<String> files, List<String> archives, String checkpointDir, int maxRestarts,
+    Duration hangTimeout, List<String> command) {
+
+  // The tags Spindle's scheduler reads (admin-guide.md, "Application tags").
+  static final String TAG_GANG_SIZE = "spindle.gang.size";
+  static final String TAG_TOPOLOGY_REQUIRED = "spindle.topology.required";
+  static final String TAG_TOPOLOGY_PREFERRED = "spindle.topology.preferred";
+  static final String TAG_MAX_RUNTIME = "spindle.max-runtime";
+
+  public RunSpec {
+    env = Map.copyOf(env);
+    files = List.copyOf(files);
+    archives = List.copyOf(archives);
+    command = List.copyOf(command);
+  }
+
+  /** The application tags that make the workers one Spindle gang with the asked topology and run time. */
+  public List<String> applicationTags() {
+    List<String> tags = new ArrayList<>();
+    tags.add(TAG_GANG_SIZE + "=" + workers);
+    if (topologyLevel != null) {
+      tags.add((topologyRequired ? TAG_TOPOLOGY_REQUIRED : TAG_TOPOLOGY_PREFERRED) + "=" + topologyLevel);
+    }
+    if (!maxRuntime.isZero()) {
+      // Whole seconds: the scheduler's grammar (90s, 30m, 2h, 1d) and YARN's lower-casing both accept it.
+      tags.add(TAG_MAX_RUNTIME + "=" + Math.max(1, maxRuntime.toSeconds()) + "s");
+    }
+    return List.copyOf(tags);
+  }
+
+  @Override
+  public String toString() {
+    String gpus = gpuMilli > 0 ? gpuMilli + " milli-GPU" : gpusPerWorker + " GPU" + (gpusPerWorker == 1 ? "" : "s");
+    return String.format(Locale.ROOT, "%d worker%s x (%s, %d MB, %d vcores) in queue %s: %s", workers,
+        workers == 1 ? "" : "s", gpus, memoryMb, vcores, queue, String.join(" ", command));
+  }
+}

@@ -1,0 +1,62 @@
+package io.spindle.launcher;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class RunSpecParserTest {
+
+  @Test
+  void theIssuesExampleBecomesOneGangWithTopologyAndData() {
+    RunSpec spec = RunSpecParser.parse("--queue", "llm", "--workers", "4", "--gpus-per-worker", "8",
+        "--topology", "required=rack", "--checkpoint-dir", "hdfs:///ckpt/run1", "--files", "data.tar.gz",
+        "--max-runtime", "2h", "--env", "NCCL_DEBUG=INFO", "--env=A=b=c", "--",
+        "torchrun", "--nproc-per-node=8", "train.py", "--epochs", "3");
+    assertThat(spec.queue()).isEqualTo("llm");
+    assertThat(spec.workers()).isEqualTo(4);
+    assertThat(spec.gpusPerWorker()).isEqualTo(8);
+    assertThat(spec.files()).containsExactly("data.tar.gz");
+    assertThat(spec.env()).isEqualTo(Map.of("NCCL_DEBUG", "INFO", "A", "b=c"));
+    assertThat(spec.maxRuntime()).isEqualTo(Duration.ofHours(2));
+    // What follows -- is the workers' command, options of its own included.
+    assertThat(spec.command()).containsExactly("torchrun", "--nproc-per-node=8", "train.py", "--epochs", "3");
+    assertThat(spec.applicationTags()).containsExactly("spindle.gang.size=4", "spindle.topology.required=rack",
+        "spindle.max-runtime=7200s");
+  }
+
+  @Test
+  void badCommandLinesSayWhichOptionAndWhy() {
+    assertThatThrownBy(() -> RunSpecParser.parse("--workers", "0", "--", "true"))
+        .isInstanceOf(UsageException.class).hasMessage("--workers must be between 1 and 100000, not 0");
+    assertThatThrownBy(() -> RunSpecParser.parse("--workers", "2"))
+        .hasMessageStartingWith("no command");
+    assertThatThrownBy(() -> RunSpecParser.parse("--", "true")).hasMessageStartingWith("--workers is required");
+    assertThatThrownBy(() -> RunSpecParser.parse("--workers", "two", "--", "true"))
+        .hasMessage("--workers takes a whole number, not 'two'");
+    assertThatThrownBy(() -> RunSpecParser.parse("--workers", "2", "--topology", "rack", "--", "true"))
+        .hasMessageContaining("required=LEVEL or preferred=LEVEL");
+    assertThatThrownBy(() -> RunSpecParser.parse("--workers", "2", "--max-runtime", "soon", "--", "true"))
+        .hasMessageContaining("90s, 30m, 2h or 1d");
+    assertThatThrownBy(() -> RunSpecParser.parse("--workers", "2", "--gpu-milli", "250", "--gpus-per-worker", "1",
+        "--", "true")).hasMessageContaining("give one");
+    assertThatThrownBy(() -> RunSpecParser.parse("--workers", "2", "--env", "1X=2", "--", "true"))
+        .hasMessageContaining("--env takes KEY=VALUE");
+    assertThatThrownBy(() -> RunSpecParser.parse("--workers", "2", "--frobnicate", "--", "true"))
+        .hasMessageStartingWith("unknown option --frobnicate");
+    assertThatThrownBy(() -> RunSpecParser.parse("--workers", "--", "true")).hasMessage("--workers needs a value");
+  }
+
+  @Test
+  void aShareOfAGpuAndNoTopologyMakeNoTopologyTag() {
+    RunSpec spec = RunSpecParser.parse("--workers", "3", "--gpu-milli", "250", "--", "python3", "infer.py");
+    assertThat(spec.gpuMilli()).isEqualTo(250);
+    assertThat(spec.applicationTags()).containsExactly("spindle.gang.size=3");
+    assertThat(spec.toString()).isEqualTo(
+        "3 workers x (250 milli-GPU, 4096 MB, 1 vcores) in queue default: python3 infer.py");
+    assertThat(List.of(RunSpecParser.USAGE.split("\n"))).anyMatch(l -> l.contains("--hang-timeout"));
+  }
+}
