@@ -12,8 +12,9 @@ import java.util.Set;
  * Places containers on clusters with GPUs in a sharing mode, fragmentation first.
  *
  * <p>Shares are found through an index of shared GPUs ordered by free compute ({@link FreeComputeIndex}): a walk
- * from the share's size starts at the GPUs it fits most tightly, and the first {@code candidates} distinct nodes from there (with the
- * CPU, memory, partition and isolation the share needs) are the candidates — never a scan of the cluster. Whole-GPU
+ * from the share's size starts at the GPUs it fits most tightly, and the first {@code candidates} distinct nodes
+ * from there (with the CPU, memory, partition and isolation the share needs) are the candidates — never a scan of
+ * the cluster. Whole-GPU
  * and CPU-only containers get their candidates from {@link ClusterState}'s best-fit index. Among the candidates the
  * container goes where {@link FragmentationScore} grows least for the recent demand mix; ties go to the earlier
  * candidate, i.e. the tighter fit.

@@ -5,8 +5,7 @@ import io.spindle.core.model.Resources;
 
 /**
  * What is taken of one GPU in a sharing mode (time-slice or MPS): the compute and memory its shares hold. Mutable,
- * owned by its {@link NodeState}; {@link FreeComputeIndex} orders these by free compute, so they change only while their
- * node is out of the indexes.
+ * owned by its {@link NodeState}; {@link FreeComputeIndex} orders these by the free compute they were indexed with.
  */
 final class SharedGpu {
 
