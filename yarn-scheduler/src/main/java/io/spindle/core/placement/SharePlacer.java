@@ -4,9 +4,7 @@ import io.spindle.core.model.GpuModel;
 import io.spindle.core.model.ResourceVector;
 import io.spindle.core.model.Resources;
 import java.util.ArrayList;
-import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Set;
 
 /**
  * Places containers on clusters with GPUs in a sharing mode, fragmentation first.
@@ -149,15 +147,14 @@ final class SharePlacer {
    */
   Placement findShare(Resources shape) {
     List<SharedGpu> options = new ArrayList<>();
-    Set<SharedGpu> seen = new java.util.HashSet<>();
     int minFree = Math.max(1, shape.gpuMilli());
     if (shape.models().isAny()) {
-      collect(byFree.all(), minFree, shape, options, seen);
+      collect(byFree.all(), minFree, shape, options);
     } else {
       for (String model : shape.models().names()) {
         FreeComputeIndex set = byFree.ofModel(model);
         if (set != null) {
-          collect(set, minFree, shape, options, seen);
+          collect(set, minFree, shape, options);
         }
       }
     }
@@ -169,8 +166,8 @@ final class SharePlacer {
         charge(shape, best.gpu.model()));
   }
 
-  private void collect(FreeComputeIndex set, int minFree, Resources shape, List<SharedGpu> out,
-      Set<SharedGpu> seen) {
+  /** Each GPU is in one model's index (and once in the index of all), so a walk or walks never repeat a GPU. */
+  private void collect(FreeComputeIndex set, int minFree, Resources shape, List<SharedGpu> out) {
     int taken = 0;
     SharedGpu last = null;
     FreeComputeIndex.SlotWalk walk = set.slotsFrom(minFree);
@@ -183,7 +180,7 @@ final class SharePlacer {
       if (last != null && last.node == g.node && last.indexedFree == g.indexedFree) {
         continue; // The same choice as the last candidate: GPUs of one node with the same room.
       }
-      if (g.node.reservation == null && g.fits(shape) && g.node.fitsCpuAndMemory(shape) && seen.add(g)) {
+      if (g.node.reservation == null && g.fits(shape) && g.node.fitsCpuAndMemory(shape)) {
         out.add(g);
         last = g;
         taken++;
