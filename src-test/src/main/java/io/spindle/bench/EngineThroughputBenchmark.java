@@ -69,12 +69,13 @@ public final class EngineThroughputBenchmark {
         System.getProperty("java.version"), Runtime.getRuntime().availableProcessors(),
         Runtime.getRuntime().maxMemory() >> 20, fractional > 0 ? String.format(Locale.ROOT,
             "; every GPU time-sliced, %.0f%% of containers ask a share of one GPU", fractional * 100) : "");
-    // Warm-up so that the first reported size is not a JIT measurement.
-    run(500, 20_000, false);
+    // Warm-up so that the first reported size is not a JIT measurement; at most the default number of churn cycles, so
+    // that a longer measurement (churn.cycles, e.g. under a profiler) is not mostly warm-up on the small cluster.
+    run(500, 20_000, Math.min(CHURN_CYCLES, 100), false);
     System.out.printf(Locale.ROOT, "%-8s %-6s %10s %10s %12s %10s %12s %14s%n",
         "nodes", "phase", "placed", "waiting", "decisions/s", "ms/cycle", "median ms", "peak heap MB");
     for (int nodes : sizes) {
-      run(nodes, DEMANDS, true);
+      run(nodes, DEMANDS, CHURN_CYCLES, true);
     }
   }
 
@@ -86,7 +87,7 @@ public final class EngineThroughputBenchmark {
     return out;
   }
 
-  private static void run(int nodeCount, int demands, boolean print) {
+  private static void run(int nodeCount, int demands, int churnCycles, boolean print) {
     System.gc();
     resetPeakHeap();
     ManualClock clock = new ManualClock(0);
@@ -135,10 +136,10 @@ public final class EngineThroughputBenchmark {
       running.add(a.allocationId());
     }
     long churnNanos = 0;
-    long[] cycleNanos = new long[CHURN_CYCLES];
+    long[] cycleNanos = new long[churnCycles];
     long placed = 0;
     int next = 0;
-    for (int c = 0; c < CHURN_CYCLES; c++) {
+    for (int c = 0; c < churnCycles; c++) {
       List<EngineEvent> batch = new ArrayList<>();
       for (int k = 0; k < CHURN_PER_CYCLE && !running.isEmpty(); k++) {
         batch.add(new EngineEvent.ContainerFinished(running.remove(rnd.nextInt(running.size()))));
@@ -156,8 +157,8 @@ public final class EngineThroughputBenchmark {
     }
     if (print) {
       java.util.Arrays.sort(cycleNanos);
-      report(nodeCount, "churn", placed, engine.pendingContainers(), churnNanos, CHURN_CYCLES,
-          cycleNanos[CHURN_CYCLES / 2]);
+      report(nodeCount, "churn", placed, engine.pendingContainers(), churnNanos, churnCycles,
+          cycleNanos[churnCycles / 2]);
     }
   }
 
