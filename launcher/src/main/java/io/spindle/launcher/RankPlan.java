@@ -18,7 +18,7 @@ import java.util.stream.Collectors;
 public final class RankPlan {
 
   private static final Comparator<WorkerSlot> BY_TOPOLOGY = Comparator.comparing(WorkerSlot::rack)
-      .thenComparing(WorkerSlot::host).thenComparingInt(WorkerSlot::firstIsland)
+      .thenComparing(WorkerSlot::node).thenComparingInt(WorkerSlot::firstIsland)
       .thenComparingInt(WorkerSlot::firstGpu).thenComparing(WorkerSlot::containerId);
 
   private final List<WorkerSlot> ranked;
@@ -56,7 +56,7 @@ public final class RankPlan {
   public Map<String, String> environment(String containerId) {
     int rank = rankOf(containerId);
     WorkerSlot w = ranked.get(rank);
-    List<WorkerSlot> sameHost = ranked.stream().filter(x -> x.host().equals(w.host())).toList();
+    List<WorkerSlot> sameHost = ranked.stream().filter(x -> x.node().equals(w.node())).toList();
     Map<String, String> env = new LinkedHashMap<>();
     env.put("RANK", Integer.toString(rank));
     env.put("WORLD_SIZE", Integer.toString(ranked.size()));
@@ -75,7 +75,7 @@ public final class RankPlan {
     List<String> out = new ArrayList<>();
     for (int r = 0; r < ranked.size(); r++) {
       WorkerSlot w = ranked.get(r);
-      out.add("rank " + r + ": " + w.host() + " " + w.rack() + " GPUs " + w.gpus() + " (" + w.containerId() + ")");
+      out.add("rank " + r + ": " + w.node() + " " + w.rack() + " GPUs " + w.gpus() + " (" + w.containerId() + ")");
     }
     return out;
   }

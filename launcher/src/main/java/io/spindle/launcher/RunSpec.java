@@ -16,13 +16,14 @@ import java.util.Map;
  * @param topologyLevel the topology level the gang must ({@code topologyRequired}) or should stay within; null: any
  * @param maxRuntime each worker's declared run time, {@link Duration#ZERO} for none
  * @param checkpointDir where the job's checkpoints are (the newest is what a restart resumes from); null: none
+ * @param restartBackoff the wait before the first restart, doubled for each further one ({@link RestartBudget})
  * @param hangTimeout a worker that reports no progress for this long counts as failed; {@link Duration#ZERO}: never
  * @param command what each worker runs, as given after {@code --}
  */
 public record RunSpec(String queue, String name, int workers, int gpusPerWorker, int gpuMilli, int memoryMb,
     int vcores, String topologyLevel, boolean topologyRequired, int priority, Duration maxRuntime,
     Map<String, String> env, List<String> files, List<String> archives, String checkpointDir, int maxRestarts,
-    Duration hangTimeout, List<String> command) {
+    Duration restartBackoff, Duration hangTimeout, List<String> command) {
 
   // The tags Spindle's scheduler reads (admin-guide.md, "Application tags").
   static final String TAG_GANG_SIZE = "spindle.gang.size";

@@ -32,11 +32,12 @@ public final class RunSpecParser {
       "  --archives PATH[,PATH]   archives localized and unpacked into every worker's directory (repeatable)",
       "  --checkpoint-dir DIR     where the job writes checkpoints; restarts resume from the newest",
       "  --max-restarts N         restarts of the whole gang after a failure (default 3)",
+      "  --restart-backoff D      wait before the first restart, doubled for each next one (default 10s)",
       "  --hang-timeout D         a worker without a progress report for D counts as failed (default: never)");
 
   private static final java.util.Set<String> OPTIONS = java.util.Set.of("--queue", "--name", "--workers",
       "--gpus-per-worker", "--gpu-milli", "--memory-mb", "--vcores", "--topology", "--priority", "--max-runtime",
-      "--env", "--files", "--archives", "--checkpoint-dir", "--max-restarts", "--hang-timeout");
+      "--env", "--files", "--archives", "--checkpoint-dir", "--max-restarts", "--restart-backoff", "--hang-timeout");
   private static final Pattern DURATION = Pattern.compile("(\\d+)([smhd])");
   private static final Pattern ENV_KEY = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
   private static final Pattern LEVEL = Pattern.compile("[a-z][a-z0-9_-]*");
@@ -60,6 +61,7 @@ public final class RunSpecParser {
     List<String> archives = new ArrayList<>();
     String checkpointDir = null;
     int maxRestarts = 3;
+    Duration restartBackoff = Duration.ofSeconds(10);
     Duration hangTimeout = Duration.ZERO;
     List<String> command = null;
     for (int i = 0; i < args.length; i++) {
@@ -117,6 +119,7 @@ public final class RunSpecParser {
         case "--archives" -> archives.addAll(paths(opt, value));
         case "--checkpoint-dir" -> checkpointDir = nonBlank(opt, value);
         case "--max-restarts" -> maxRestarts = integer(opt, value, 0, 1_000);
+        case "--restart-backoff" -> restartBackoff = duration(opt, value);
         case "--hang-timeout" -> hangTimeout = duration(opt, value);
         default -> throw new IllegalStateException(opt); // OPTIONS and this switch list the same options
       }
@@ -131,7 +134,7 @@ public final class RunSpecParser {
       throw new UsageException("--gpu-milli and --gpus-per-worker both say how much GPU a worker gets; give one");
     }
     return new RunSpec(queue, name, workers, gpus, milli, memory, vcores, level, required, priority, maxRuntime,
-        env, files, archives, checkpointDir, maxRestarts, hangTimeout, command);
+        env, files, archives, checkpointDir, maxRestarts, restartBackoff, hangTimeout, command);
   }
 
   private static String nonBlank(String opt, String value) {

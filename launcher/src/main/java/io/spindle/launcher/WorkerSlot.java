@@ -3,10 +3,12 @@ package io.spindle.launcher;
 import java.util.List;
 
 /**
- * Where Spindle placed one worker: its container, node, the node's rack path and the GPUs it holds there, with each
- * GPU's NVLink island (same order as {@code gpus}; empty when the node reports none).
+ * Where Spindle placed one worker: its container, node (YARN's node id, {@code host:port}: two NodeManagers may share
+ * a host, as in a test cluster), the node's host name (what other workers connect to), rack path and the GPUs it
+ * holds there, with each GPU's NVLink island (same order as {@code gpus}; empty when the node reports none).
  */
-public record WorkerSlot(String containerId, String host, String rack, List<Integer> gpus, List<Integer> islands) {
+public record WorkerSlot(String containerId, String node, String host, String rack, List<Integer> gpus,
+    List<Integer> islands) {
 
   public WorkerSlot {
     gpus = List.copyOf(gpus);

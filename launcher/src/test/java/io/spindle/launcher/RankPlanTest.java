@@ -12,11 +12,11 @@ class RankPlanTest {
   void ranksAreConsecutiveOnANodeThenARackWhateverOrderContainersCameIn() {
     // Containers arrive interleaved across racks and nodes, as allocations do.
     List<WorkerSlot> arrived = List.of(
-        new WorkerSlot("c5", "h3", "/r2", List.of(0, 1), List.of(0, 0)),
-        new WorkerSlot("c1", "h1", "/r1", List.of(4, 5), List.of(1, 1)),
-        new WorkerSlot("c4", "h2", "/r1", List.of(0, 1), List.of(0, 0)),
-        new WorkerSlot("c2", "h1", "/r1", List.of(0, 1), List.of(0, 0)),
-        new WorkerSlot("c6", "h3", "/r2", List.of(2, 3), List.of(0, 0)));
+        new WorkerSlot("c5", "h3:8041", "h3", "/r2", List.of(0, 1), List.of(0, 0)),
+        new WorkerSlot("c1", "h1:8041", "h1", "/r1", List.of(4, 5), List.of(1, 1)),
+        new WorkerSlot("c4", "h2:8041", "h2", "/r1", List.of(0, 1), List.of(0, 0)),
+        new WorkerSlot("c2", "h1:8041", "h1", "/r1", List.of(0, 1), List.of(0, 0)),
+        new WorkerSlot("c6", "h3:8041", "h3", "/r2", List.of(2, 3), List.of(0, 0)));
     RankPlan plan = new RankPlan(arrived, 29_500);
     assertThat(plan.ranked()).extracting(WorkerSlot::containerId).containsExactly("c2", "c1", "c4", "c5", "c6");
     for (int r = 1; r < plan.ranked().size(); r++) {
@@ -37,14 +37,25 @@ class RankPlanTest {
   @Test
   void eachWorkerIsToldItsRankTheWorldTheRendezvousAndItsGpus() {
     RankPlan plan = new RankPlan(List.of(
-        new WorkerSlot("c9", "h2", "/r1", List.of(3), List.of()),
-        new WorkerSlot("c7", "h1", "/r1", List.of(6, 7), List.of(1, 1)),
-        new WorkerSlot("c8", "h1", "/r1", List.of(0, 1), List.of(0, 0))), 29_500);
+        new WorkerSlot("c9", "h2:8041", "h2", "/r1", List.of(3), List.of()),
+        new WorkerSlot("c7", "h1:8041", "h1", "/r1", List.of(6, 7), List.of(1, 1)),
+        new WorkerSlot("c8", "h1:8041", "h1", "/r1", List.of(0, 1), List.of(0, 0))), 29_500);
     assertThat(plan.environment("c7")).isEqualTo(Map.of("RANK", "1", "WORLD_SIZE", "3", "LOCAL_RANK", "1",
         "LOCAL_WORLD_SIZE", "2", "NODE_RANK", "1", "NNODES", "3", "MASTER_ADDR", "h1", "MASTER_PORT", "29500",
         "CUDA_VISIBLE_DEVICES", "6,7"));
     assertThat(plan.environment("c9")).containsEntry("RANK", "2").containsEntry("LOCAL_RANK", "0")
         .containsEntry("CUDA_VISIBLE_DEVICES", "3");
-    assertThat(plan.describe().get(0)).isEqualTo("rank 0: h1 /r1 GPUs [0, 1] (c8)");
+    assertThat(plan.describe().get(0)).isEqualTo("rank 0: h1:8041 /r1 GPUs [0, 1] (c8)");
+  }
+
+  /** Two NodeManagers on one host (a test cluster) are two nodes: local ranks count per node, not per host name. */
+  @Test
+  void nodesAreNodeManagersNotHostNames() {
+    RankPlan plan = new RankPlan(List.of(
+        new WorkerSlot("c2", "localhost:2002", "localhost", "/r1", List.of(0), List.of()),
+        new WorkerSlot("c1", "localhost:2001", "localhost", "/r1", List.of(0), List.of())), 29_500);
+    assertThat(plan.environment("c1")).containsEntry("RANK", "0").containsEntry("LOCAL_RANK", "0")
+        .containsEntry("LOCAL_WORLD_SIZE", "1").containsEntry("MASTER_ADDR", "localhost");
+    assertThat(plan.environment("c2")).containsEntry("RANK", "1").containsEntry("LOCAL_RANK", "0");
   }
 }

@@ -67,18 +67,28 @@ final class AppAsks {
   }
 
   /**
-   * Whether this worker request is the application's gang: the first worker request, until the gang has started.
-   * With {@code spindle.gang=executors} its size is the count of that request, whatever it is (Spark asks its initial
-   * {@code spark.executor.instances} in one request); with {@code spindle.gang.size=N} it is N.
+   * Whether this worker request, now asking {@code count} containers, is the application's gang: the first worker
+   * request, until the gang has started. With {@code spindle.gang=executors} its size is the count of that request,
+   * whatever it is (Spark asks its initial {@code spark.executor.instances} in one request); with
+   * {@code spindle.gang.size=N} it is N, and once every member was handed out, an ask for all N again under the same
+   * request is a new run of the gang: a launcher that stops a failed gang and asks for it anew (spindle-run) gets
+   * it whole again, not member by member.
    */
-  synchronized boolean takesGang(String key) {
-    if (!tags.gang() || gangStarted) {
+  synchronized boolean takesGang(String key, int count) {
+    if (!tags.gang()) {
       return false;
     }
     if (gangKey == null) {
       gangKey = key;
     }
-    return gangKey.equals(key);
+    if (!gangKey.equals(key)) {
+      return false;
+    }
+    Ask told = forwarded.get(key);
+    if (gangStarted && tags.gangSize() > 0 && count == tags.gangSize() && told != null && told.count() == 0) {
+      gangStarted = false;
+    }
+    return !gangStarted;
   }
 
   /** Records the ask; true when it differs from what the engine was last told. */

@@ -63,7 +63,11 @@ final class AskForwarder {
   }
 
   void forward(ApplicationId appId, SpindleAppAttempt attempt, AppAsks appAsks) {
-    boolean amAsk = appAsks.expectsAmAsk(attempt);
+    // Only a call that sees asks may take the RM's first one as the AM container's: an application held back by the
+    // AM limit and let run between its attempt's creation and the RM's AM ask is forwarded once with nothing asked
+    // yet, and the AM ask that follows would then count as the gang's first member (found by spindle-run's tests:
+    // the gang waited for ever for "all members").
+    boolean amAsk = !attempt.getSchedulerKeys().isEmpty() && appAsks.expectsAmAsk(attempt);
     Optional<String> waits = parallel.whyWaiting(appId);
     Set<String> listed = new HashSet<>();
     for (SchedulerRequestKey key : attempt.getSchedulerKeys()) {
@@ -78,8 +82,8 @@ final class AskForwarder {
         appAsks.holdBack(waits.get());
         continue;
       }
-      boolean gang = !appAsks.isAm(keyName) && appAsks.takesGang(keyName);
       int count = pending.getCount();
+      boolean gang = !appAsks.isAm(keyName) && appAsks.takesGang(keyName, count);
       if (!appAsks.changed(keyName, key, capability, count)) {
         continue;
       }

@@ -19,20 +19,37 @@ class AppAsksTest {
   void aPreemptedGangIsAGangAgainAndTheAmsReAskOfItIsNoChange() {
     AppAsks asks = new AppAsks(new SpindleTags(2, null, false, 0), true);
     String name = AppAsks.keyName(KEY);
-    assertThat(asks.takesGang(name)).isTrue();
+    assertThat(asks.takesGang(name, 2)).isTrue();
     assertThat(asks.changed(name, KEY, EACH, 2)).isTrue();
     asks.allocated(name);
     asks.allocated(name);
-    assertThat(asks.takesGang(name)).as("a started gang's later asks are single containers").isFalse();
+    assertThat(asks.takesGang(name, 1)).as("a started gang's later asks are single containers").isFalse();
     assertThat(asks.changed(name, KEY, EACH, 0)).as("the AM withdrew what it got").isFalse();
 
     // Both members preempted: the engine re-queued the gang and YARN's ask holds it again.
     asks.requeued(name, KEY, EACH);
     asks.requeued(name, KEY, EACH);
-    assertThat(asks.takesGang(name)).isTrue();
+    assertThat(asks.takesGang(name, 2)).isTrue();
     assertThat(asks.changed(name, KEY, EACH, 2)).as("the AM asking for its two again tells the engine nothing new")
         .isFalse();
     assertThat(asks.changed(name, KEY, EACH, 3)).as("asking for more is a change").isTrue();
+  }
+
+  /** spindle-run restarting a failed gang: it stops every member, then asks for all N again under the same key. */
+  @Test
+  void anAskForTheWholeGangAgainAfterItsMembersWereHandedOutIsANewGang() {
+    AppAsks asks = new AppAsks(new SpindleTags(2, null, false, 0), true);
+    String name = AppAsks.keyName(KEY);
+    assertThat(asks.takesGang(name, 2)).isTrue();
+    asks.changed(name, KEY, EACH, 2);
+    asks.allocated(name);
+    asks.allocated(name);
+    assertThat(asks.takesGang(name, 1)).as("a replacement of one member is a single container").isFalse();
+    asks.changed(name, KEY, EACH, 1);
+    asks.allocated(name);
+    assertThat(asks.takesGang(name, 2)).as("all members again, nothing outstanding: a new run").isTrue();
+    asks.changed(name, KEY, EACH, 2);
+    assertThat(asks.takesGang(name, 2)).as("until it starts").isTrue();
   }
 
   /**
@@ -61,7 +78,7 @@ class AppAsksTest {
     String name = AppAsks.keyName(KEY);
     asks.requeued(name, KEY, EACH); // A container recovered after a restart, then preempted.
     assertThat(asks.ask(name)).isEqualTo(new AppAsks.Ask(KEY, EACH, 1));
-    assertThat(asks.takesGang(name)).isFalse();
+    assertThat(asks.takesGang(name, 1)).isFalse();
   }
 
   /**
@@ -83,18 +100,18 @@ class AppAsksTest {
     assertThat(asks.expectsAmAsk(null)).as("later allocate() calls come from the AM").isFalse();
 
     assertThat(asks.isAm(name)).as("the AM has its container; Spark's executors ask under the same key").isFalse();
-    assertThat(asks.takesGang(name)).isTrue();
+    assertThat(asks.takesGang(name, 3)).isTrue();
     assertThat(asks.changed(name, p0, EACH, 3)).as("spark.executor.instances=3").isTrue();
     assertThat(asks.tags().gangSize()).as("no fixed size: the gang is the request's count").isZero();
     for (int i = 0; i < 3; i++) {
       asks.allocated(name);
     }
-    assertThat(asks.takesGang(name)).as("a replacement executor asked later is a single container").isFalse();
+    assertThat(asks.takesGang(name, 3)).as("a replacement executor asked later, even as many as the first ask, is a single container").isFalse();
   }
 
   @Test
   void withoutAGangTagNoRequestIsAGang() {
     AppAsks asks = new AppAsks(SpindleTags.parse(java.util.List.of("spindle.topology.preferred=rack")), true);
-    assertThat(asks.takesGang(AppAsks.keyName(KEY))).isFalse();
+    assertThat(asks.takesGang(AppAsks.keyName(KEY), 2)).isFalse();
   }
 }
