@@ -3,51 +3,104 @@
 
 Every process all-reduces its gradients with the others (gloo, CPU), checkpoints every --checkpoint-every steps
 into --checkpoint-dir (rank 0 writes, atomically: a temporary file renamed over the last), and on start resumes
-from the newest checkpoint there. The run is deterministic: the data of step s depends only on s and the rank, so
-a run that is killed and resumed ends with the same weights as one that was never interrupted.
+from the checkpoint there. The run is deterministic: the data of step s depends only on s and the rank, so a run
+that is killed or preempted and resumed ends with the same weights as one that was never interrupted.
 
-    torchrun --nnodes=1 --nproc-per-node=2 train_ddp.py --steps 20 --checkpoint-dir /tmp/ckpt --out /tmp/w.txt
+Under spindle-run each worker's first process reports every step to the ApplicationMaster (the hang detector's
+heartbeat); when Spindle needs the GPUs back, the answer is "checkpoint", and rank 0 writes a checkpoint at once and
+says where, so the job loses nothing when it is reclaimed. Outside spindle-run (no SPINDLE_PROGRESS_URL) it trains
+on its own:
+
+    torchrun --nnodes=1 --nproc_per_node=2 train_ddp.py --steps 20 --checkpoint-dir /tmp/ckpt --out /tmp/w.txt
 """
 import argparse
 import os
+import time
+import urllib.parse
+import urllib.request
 
 import torch
 import torch.distributed as dist
 
 
-def checkpoint_path(directory):
-    return os.path.join(directory, "checkpoint.pt")
+# ---- spindle-run's worker protocol: three HTTP GETs to the ApplicationMaster; copy these into any script. ----
 
+def _am(endpoint, **params):
+    """GETs ENDPOINT of the ApplicationMaster with this worker's attempt and rank; None outside spindle-run or on error."""
+    base = os.environ.get("SPINDLE_PROGRESS_URL")  # http://am-host:port/progress?attempt=A&rank=R
+    if not base:
+        return None
+    url = urllib.parse.urlsplit(base)
+    query = urllib.parse.parse_qs(url.query)
+    query.update({k: [str(v)] for k, v in params.items()})
+    target = url._replace(path=endpoint, query=urllib.parse.urlencode(query, doseq=True)).geturl()
+    try:
+        with urllib.request.urlopen(target, timeout=5) as reply:
+            return reply.read().decode()
+    except OSError:
+        return None  # a missed report is not a failure; a long silence is (--hang-timeout)
+
+
+def report_progress(step):
+    """Reports STEP; True when Spindle asks the job to checkpoint now (it is about to take the GPUs back)."""
+    answer = _am("/progress", step=step)
+    return answer is not None and answer.startswith("checkpoint")
+
+
+def report_checkpoint(step, path):
+    """Tells spindle-run (and through it Spindle) that the checkpoint of STEP is complete at PATH."""
+    _am("/checkpointed", step=step, path=path)
+
+
+# ---- the training ----
 
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--steps", type=int, default=20)
     p.add_argument("--checkpoint-dir", required=True)
     p.add_argument("--checkpoint-every", type=int, default=5)
+    p.add_argument("--step-seconds", type=float, default=0.0, help="sleep per step, to stand for real work")
     p.add_argument("--out", help="rank 0 writes the final weights here, one number per line")
-    p.add_argument("--fail-at-step", type=int, default=-1, help="rank 1 exits 1 before this step (tests)")
+    p.add_argument("--events", help="rank 0 appends what happens (start, each step, checkpoints) to this file")
     args = p.parse_args()
 
     dist.init_process_group("gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
+    reporter = int(os.environ.get("LOCAL_RANK", "0")) == 0  # one heartbeat per worker container
+    attempt = os.environ.get("SPINDLE_RUN_ATTEMPT", "-")
+
+    def event(line):
+        if rank == 0 and args.events:
+            with open(args.events, "a") as f:
+                f.write(line + "\n")
+
     torch.manual_seed(0)
     model = torch.nn.Linear(4, 1)
     ddp = torch.nn.parallel.DistributedDataParallel(model)
     opt = torch.optim.SGD(ddp.parameters(), lr=0.05)
 
+    path = os.path.join(args.checkpoint_dir, "checkpoint.pt")
+
+    def checkpoint(done, asked):
+        os.makedirs(args.checkpoint_dir, exist_ok=True)
+        tmp = path + ".tmp"
+        torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "step": done}, tmp)
+        os.replace(tmp, path)
+        event(f"checkpoint step={done}{' asked' if asked else ''}")
+        print(f"rank 0: checkpoint at step {done}{' (asked by Spindle)' if asked else ''}", flush=True)
+        report_checkpoint(done, path)
+
     start = 0
-    path = checkpoint_path(args.checkpoint_dir)
     if os.path.exists(path):
         state = torch.load(path)
         model.load_state_dict(state["model"])
         opt.load_state_dict(state["opt"])
         start = state["step"]
+    event(f"start attempt={attempt} step={start} world={world}")
     print(f"rank {rank}/{world}: starting at step {start}", flush=True)
 
+    asked_at = -1
     for step in range(start, args.steps):
-        if step == args.fail_at_step and rank == 1:
-            print(f"rank {rank}: failing before step {step}", flush=True)
-            os._exit(1)
         g = torch.Generator().manual_seed(step * 1000 + rank)
         x = torch.randn(8, 4, generator=g)
         y = x.sum(dim=1, keepdim=True)
@@ -55,17 +108,19 @@ def main():
         torch.nn.functional.mse_loss(ddp(x), y).backward()  # DDP all-reduces the gradients here
         opt.step()
         done = step + 1
-        if done % args.checkpoint_every == 0 and rank == 0:
-            os.makedirs(args.checkpoint_dir, exist_ok=True)
-            tmp = path + ".tmp"
-            torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "step": done}, tmp)
-            os.replace(tmp, path)
-            print(f"rank 0: checkpoint at step {done}", flush=True)
+        event(f"step {done}")
+        asked = reporter and report_progress(done)
+        if rank == 0 and (done % args.checkpoint_every == 0 or (asked and asked_at < 0)):
+            checkpoint(done, asked and done % args.checkpoint_every != 0)
+            asked_at = done if asked else asked_at
+        if args.step_seconds:
+            time.sleep(args.step_seconds)
 
     if rank == 0 and args.out:
         with open(args.out, "w") as f:
             for v in torch.cat([t.detach().flatten() for t in model.parameters()]).tolist():
                 f.write(f"{v:.9f}\n")
+    event(f"done step={args.steps}")
     dist.barrier()
     dist.destroy_process_group()
 

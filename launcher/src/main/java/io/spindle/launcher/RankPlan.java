@@ -51,7 +51,10 @@ public final class RankPlan {
    * The environment of the worker in {@code containerId}. Each worker is one process group: a command that starts
    * one process itself reads {@code RANK}/{@code WORLD_SIZE}/{@code LOCAL_RANK}; {@code torchrun} reads
    * {@code NODE_RANK}, {@code NNODES}, {@code MASTER_ADDR}, {@code MASTER_PORT} (each worker is one torchrun
-   * "node") and sets the per-process ranks itself. {@code CUDA_VISIBLE_DEVICES} lists the container's GPUs.
+   * "node") and sets the per-process ranks itself. torchrun takes its own options from {@code PET_<OPTION>}
+   * variables, so {@code PET_NNODES}, {@code PET_NODE_RANK}, {@code PET_MASTER_ADDR} and {@code PET_MASTER_PORT}
+   * make a plain {@code torchrun --nproc_per_node=G train.py} join the gang without repeating them.
+   * {@code CUDA_VISIBLE_DEVICES} lists the container's GPUs.
    */
   public Map<String, String> environment(String containerId) {
     int rank = rankOf(containerId);
@@ -66,6 +69,10 @@ public final class RankPlan {
     env.put("NNODES", Integer.toString(ranked.size()));
     env.put("MASTER_ADDR", ranked.get(0).host());
     env.put("MASTER_PORT", Integer.toString(masterPort));
+    env.put("PET_NNODES", env.get("NNODES"));
+    env.put("PET_NODE_RANK", env.get("NODE_RANK"));
+    env.put("PET_MASTER_ADDR", env.get("MASTER_ADDR"));
+    env.put("PET_MASTER_PORT", env.get("MASTER_PORT"));
     env.put("CUDA_VISIBLE_DEVICES", w.gpus().stream().map(String::valueOf).collect(Collectors.joining(",")));
     return env;
   }

@@ -40,9 +40,11 @@ class RankPlanTest {
         new WorkerSlot("c9", "h2:8041", "h2", "/r1", List.of(3), List.of()),
         new WorkerSlot("c7", "h1:8041", "h1", "/r1", List.of(6, 7), List.of(1, 1)),
         new WorkerSlot("c8", "h1:8041", "h1", "/r1", List.of(0, 1), List.of(0, 0))), 29_500);
-    assertThat(plan.environment("c7")).isEqualTo(Map.of("RANK", "1", "WORLD_SIZE", "3", "LOCAL_RANK", "1",
-        "LOCAL_WORLD_SIZE", "2", "NODE_RANK", "1", "NNODES", "3", "MASTER_ADDR", "h1", "MASTER_PORT", "29500",
-        "CUDA_VISIBLE_DEVICES", "6,7"));
+    assertThat(plan.environment("c7")).isEqualTo(Map.ofEntries(Map.entry("RANK", "1"), Map.entry("WORLD_SIZE", "3"),
+        Map.entry("LOCAL_RANK", "1"), Map.entry("LOCAL_WORLD_SIZE", "2"), Map.entry("NODE_RANK", "1"),
+        Map.entry("NNODES", "3"), Map.entry("MASTER_ADDR", "h1"), Map.entry("MASTER_PORT", "29500"),
+        Map.entry("PET_NNODES", "3"), Map.entry("PET_NODE_RANK", "1"), Map.entry("PET_MASTER_ADDR", "h1"),
+        Map.entry("PET_MASTER_PORT", "29500"), Map.entry("CUDA_VISIBLE_DEVICES", "6,7")));
     assertThat(plan.environment("c9")).containsEntry("RANK", "2").containsEntry("LOCAL_RANK", "0")
         .containsEntry("CUDA_VISIBLE_DEVICES", "3");
     assertThat(plan.describe().get(0)).isEqualTo("rank 0: h1:8041 /r1 GPUs [0, 1] (c8)");

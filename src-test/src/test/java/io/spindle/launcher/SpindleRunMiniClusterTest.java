@@ -8,11 +8,8 @@ import io.spindle.launcher.yarn.SpindleRun;
 import io.spindle.web.SpindleWeb;
 import io.spindle.yarn.MiniClusterSupport;
 import io.spindle.yarn.SpindleScheduler;
-import java.io.ByteArrayOutputStream;
 import java.io.InputStream;
-import java.io.PrintStream;
 import java.net.URL;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -22,8 +19,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.yarn.api.records.NodeState;
 import org.apache.hadoop.yarn.api.records.YarnApplicationState;
@@ -90,28 +85,11 @@ class SpindleRunMiniClusterTest {
     }
   }
 
-  /** What one spindle-run printed and how it ended. */
-  private record Outcome(int exit, String output) {}
-
-  /** A spindle-run in the background: its output so far, and its end. */
-  private record Job(ByteArrayOutputStream bytes, Future<Integer> exit) {
-    Outcome get(long minutes) throws Exception {
-      try {
-        return new Outcome(exit.get(minutes, TimeUnit.MINUTES), bytes.toString(StandardCharsets.UTF_8));
-      } catch (java.util.concurrent.TimeoutException e) {
-        throw new AssertionError("spindle-run did not end within " + minutes + " min; it printed:\n"
-            + bytes.toString(StandardCharsets.UTF_8), e);
-      }
-    }
+  private static SpindleRunJob launch(String... args) {
+    return SpindleRunJob.launch(background, conf, args);
   }
 
-  private static Job launch(String... args) {
-    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-    PrintStream out = new PrintStream(bytes, true, StandardCharsets.UTF_8);
-    return new Job(bytes, background.submit(() -> new SpindleRun(conf, out, 200).run(args)));
-  }
-
-  private static Outcome run(String... args) throws Exception {
+  private static SpindleRunJob.Outcome run(String... args) throws Exception {
     return launch(args).get(3);
   }
 
@@ -132,13 +110,13 @@ class SpindleRunMiniClusterTest {
         + "|MASTER_PORT|CUDA_VISIBLE_DEVICES|SPINDLE_RUN_ATTEMPT|CONTAINER_ID)=' > " + dir + "/rank-$RANK.tmp"
         + " && mv " + dir + "/rank-$RANK.tmp " + dir + "/rank-$RANK.env"
         + "; while [ ! -f " + dir + "/go ]; do sleep 0.2; done";
-    Job job = launch("--queue", "a", "--workers", "3", "--gpus-per-worker", "2", "--memory-mb", "512",
+    SpindleRunJob job = launch("--queue", "a", "--workers", "3", "--gpus-per-worker", "2", "--memory-mb", "512",
         "--name", "env-contract", "--", "bash", "-c", script);
     try {
       MiniClusterSupport.await(Duration.ofSeconds(90), () -> Files.exists(dir.resolve("rank-0.env"))
           && Files.exists(dir.resolve("rank-1.env")) && Files.exists(dir.resolve("rank-2.env")));
     } catch (AssertionError e) {
-      throw new AssertionError("the workers did not start; spindle-run printed:\n" + job.bytes(), e);
+      throw new AssertionError("the workers did not start; spindle-run printed:\n" + job.output(), e);
     }
 
     // While the workers run: which GPUs of which node Spindle gave each container, from its status API.
@@ -157,7 +135,7 @@ class SpindleRunMiniClusterTest {
       }
     }
     Files.createFile(dir.resolve("go"));
-    Outcome done = job.get(2);
+    SpindleRunJob.Outcome done = job.get(2);
     assertThat(done.exit()).as(done.output()).isZero();
 
     List<Map<String, String>> ranks = new ArrayList<>();
@@ -193,7 +171,7 @@ class SpindleRunMiniClusterTest {
   void aWorkerThatFailsRestartsTheWholeGangAndTheRestartIsReported() throws Exception {
     String script = "if [ \"$SPINDLE_RUN_ATTEMPT\" = 0 ] && [ \"$RANK\" = 1 ]; then exit 3; fi; touch " + dir
         + "/ok-$RANK-$SPINDLE_RUN_ATTEMPT";
-    Outcome o = run("--queue", "a", "--workers", "2", "--gpus-per-worker", "1", "--memory-mb", "512",
+    SpindleRunJob.Outcome o = run("--queue", "a", "--workers", "2", "--gpus-per-worker", "1", "--memory-mb", "512",
         "--max-restarts", "2", "--restart-backoff", "1s", "--", "bash", "-c", script);
     assertThat(o.exit()).as(o.output()).isZero();
     assertThat(o.output()).contains("run 0 failed: rank 1 on", "exited with status 3", "restart 1 of 2",
@@ -207,7 +185,7 @@ class SpindleRunMiniClusterTest {
   void aWorkerSilentPastTheHangTimeoutCountsAsFailedAndAJobOutOfRestartsFails() throws Exception {
     // Rank 0 of every run reports once, then hangs; the job gets one restart, then fails with the reason.
     String script = "curl -sf \"$SPINDLE_PROGRESS_URL&step=7\" >/dev/null; if [ \"$RANK\" = 0 ]; then sleep 600; fi";
-    Outcome o = run("--queue", "a", "--workers", "2", "--memory-mb", "512", "--hang-timeout", "3s",
+    SpindleRunJob.Outcome o = run("--queue", "a", "--workers", "2", "--memory-mb", "512", "--hang-timeout", "3s",
         "--max-restarts", "1", "--restart-backoff", "1s", "--", "bash", "-c", script);
     assertThat(o.exit()).as(o.output()).isEqualTo(SpindleRun.FAILED);
     assertThat(o.output()).contains("run 0 failed: rank 0 on", "hung: no progress report for",
@@ -234,7 +212,7 @@ class SpindleRunMiniClusterTest {
         "--checkpoint-dir file://" + readOnly + "/ckpt is not writable",
     };
     for (int i = 0; i < cases.length; i++) {
-      Outcome o = run(cases[i]);
+      SpindleRunJob.Outcome o = run(cases[i]);
       assertThat(o.exit()).as(o.output()).isEqualTo(SpindleRun.BAD_INPUT);
       assertThat(o.output()).contains(expected[i]);
     }

@@ -64,6 +64,8 @@ public final class GangMaster implements ProgressServer.Master {
   private AMRMClientAsync<ContainerRequest> rm;
   private NMClientAsync nm;
   private ProgressServer progress;
+  private CheckpointRelay checkpoints;
+  private int preemptions;
   private Map<String, LocalResource> workerResources;
 
   private int attempt = -1;
@@ -140,6 +142,7 @@ public final class GangMaster implements ProgressServer.Master {
     nm.init(conf);
     nm.start();
     rm.registerApplicationMaster(host, 0, progress.url() + "/status");
+    checkpoints = CheckpointRelay.connect(conf, appId.toString(), this::note, clock);
     note("gang of " + spec.workers() + " worker(s) asked: " + spec);
     synchronized (this) {
       askAtMillis = clock.getAsLong();
@@ -155,7 +158,9 @@ public final class GangMaster implements ProgressServer.Master {
     }
     String diagnostics = String.join("\n", log);
     rm.unregisterApplicationMaster(outcome, outcomeText + (budget.restarts() > 0
-        ? "; restarts: " + String.join("; ", budget.reasons()) : ""), null);
+        ? "; restarts: " + String.join("; ", budget.reasons()) : "") + (preemptions > 0
+        ? "; preempted by Spindle " + preemptions + " time(s), resumed each time" : ""), null);
+    checkpoints.close();
     nm.stop();
     rm.stop();
     progress.close();
@@ -261,8 +266,13 @@ public final class GangMaster implements ProgressServer.Master {
         continue; // a stopped run's workers, or a container never started
       }
       int exit = s.getExitStatus();
+      if (exit == ContainerExitStatus.PREEMPTED) {
+        // Spindle takes gangs back whole and has already asked for them again on this job's behalf: not a failure.
+        preempted(rank);
+        return;
+      }
       String why = exit == ContainerExitStatus.ABORTED ? "lost: its node left or YARN aborted it"
-          : exit == ContainerExitStatus.PREEMPTED ? "preempted by the scheduler" : s.getDiagnostics();
+          : s.getDiagnostics();
       run.tracker.ended(rank, exit, why);
     }
     if (run != null && run.tracker != null && !run.stopping) {
@@ -274,19 +284,37 @@ public final class GangMaster implements ProgressServer.Master {
     }
   }
 
+  /**
+   * Spindle reclaimed the gang (after the checkpoint handshake, or at its deadline). The run ends without using a
+   * restart, and the gang is asked for again at once, in the same callback: the re-queued containers Spindle asked
+   * for on the job's behalf may come with the next heartbeat, and must find a run waiting for them.
+   */
+  private void preempted(int rank) {
+    preemptions++;
+    note("run " + run.attempt + " preempted by Spindle (rank " + rank + "'s container was reclaimed);"
+        + " the gang is asked for again and resumes from the newest checkpoint");
+    stop(run);
+    run = null;
+    askGang();
+  }
+
+  private void stop(Run r) {
+    r.stopping = true;
+    for (Container c : r.allocated) {
+      nm.stopContainerAsync(c.getId(), c.getNodeId());
+      rm.releaseAssignedContainer(c.getId());
+    }
+    for (ContainerRequest req : r.asked) {
+      rm.removeContainerRequest(req);
+    }
+  }
+
   private synchronized void failed(String reason) {
     if (run == null || run.stopping) {
       return;
     }
-    run.stopping = true;
     note("run " + run.attempt + " failed: " + reason);
-    for (Container c : run.allocated) {
-      nm.stopContainerAsync(c.getId(), c.getNodeId());
-      rm.releaseAssignedContainer(c.getId());
-    }
-    for (ContainerRequest r : run.asked) {
-      rm.removeContainerRequest(r);
-    }
+    stop(run);
     if (!budget.allowsAnother()) {
       finish(FinalApplicationStatus.FAILED, reason + " (no restart left of --max-restarts " + spec.maxRestarts()
           + ")");
@@ -315,11 +343,34 @@ public final class GangMaster implements ProgressServer.Master {
 
   @Override
   public synchronized String progress(int reportedAttempt, int rank, long step) {
-    if (run != null && run.tracker != null && reportedAttempt == run.attempt && rank >= 0
-        && rank < spec.workers()) {
+    if (isCurrent(reportedAttempt, rank)) {
       run.tracker.progress(rank, step);
     }
+    return checkpoints.pendingNotice().map(id -> "checkpoint " + id + "\n").orElse("ok\n");
+  }
+
+  @Override
+  public synchronized String checkpointed(int reportedAttempt, int rank, long step, String path) {
+    if (!isCurrent(reportedAttempt, rank)) {
+      return "ignored: not a worker of the current run\n";
+    }
+    run.tracker.progress(rank, step);
+    note("run " + run.attempt + ": rank " + rank + " wrote the checkpoint of step " + step + ": " + path);
+    checkpoints.checkpointed(path);
     return "ok\n";
+  }
+
+  @Override
+  public synchronized String extend(int reportedAttempt, int rank, long seconds) {
+    if (isCurrent(reportedAttempt, rank)) {
+      checkpoints.extend(seconds);
+    }
+    return "ok\n";
+  }
+
+  private boolean isCurrent(int reportedAttempt, int rank) {
+    return run != null && run.tracker != null && reportedAttempt == run.attempt && rank >= 0
+        && rank < spec.workers();
   }
 
   @Override

@@ -20,8 +20,17 @@ final class ProgressServer implements AutoCloseable {
 
   /** What the server asks of the master. */
   interface Master {
-    /** A report of {@code rank} in run {@code attempt}; returns the answer the worker reads ({@code ok}). */
+    /**
+     * A report of {@code rank} in run {@code attempt}; returns the answer the worker reads: {@code ok}, or
+     * {@code checkpoint <notice>} while Spindle waits for the job to checkpoint before it takes the GPUs back.
+     */
     String progress(int attempt, int rank, long step);
+
+    /** The worker wrote a checkpoint of {@code step} at {@code path} (after being asked, or on its own schedule). */
+    String checkpointed(int attempt, int rank, long step, String path);
+
+    /** The worker needs {@code seconds} more to write the checkpoint it was asked for. */
+    String extend(int attempt, int rank, long seconds);
 
     /** The job's state, several lines. */
     String status();
@@ -31,15 +40,17 @@ final class ProgressServer implements AutoCloseable {
 
   ProgressServer(String host, Master master) throws IOException {
     server = HttpServer.create(new InetSocketAddress(0), 0);
-    server.createContext("/progress", ex -> {
-      Map<String, String> q = query(ex);
-      try {
-        reply(ex, 200, master.progress(Integer.parseInt(q.getOrDefault("attempt", "-1")),
-            Integer.parseInt(q.getOrDefault("rank", "-1")), Long.parseLong(q.getOrDefault("step", "-1"))));
-      } catch (NumberFormatException e) {
-        reply(ex, 400, "attempt, rank and step are whole numbers: " + e.getMessage() + "\n");
+    server.createContext("/progress", ex -> answer(ex, q -> master.progress((int) number(q, "attempt"),
+        (int) number(q, "rank"), number(q, "step"))));
+    server.createContext("/checkpointed", ex -> answer(ex, q -> {
+      String path = q.get("path");
+      if (path == null || path.isBlank()) {
+        throw new IllegalArgumentException("path= names the checkpoint written");
       }
-    });
+      return master.checkpointed((int) number(q, "attempt"), (int) number(q, "rank"), number(q, "step"), path);
+    }));
+    server.createContext("/extend", ex -> answer(ex, q -> master.extend((int) number(q, "attempt"),
+        (int) number(q, "rank"), number(q, "seconds"))));
     server.createContext("/status", ex -> reply(ex, 200, master.status()));
     server.createContext("/", ex -> reply(ex, 200, master.status()));
     server.setExecutor(Executors.newFixedThreadPool(2, r -> {
@@ -56,6 +67,36 @@ final class ProgressServer implements AutoCloseable {
   /** {@code http://host:port}, as workers and the client reach it. */
   String url() {
     return "http://" + host + ":" + server.getAddress().getPort();
+  }
+
+  /** Replies what {@code handler} answers for the request's query, or 400 with the reason a parameter is wrong. */
+  private static void answer(HttpExchange ex, java.util.function.Function<Map<String, String>, String> handler)
+      throws IOException {
+    String body;
+    try {
+      body = handler.apply(query(ex));
+    } catch (IllegalArgumentException e) {
+      reply(ex, 400, e.getMessage() + "\n");
+      return;
+    }
+    reply(ex, 200, body);
+  }
+
+  /** A whole-number parameter; absent reads as -1 (attempt, rank and step are optional for a plain heartbeat). */
+  private static long number(Map<String, String> q, String name) {
+    String v = q.get(name);
+    if (v == null) {
+      return -1;
+    }
+    try {
+      long n = Long.parseLong(v);
+      if (!name.equals("step") && !name.equals("seconds") && (n < Integer.MIN_VALUE || n > Integer.MAX_VALUE)) {
+        throw new NumberFormatException();
+      }
+      return n;
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(name + "= must be a whole number, not '" + v + "'");
+    }
   }
 
   private static Map<String, String> query(HttpExchange ex) {

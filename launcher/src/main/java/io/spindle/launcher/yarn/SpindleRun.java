@@ -53,6 +53,7 @@ public final class SpindleRun {
 
   public static final int FAILED = 1;
   public static final int BAD_INPUT = 2;
+  private static final long PROGRESS_EVERY_MILLIS = 30_000;
 
   private final Configuration conf;
   private final PrintStream out;
@@ -70,6 +71,10 @@ public final class SpindleRun {
 
   /** Runs the job to its end; returns the exit status. */
   public int run(String... args) {
+    if (args.length > 0 && (args[0].equals("--help") || args[0].equals("-h"))) {
+      out.println(RunSpecParser.USAGE);
+      return 0;
+    }
     RunSpec spec;
     try {
       spec = RunSpecParser.parse(args);
@@ -231,14 +236,16 @@ public final class SpindleRun {
         LocalResourceType.FILE));
     amFiles.put(StagedFiles.CONF, StagedFiles.resource(fs, new Path(staging, StagedFiles.CONF),
         LocalResourceType.FILE));
-    File jar = launcherJar();
-    if (jar != null) {
-      Path dst = new Path(staging, StagedFiles.JAR);
-      fs.copyFromLocalFile(new Path(jar.toURI()), dst);
-      amFiles.put(StagedFiles.JAR, StagedFiles.resource(fs, dst, LocalResourceType.FILE));
-    } else if (!conf.getBoolean(YarnConfiguration.IS_MINI_YARN_CLUSTER, false)) {
-      throw new IOException("spindle-run runs from " + codeSource() + ", not a jar: build it (mvn -pl launcher"
-          + " package) and run scripts/spindle-run, which ships the jar to the ApplicationMaster");
+    for (Class<?> c : AM_CODE) {
+      File jar = jarOf(c);
+      if (jar != null) {
+        Path dst = new Path(staging, jar.getName());
+        fs.copyFromLocalFile(new Path(jar.toURI()), dst);
+        amFiles.put(jar.getName(), StagedFiles.resource(fs, dst, LocalResourceType.FILE));
+      } else if (!conf.getBoolean(YarnConfiguration.IS_MINI_YARN_CLUSTER, false)) {
+        throw new IOException("spindle-run runs " + c.getName() + " from " + codeSource(c) + ", not a jar: run"
+            + " scripts/spindle-run, which builds the jars that travel to the ApplicationMaster");
+      }
     }
     stage(fs, spec.files(), new Path(staging, StagedFiles.FILES));
     stage(fs, spec.archives(), new Path(staging, StagedFiles.ARCHIVES));
@@ -288,14 +295,21 @@ public final class SpindleRun {
     return cp.toString();
   }
 
-  /** The jar this class was loaded from, or null when it runs from a classes directory (a build tree). */
-  private static File launcherJar() throws Exception {
-    File f = new File(codeSource().toURI());
+  /**
+   * Spindle's code the ApplicationMaster runs, by a class of each jar: the launcher and spindle-client (checkpoint
+   * notices). Everything else it needs (YARN's client, Curator, Avro) is on every Hadoop node's classpath.
+   */
+  private static final List<Class<?>> AM_CODE = List.of(GangMaster.class,
+      io.spindle.client.SpindleCheckpointClient.class);
+
+  /** The jar {@code c} was loaded from, or null when it runs from a classes directory (a build tree). */
+  private static File jarOf(Class<?> c) throws Exception {
+    File f = new File(codeSource(c).toURI());
     return f.isFile() && f.getName().endsWith(".jar") ? f : null;
   }
 
-  private static URL codeSource() {
-    return GangMaster.class.getProtectionDomain().getCodeSource().getLocation();
+  private static URL codeSource(Class<?> c) {
+    return c.getProtectionDomain().getCodeSource().getLocation();
   }
 
   /** Prints the job's progress until it ends; returns the exit status. */
@@ -314,6 +328,8 @@ public final class SpindleRun {
     YarnApplicationState lastState = null;
     int printed = 0;
     String lastWorkers = "";
+    String lastStates = "";
+    long printedAt = 0;
     SpindleStatusApi api = SpindleStatusApi.of(conf).orElse(null);
     while (true) {
       ApplicationReport r = yarn.getApplicationReport(appId);
@@ -333,13 +349,18 @@ public final class SpindleRun {
           }
         }
         String workers = parts.length > 1 ? parts[1] : "";
-        if (!workers.equals(lastWorkers)) {
+        // A worker's state change is printed at once; its steps alone at most every PROGRESS_EVERY_MILLIS.
+        String states = workers.replaceAll(" \\(step \\d+\\)", "");
+        long now = System.currentTimeMillis();
+        if (!states.equals(lastStates) || (!workers.equals(lastWorkers) && now - printedAt >= PROGRESS_EVERY_MILLIS)) {
           for (String l : workers.split("\n")) {
             if (!l.isBlank() && !l.matches("\\d+")) {
               out.println("spindle-run:   " + l);
             }
           }
+          lastStates = states;
           lastWorkers = workers;
+          printedAt = now;
         }
       }
       if (api != null && !isFinal(state)) {

@@ -13,12 +13,11 @@ import org.apache.hadoop.yarn.api.records.URL;
 
 /**
  * The job's staging directory ({@code ~/.spindle-run/<application id>} on the default file system): what the client
- * uploads — the launcher's jar, the client's configuration, the command line, {@code --files} under {@code files/}
+ * uploads — the jars of Spindle's code the AM runs, the client's configuration, the command line, {@code --files} under {@code files/}
  * and {@code --archives} under {@code archives/} — and how it becomes YARN local resources of the AM and every worker.
  */
 final class StagedFiles {
 
-  static final String JAR = "__spindle_run__.jar";
   static final String CONF = "__spindle_run_conf__.xml";
   static final String ARGS = "__spindle_run_args__";
   static final String FILES = "files";

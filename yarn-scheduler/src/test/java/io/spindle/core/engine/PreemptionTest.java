@@ -211,6 +211,31 @@ class PreemptionTest {
     }
   }
 
+  /**
+   * spindle-run's training test as the engine sees it: a low-priority gang holds the whole cluster (its queue's half
+   * and the idle sibling's). A higher-priority gang of the same queue that is smaller would leave the queue below its
+   * fair share, which rule (S) forbids even inside one queue (architecture.md, "Why preemption cannot loop"); one of
+   * the same size keeps the queue where it is and preempts.
+   */
+  @Test
+  void insideABorrowingQueueAHigherPriorityGangPreemptsOnlyWhereTheQueueStaysAtItsFairShare() {
+    Engine e = engine(HALVES, ON, 2);
+    Resources eight = Resources.of(2048, 2).withGpus(8);
+    CycleResult low = e.cycle(List.of(new AppSubmitted(AppId.of("low"), "a", "u", 0),
+        new Demand(AppId.of("low"), "workers", eight, 2, PlacementSpec.gang(null, false))));
+    assertThat(low.allocations()).hasSize(2);
+    at(e, 1_000, new AppSubmitted(AppId.of("smaller"), "a", "u", 5),
+        new Demand(AppId.of("smaller"), "workers", Resources.of(1024, 1).withGpus(4), 2,
+            PlacementSpec.gang(null, false)));
+    assertThat(of(at(e, 61_000), RequestCheckpoint.class)).as("the queue would fall to 8 of its 16 GPUs").isEmpty();
+
+    at(e, 62_000, new Demand(AppId.of("smaller"), "workers", Resources.NONE, 0),
+        new AppSubmitted(AppId.of("same"), "a", "u", 5),
+        new Demand(AppId.of("same"), "workers", eight, 2, PlacementSpec.gang(null, false)));
+    assertThat(of(at(e, 123_000), RequestCheckpoint.class)).singleElement()
+        .satisfies(n -> assertThat(n.appId()).isEqualTo(AppId.of("low")));
+  }
+
   @Test
   void theVictimIsTheOneThatLosesLeastWorkSinceItsLastCheckpoint() {
     Engine e = engine(HALVES, ON, 2);

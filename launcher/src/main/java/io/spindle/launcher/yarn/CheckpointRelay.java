@@ -1,0 +1,126 @@
+package io.spindle.launcher.yarn;
+
+import io.spindle.client.AmRmTokenSecret;
+import io.spindle.client.CheckpointDecision;
+import io.spindle.client.CheckpointHandler;
+import io.spindle.client.CheckpointNoticeView;
+import io.spindle.client.SpindleCheckpointClient;
+import io.spindle.client.SpindleZkSettings;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.function.Consumer;
+import java.util.function.LongSupplier;
+import org.apache.hadoop.conf.Configuration;
+
+/**
+ * The job's end of Spindle's checkpoint handshake. A notice (Spindle will take the gang's GPUs back at a deadline)
+ * is held here until the workers learn of it — their next progress report is answered {@code checkpoint <notice>} —
+ * and answered DONE with the checkpoint the workers report written, or EXTEND when a worker asks for more time.
+ * Every checkpoint a worker reports, asked for or periodic, is also reported to Spindle, so a gang reclaimed
+ * without an answer re-queues knowing where it resumes from. Without Spindle's ZooKeeper in the configuration
+ * (a cluster without preemption notices) the relay does nothing.
+ */
+final class CheckpointRelay implements AutoCloseable {
+
+  private final SpindleCheckpointClient spindle;
+  private final Consumer<String> note;
+  private final LongSupplier clock;
+  private volatile CheckpointNoticeView pending;
+
+  private CheckpointRelay(SpindleCheckpointClient spindle, Consumer<String> note, LongSupplier clock) {
+    this.spindle = spindle;
+    this.note = note;
+    this.clock = clock;
+  }
+
+  /** Connects as the application (authenticated with the attempt's AMRMToken) when Spindle's ZooKeeper is set. */
+  static CheckpointRelay connect(Configuration conf, String appId, Consumer<String> note, LongSupplier clock) {
+    SpindleZkSettings zk = SpindleZkSettings.from(conf::get);
+    if (!zk.enabled()) {
+      return new CheckpointRelay(null, note, clock);
+    }
+    try {
+      SpindleCheckpointClient client = SpindleCheckpointClient.builder().settings(zk).appId(appId)
+          .secret(AmRmTokenSecret.currentUser()).build();
+      CheckpointRelay relay = new CheckpointRelay(client, note, clock);
+      client.register(relay.handler());
+      return relay;
+    } catch (IOException | RuntimeException e) {
+      note.accept("checkpoint notices unavailable (" + e.getMessage() + "): a preemption reclaims the workers at"
+          + " its deadline and the job resumes from its last checkpoint");
+      return new CheckpointRelay(null, note, clock);
+    }
+  }
+
+  private CheckpointHandler handler() {
+    return new CheckpointHandler() {
+      @Override
+      public CheckpointDecision onNotice(CheckpointNoticeView notice) {
+        if (notice.refusal().isPresent()) {
+          note.accept("Spindle refused more time for notice " + notice.noticeId() + ": " + notice.refusal().get());
+        } else {
+          note.accept(String.format(java.util.Locale.ROOT, "checkpoint notice %d from Spindle: %s; reclaim in %d s;"
+              + " asking the workers to checkpoint", notice.noticeId(), notice.reason(),
+              Math.max(0, notice.timeLeft(clock.getAsLong()).toSeconds())));
+        }
+        pending = notice;
+        return CheckpointDecision.later(); // answered when a worker reports the checkpoint written
+      }
+
+      @Override
+      public void onClosed(long noticeId) {
+        CheckpointNoticeView p = pending;
+        if (p != null && p.noticeId() == noticeId) {
+          pending = null;
+        }
+      }
+    };
+  }
+
+  /** The notice the workers should checkpoint for, if one is open. */
+  Optional<Long> pendingNotice() {
+    CheckpointNoticeView p = pending;
+    return p == null ? Optional.empty() : Optional.of(p.noticeId());
+  }
+
+  /** A worker wrote a checkpoint: Spindle learns where, and an open notice is answered DONE with it. */
+  void checkpointed(String path) {
+    if (spindle == null) {
+      return;
+    }
+    long now = clock.getAsLong();
+    CheckpointNoticeView p = pending;
+    try {
+      spindle.reportCheckpoint(path, now);
+      if (p != null) {
+        spindle.answer(p.noticeId(), CheckpointDecision.done(path, now));
+        pending = null;
+        note.accept("answered notice " + p.noticeId() + " DONE with " + path);
+      }
+    } catch (IOException | RuntimeException e) {
+      note.accept("could not tell Spindle of checkpoint " + path + ": " + e.getMessage());
+    }
+  }
+
+  /** A worker needs more time for the checkpoint asked of it. */
+  void extend(long seconds) {
+    CheckpointNoticeView p = pending;
+    if (spindle == null || p == null || seconds <= 0) {
+      return;
+    }
+    try {
+      spindle.answer(p.noticeId(), CheckpointDecision.extend(Duration.ofSeconds(seconds)));
+      note.accept("asked Spindle for " + seconds + " s more on notice " + p.noticeId());
+    } catch (IOException | RuntimeException e) {
+      note.accept("could not ask Spindle for more time: " + e.getMessage());
+    }
+  }
+
+  @Override
+  public void close() {
+    if (spindle != null) {
+      spindle.close();
+    }
+  }
+}
