@@ -13,6 +13,7 @@ import java.util.Map;
  * @param workers worker containers, one gang (at least 1)
  * @param gpusPerWorker whole GPUs per worker (0 with a share, or for CPU-only work)
  * @param gpuMilli a share of one GPU per worker in thousandths (0: none)
+ * @param migProfile one MIG instance of this profile per worker (e.g. {@code 3g.40gb}); null: none
  * @param topologyLevel the topology level the gang must ({@code topologyRequired}) or should stay within; null: any
  * @param maxRuntime each worker's declared run time, {@link Duration#ZERO} for none
  * @param checkpointDir where the job's checkpoints are (the newest is what a restart resumes from); null: none
@@ -20,7 +21,8 @@ import java.util.Map;
  * @param hangTimeout a worker that reports no progress for this long counts as failed; {@link Duration#ZERO}: never
  * @param command what each worker runs, as given after {@code --}
  */
-public record RunSpec(String queue, String name, int workers, int gpusPerWorker, int gpuMilli, int memoryMb,
+public record RunSpec(String queue, String name, int workers, int gpusPerWorker, int gpuMilli, String migProfile,
+    int memoryMb,
     int vcores, String topologyLevel, boolean topologyRequired, int priority, Duration maxRuntime,
     Map<String, String> env, List<String> files, List<String> archives, String checkpointDir, int maxRestarts,
     Duration restartBackoff, Duration hangTimeout, List<String> command) {
@@ -54,7 +56,8 @@ public record RunSpec(String queue, String name, int workers, int gpusPerWorker,
 
   @Override
   public String toString() {
-    String gpus = gpuMilli > 0 ? gpuMilli + " milli-GPU" : gpusPerWorker + " GPU" + (gpusPerWorker == 1 ? "" : "s");
+    String gpus = migProfile != null ? "MIG " + migProfile : gpuMilli > 0 ? gpuMilli + " milli-GPU"
+        : gpusPerWorker + " GPU" + (gpusPerWorker == 1 ? "" : "s");
     return String.format(Locale.ROOT, "%d worker%s x (%s, %d MB, %d vcores) in queue %s: %s", workers,
         workers == 1 ? "" : "s", gpus, memoryMb, vcores, queue, String.join(" ", command));
   }

@@ -22,6 +22,7 @@ public final class RunSpecParser {
       "  --workers N              worker containers, started together as one gang (required, >= 1)",
       "  --gpus-per-worker G      whole GPUs per worker (default 0)",
       "  --gpu-milli M            a share of one GPU per worker, 1..999 thousandths (instead of whole GPUs)",
+      "  --mig-profile P          one MIG instance of profile P per worker, e.g. 3g.40gb (instead of whole GPUs)",
       "  --memory-mb MB           memory per worker (default 4096)",
       "  --vcores V               vcores per worker (default 1)",
       "  --topology required=L|preferred=L   keep the gang within one topology level L (node, rack, ...)",
@@ -36,9 +37,10 @@ public final class RunSpecParser {
       "  --hang-timeout D         a worker without a progress report for D counts as failed (default: never)");
 
   private static final java.util.Set<String> OPTIONS = java.util.Set.of("--queue", "--name", "--workers",
-      "--gpus-per-worker", "--gpu-milli", "--memory-mb", "--vcores", "--topology", "--priority", "--max-runtime",
+      "--gpus-per-worker", "--gpu-milli", "--mig-profile", "--memory-mb", "--vcores", "--topology", "--priority", "--max-runtime",
       "--env", "--files", "--archives", "--checkpoint-dir", "--max-restarts", "--restart-backoff", "--hang-timeout");
   private static final Pattern DURATION = Pattern.compile("(\\d+)([smhd])");
+  private static final Pattern MIG_PROFILE = Pattern.compile("\\d+g\\.\\d+gb(\\+me)?");
   private static final Pattern ENV_KEY = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
   private static final Pattern LEVEL = Pattern.compile("[a-z][a-z0-9_-]*");
 
@@ -50,6 +52,7 @@ public final class RunSpecParser {
     Integer workers = null;
     int gpus = 0;
     int milli = 0;
+    String mig = null;
     int memory = 4096;
     int vcores = 1;
     String level = null;
@@ -93,6 +96,13 @@ public final class RunSpecParser {
         case "--workers" -> workers = integer(opt, value, 1, 100_000);
         case "--gpus-per-worker" -> gpus = integer(opt, value, 0, 1_024);
         case "--gpu-milli" -> milli = integer(opt, value, 1, 999);
+        case "--mig-profile" -> {
+          if (!MIG_PROFILE.matcher(value).matches()) {
+            throw new UsageException("--mig-profile takes a MIG profile such as 1g.10gb or 3g.40gb, not '" + value
+                + "'");
+          }
+          mig = value;
+        }
         case "--memory-mb" -> memory = integer(opt, value, 1, Integer.MAX_VALUE);
         case "--vcores" -> vcores = integer(opt, value, 1, 100_000);
         case "--topology" -> {
@@ -130,10 +140,11 @@ public final class RunSpecParser {
     if (command == null || command.isEmpty()) {
       throw new UsageException("no command: give what every worker runs after --, e.g. -- torchrun train.py");
     }
-    if (milli > 0 && gpus > 0) {
-      throw new UsageException("--gpu-milli and --gpus-per-worker both say how much GPU a worker gets; give one");
+    if ((milli > 0 ? 1 : 0) + (gpus > 0 ? 1 : 0) + (mig != null ? 1 : 0) > 1) {
+      throw new UsageException("--gpus-per-worker, --gpu-milli and --mig-profile each say how much GPU a worker"
+          + " gets; give one");
     }
-    return new RunSpec(queue, name, workers, gpus, milli, memory, vcores, level, required, priority, maxRuntime,
+    return new RunSpec(queue, name, workers, gpus, milli, mig, memory, vcores, level, required, priority, maxRuntime,
         env, files, archives, checkpointDir, maxRestarts, restartBackoff, hangTimeout, command);
   }
 

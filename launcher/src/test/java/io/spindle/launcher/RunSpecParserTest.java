@@ -43,6 +43,10 @@ class RunSpecParserTest {
         .hasMessageContaining("90s, 30m, 2h or 1d");
     assertThatThrownBy(() -> RunSpecParser.parse("--workers", "2", "--gpu-milli", "250", "--gpus-per-worker", "1",
         "--", "true")).hasMessageContaining("give one");
+    assertThatThrownBy(() -> RunSpecParser.parse("--workers", "2", "--mig-profile", "3g.40gb", "--gpus-per-worker",
+        "1", "--", "true")).hasMessageContaining("give one");
+    assertThatThrownBy(() -> RunSpecParser.parse("--workers", "2", "--mig-profile", "half", "--", "true"))
+        .hasMessage("--mig-profile takes a MIG profile such as 1g.10gb or 3g.40gb, not 'half'");
     assertThatThrownBy(() -> RunSpecParser.parse("--workers", "2", "--env", "1X=2", "--", "true"))
         .hasMessageContaining("--env takes KEY=VALUE");
     assertThatThrownBy(() -> RunSpecParser.parse("--workers", "2", "--frobnicate", "--", "true"))
@@ -58,5 +62,12 @@ class RunSpecParserTest {
     assertThat(spec.toString()).isEqualTo(
         "3 workers x (250 milli-GPU, 4096 MB, 1 vcores) in queue default: python3 infer.py");
     assertThat(List.of(RunSpecParser.USAGE.split("\n"))).anyMatch(l -> l.contains("--hang-timeout"));
+  }
+
+  @Test
+  void aMigInstancePerWorker() {
+    RunSpec spec = RunSpecParser.parse("--workers", "7", "--mig-profile", "1g.10gb", "--", "python3", "tune.py");
+    assertThat(spec.migProfile()).isEqualTo("1g.10gb");
+    assertThat(spec.toString()).startsWith("7 workers x (MIG 1g.10gb, 4096 MB, 1 vcores)");
   }
 }

@@ -207,8 +207,9 @@ public final class GangMaster implements ProgressServer.Master {
       int rank = plan.rankOf(c.getId().toString());
       r.rankOf.put(c.getId(), rank);
       Map<String, String> env = new LinkedHashMap<>(plan.environment(c.getId().toString()));
-      if (env.get("CUDA_VISIBLE_DEVICES").isEmpty()) {
-        env.remove("CUDA_VISIBLE_DEVICES"); // GPUs unknown here: the NodeManager's GPU plugin sets them
+      if (env.get("CUDA_VISIBLE_DEVICES").isEmpty() || spec.migProfile() != null || spec.gpuMilli() > 0) {
+        // Unknown here, or a MIG instance or share (named by UUID, with MPS limits): the NodeManager's plugin sets it.
+        env.remove("CUDA_VISIBLE_DEVICES");
       }
       env.putAll(spec.env());
       env.put("SPINDLE_RUN_APP_ID", appId.toString());

@@ -194,13 +194,12 @@ public final class SpindleRun {
   private Resource worker(YarnClient yarn, RunSpec spec) throws Exception {
     List<String> types = new ArrayList<>();
     yarn.getResourceTypeInfo().forEach(t -> types.add(t.getName()));
-    if (spec.gpusPerWorker() > 0 && !types.contains(WorkerShape.GPU)) {
-      throw new UsageException("--gpus-per-worker: this cluster has no resource type " + WorkerShape.GPU
-          + " (yarn.resource-types); its types are " + types);
-    }
-    if (spec.gpuMilli() > 0 && !types.contains(WorkerShape.GPU_MILLI)) {
-      throw new UsageException("--gpu-milli: this cluster has no resource type " + WorkerShape.GPU_MILLI
-          + " (no NodeManager shares GPUs); its types are " + types);
+    java.util.Optional<String> gpu = WorkerShape.gpuType(spec, new HashSet<>(types));
+    if (gpu.isPresent() && !types.contains(gpu.get())) {
+      String option = spec.migProfile() != null ? "--mig-profile" : spec.gpuMilli() > 0 ? "--gpu-milli"
+          : "--gpus-per-worker";
+      throw new UsageException(option + ": this cluster has no resource type " + gpu.get()
+          + " (yarn.resource-types; no NodeManager offers it); its types are " + types);
     }
     return WorkerShape.of(spec);
   }

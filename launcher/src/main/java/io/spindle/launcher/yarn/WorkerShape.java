@@ -11,10 +11,14 @@ import org.apache.hadoop.yarn.util.resource.ResourceUtils;
 /** A worker container's YARN resource: memory, vcores, and whole GPUs or a share of one GPU. */
 final class WorkerShape {
 
-  /** YARN's GPU resource type (whole GPUs). */
+  /** YARN's GPU resource type (whole GPUs) of Hadoop's own GPU plugin. */
   static final String GPU = "yarn.io/gpu";
+  /** Whole GPUs as Spindle's NodeManager plugin advertises them (Hadoop reserves yarn.io/gpu for its own plugin). */
+  static final String NVIDIA_GPU = "nvidia.com/gpu";
   /** Spindle's share of one GPU, in thousandths (docs/admin-guide.md, shared GPUs). */
   static final String GPU_MILLI = "nvidia.com/gpu-milli";
+  /** One MIG instance of a profile: {@code nvidia.com/mig-<profile>}. */
+  static final String MIG_PREFIX = "nvidia.com/mig-";
 
   private WorkerShape() {}
 
@@ -45,14 +49,28 @@ final class WorkerShape {
     conf.set(YarnConfiguration.RESOURCE_TYPES, String.join(",", names));
   }
 
-  static Resource of(RunSpec spec) {
-    Resource r = Resource.newInstance(spec.memoryMb(), spec.vcores());
-    if (spec.gpusPerWorker() > 0) {
-      r.setResourceValue(GPU, spec.gpusPerWorker());
+  /**
+   * The resource type a worker of {@code spec} asks its GPU in, given the cluster's types: whole GPUs in
+   * {@code yarn.io/gpu}, or {@code nvidia.com/gpu} on a cluster that has only that; empty for CPU-only work.
+   */
+  static java.util.Optional<String> gpuType(RunSpec spec, java.util.Set<String> clusterTypes) {
+    if (spec.migProfile() != null) {
+      return java.util.Optional.of(MIG_PREFIX + spec.migProfile());
     }
     if (spec.gpuMilli() > 0) {
-      r.setResourceValue(GPU_MILLI, spec.gpuMilli());
+      return java.util.Optional.of(GPU_MILLI);
     }
+    if (spec.gpusPerWorker() > 0) {
+      return java.util.Optional.of(!clusterTypes.contains(GPU) && clusterTypes.contains(NVIDIA_GPU) ? NVIDIA_GPU : GPU);
+    }
+    return java.util.Optional.empty();
+  }
+
+  /** A worker's resource, in the types this JVM knows (the cluster's, see {@link #learnResourceTypes}). */
+  static Resource of(RunSpec spec) {
+    Resource r = Resource.newInstance(spec.memoryMb(), spec.vcores());
+    gpuType(spec, ResourceUtils.getResourceTypes().keySet()).ifPresent(type -> r.setResourceValue(type,
+        spec.migProfile() != null ? 1 : spec.gpuMilli() > 0 ? spec.gpuMilli() : spec.gpusPerWorker()));
     return r;
   }
 }
