@@ -169,15 +169,32 @@ class SpindleRunMiniClusterTest {
 
   @Test
   void aWorkerThatFailsRestartsTheWholeGangAndTheRestartIsReported() throws Exception {
+    // Run 0: rank 1 exits 3. Run 1: both workers wait for the test to look at Spindle's why, then end well.
     String script = "if [ \"$SPINDLE_RUN_ATTEMPT\" = 0 ] && [ \"$RANK\" = 1 ]; then exit 3; fi; touch " + dir
-        + "/ok-$RANK-$SPINDLE_RUN_ATTEMPT";
-    SpindleRunJob.Outcome o = run("--queue", "a", "--workers", "2", "--gpus-per-worker", "1", "--memory-mb", "512",
+        + "/ok-$RANK-$SPINDLE_RUN_ATTEMPT; while [ \"$SPINDLE_RUN_ATTEMPT\" != 0 ] && [ ! -f " + dir
+        + "/go ]; do sleep 0.2; done";
+    SpindleRunJob job = launch("--queue", "a", "--workers", "2", "--gpus-per-worker", "1", "--memory-mb", "512",
         "--max-restarts", "2", "--restart-backoff", "1s", "--", "bash", "-c", script);
+    MiniClusterSupport.await(Duration.ofSeconds(90), () -> Files.exists(dir.resolve("ok-0-1"))
+        && Files.exists(dir.resolve("ok-1-1")));
+    java.util.regex.Matcher app = java.util.regex.Pattern.compile("submitted (application_\\d+_\\d+)")
+        .matcher(job.output());
+    assertThat(app.find()).as(job.output()).isTrue();
+    int port = conf.getInt(SpindleWeb.PORT, -1);
+    JsonNode why;
+    try (InputStream in = new URL("http://127.0.0.1:" + port + "/api/v1/apps/" + app.group(1) + "/why")
+        .openStream()) {
+      why = JSON.readTree(in);
+    }
+    assertThat(why.path("explanation").asText()).as("Spindle's why tells the restart and what it followed")
+        .contains("Its ApplicationMaster asked for its whole gang of 2 again (restart 1, after container",
+            "exited with status 3");
+    Files.createFile(dir.resolve("go"));
+
+    SpindleRunJob.Outcome o = job.get(2);
     assertThat(o.exit()).as(o.output()).isZero();
     assertThat(o.output()).contains("run 0 failed: rank 1 on", "exited with status 3", "restart 1 of 2",
         "run 1: all 2 worker(s) allocated");
-    assertThat(dir.resolve("ok-0-1")).exists();
-    assertThat(dir.resolve("ok-1-1")).exists();
     assertThat(dir.resolve("ok-1-0")).doesNotExist();
   }
 

@@ -27,6 +27,12 @@ final class AppAsks {
   private boolean attemptAsked;
   private String gangKey;
   private boolean gangStarted;
+  /** The last of its containers that exited with a failure status, in words; null if none did. */
+  private volatile String lastFailedExit;
+  /** Restarts of the gang by the application itself, in words, oldest first; at most {@link #RESTARTS_KEPT}. */
+  private final java.util.Deque<String> restarts = new java.util.ArrayDeque<>();
+  private int restartCount;
+  static final int RESTARTS_KEPT = 5;
   /** Why the adapter holds the application's ask back from the engine (a gang not fully asked for yet), or null. */
   private volatile String heldBack;
 
@@ -87,8 +93,30 @@ final class AppAsks {
     Ask told = forwarded.get(key);
     if (gangStarted && tags.gangSize() > 0 && count == tags.gangSize() && told != null && told.count() == 0) {
       gangStarted = false;
+      restartCount++;
+      restarts.addLast("Its ApplicationMaster asked for its whole gang of " + count + " again (restart "
+          + restartCount + (lastFailedExit == null ? "" : ", after " + lastFailedExit) + ").");
+      if (restarts.size() > RESTARTS_KEPT) {
+        restarts.removeFirst();
+      }
+      lastFailedExit = null;
     }
     return !gangStarted;
+  }
+
+  /**
+   * One of the application's containers exited by itself with a failure status: the likely reason its ApplicationMaster
+   * restarts the gang, which Spindle cannot otherwise know.
+   */
+  void failedExit(String container, int exitStatus, String diagnostics) {
+    String first = diagnostics == null ? "" : diagnostics.strip().lines().findFirst().orElse("");
+    lastFailedExit = "container " + container + " exited with status " + exitStatus
+        + (first.isEmpty() ? "" : " (" + (first.length() > 200 ? first.substring(0, 200) + "..." : first) + ")");
+  }
+
+  /** The gang's restarts by its application that Spindle saw, as sentences for {@code why}. */
+  synchronized List<String> restarts() {
+    return List.copyOf(restarts);
   }
 
   /** Records the ask; true when it differs from what the engine was last told. */

@@ -56,6 +56,12 @@ final class ContainerEvents {
       String lost = lostBecause(status, event);
       if (lost == null) {
         toEngine.accept(new EngineEvent.ContainerFinished(allocation.get()));
+        // A process's own failure (a positive exit code; YARN's kills and releases are negative): kept for `why`,
+        // which then says what a gang restart by the application followed.
+        AppAsks appAsks = yarn.asks(container.getId().getApplicationAttemptId().getApplicationId());
+        if (status.getExitStatus() > 0 && appAsks != null) {
+          appAsks.failedExit(container.getId().toString(), status.getExitStatus(), status.getDiagnostics());
+        }
       } else {
         // The engine may restart the container's gang; asking for it again then needs what it was asked as.
         book.lost(allocation.get(), new ContainerBook.LostAsk(rmContainer.getAllocatedSchedulerKey(),

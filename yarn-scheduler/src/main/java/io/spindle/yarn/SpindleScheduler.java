@@ -505,9 +505,10 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
   /** Why the application is where it is, from the engine's reasons as of the last published cycle. */
   public Explanation explain(ApplicationId appId) {
     AppId id = YarnIds.app(appId);
-    List<String> notes = Optional.ofNullable(asks.get(appId)).flatMap(AppAsks::heldBack).map(List::of)
-        .orElse(List.of());
-    return WhyExplainer.explain(id, status(), engine.history(id), notes);
+    AppAsks appAsks = asks.get(appId);
+    List<String> notes = Optional.ofNullable(appAsks).flatMap(AppAsks::heldBack).map(List::of).orElse(List.of());
+    List<String> events = appAsks == null ? List.of() : appAsks.restarts();
+    return WhyExplainer.explain(id, status(), engine.history(id), notes, events);
   }
 
   /** The live engine's figures (harnesses and tests; the status API reads {@link #status()}). */

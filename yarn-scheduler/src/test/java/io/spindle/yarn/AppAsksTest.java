@@ -47,7 +47,12 @@ class AppAsksTest {
     assertThat(asks.takesGang(name, 1)).as("a replacement of one member is a single container").isFalse();
     asks.changed(name, KEY, EACH, 1);
     asks.allocated(name);
+    assertThat(asks.restarts()).isEmpty();
+    asks.failedExit("container_1_0001_01_000003", 3, "Exception from container-launch.\nmore");
     assertThat(asks.takesGang(name, 2)).as("all members again, nothing outstanding: a new run").isTrue();
+    assertThat(asks.restarts()).as("for Spindle's why").containsExactly("Its ApplicationMaster asked for its whole"
+        + " gang of 2 again (restart 1, after container container_1_0001_01_000003 exited with status 3 (Exception"
+        + " from container-launch.)).");
     asks.changed(name, KEY, EACH, 2);
     assertThat(asks.takesGang(name, 2)).as("until it starts").isTrue();
   }

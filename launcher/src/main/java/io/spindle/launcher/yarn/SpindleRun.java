@@ -241,7 +241,7 @@ public final class SpindleRun {
         Path dst = new Path(staging, jar.getName());
         fs.copyFromLocalFile(new Path(jar.toURI()), dst);
         amFiles.put(jar.getName(), StagedFiles.resource(fs, dst, LocalResourceType.FILE));
-      } else if (!conf.getBoolean(YarnConfiguration.IS_MINI_YARN_CLUSTER, false)) {
+      } else if (!sharesThisClasspath()) {
         throw new IOException("spindle-run runs " + c.getName() + " from " + codeSource(c) + ", not a jar: run"
             + " scripts/spindle-run, which builds the jars that travel to the ApplicationMaster");
       }
@@ -252,7 +252,7 @@ public final class SpindleRun {
     Map<String, String> env = new HashMap<>();
     env.put(StagedFiles.STAGING_ENV, fs.makeQualified(staging).toString());
     env.put(Environment.CLASSPATH.name(), amClasspath());
-    if (conf.getBoolean(YarnConfiguration.IS_MINI_YARN_CLUSTER, false)) {
+    if (sharesThisClasspath()) {
       env.put(Environment.JAVA_HOME.name(), System.getProperty("java.home"));
     }
     String command = Environment.JAVA_HOME.$$() + "/bin/java -Xmx512m " + GangMaster.class.getName()
@@ -287,8 +287,8 @@ public final class SpindleRun {
         YarnConfiguration.DEFAULT_YARN_CROSS_PLATFORM_APPLICATION_CLASSPATH)) {
       cp.append(ApplicationConstants.CLASS_PATH_SEPARATOR).append(c.trim());
     }
-    if (conf.getBoolean(YarnConfiguration.IS_MINI_YARN_CLUSTER, false)) {
-      // A test cluster's NodeManagers run on this host without a Hadoop installation: the test's classpath is it.
+    if (sharesThisClasspath()) {
+      // The NodeManagers run on this host without a Hadoop installation: this client's classpath is theirs too.
       cp.append(ApplicationConstants.CLASS_PATH_SEPARATOR).append(System.getProperty("java.class.path"));
     }
     return cp.toString();
@@ -300,6 +300,17 @@ public final class SpindleRun {
    */
   private static final List<Class<?>> AM_CODE = List.of(GangMaster.class,
       io.spindle.client.SpindleCheckpointClient.class);
+
+  /** The property {@code scripts/spindle-run} sets when this machine has no Hadoop installation. */
+  public static final String LOCAL_CLASSPATH = "spindle.run.local-classpath";
+
+  /**
+   * Whether the ApplicationMaster and workers run this client's own classpath: a test's MiniYARNCluster, or a client
+   * without a Hadoop installation, whose cluster can only be one on this machine ({@code scripts/spindle-local}).
+   */
+  private boolean sharesThisClasspath() {
+    return conf.getBoolean(YarnConfiguration.IS_MINI_YARN_CLUSTER, false) || Boolean.getBoolean(LOCAL_CLASSPATH);
+  }
 
   /** The jar {@code c} was loaded from, or null when it runs from a classes directory (a build tree). */
   private static File jarOf(Class<?> c) throws Exception {

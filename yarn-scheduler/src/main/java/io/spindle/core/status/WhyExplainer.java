@@ -35,6 +35,15 @@ public final class WhyExplainer {
    */
   public static Explanation explain(AppId appId, EngineStatus status, List<Outcome> history,
       List<String> driverNotes) {
+    return explain(appId, status, history, driverNotes, List.of());
+  }
+
+  /**
+   * @param driverEvents what the driver saw happen to the application that the engine cannot know, as sentences
+   *     (e.g. its ApplicationMaster restarting its gang after a member failed); told after the engine's history
+   */
+  public static Explanation explain(AppId appId, EngineStatus status, List<Outcome> history,
+      List<String> driverNotes, List<String> driverEvents) {
     Optional<EngineStatus.App> known = status.app(appId);
     Optional<Rejected> rejected = lastOf(history, Rejected.class);
     if (rejected.isPresent()) {
@@ -83,6 +92,7 @@ public final class WhyExplainer {
           + (r.lost() == 1 ? "" : "s") + " to the cluster; Spindle stopped the other " + r.stopped()
           + " and re-queued the gang whole (" + r.reason() + ").");
     }
+    sentences.addAll(driverEvents);
     if (last.orElse(null) instanceof NoticeWithdrawn w) {
       sentences.add("A checkpoint notice was withdrawn at " + time(w.atMillis()) + ": " + w.reason() + ".");
     }
