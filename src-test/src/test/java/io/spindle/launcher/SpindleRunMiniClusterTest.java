@@ -106,12 +106,21 @@ class SpindleRunMiniClusterTest {
 
   @Test
   void workersGetRanksByNodeAndTheGpusSpindleChoseThenTheJobSucceeds() throws Exception {
+    // The data each worker is brought: a file and an archive, from this machine's file system.
+    Path data = Files.createDirectories(dir.resolve("data"));
+    Files.writeString(data.resolve("shard.txt"), "shard 0\n");
+    Files.writeString(dir.resolve("vocab.txt"), "hello\n");
+    Process tar = new ProcessBuilder("tar", "czf", dir.resolve("data.tgz").toString(), "-C", data.toString(),
+        "shard.txt").start();
+    assertThat(tar.waitFor()).isZero();
     String script = "env | grep -E '^(RANK|WORLD_SIZE|LOCAL_RANK|LOCAL_WORLD_SIZE|NODE_RANK|NNODES|MASTER_ADDR"
-        + "|MASTER_PORT|CUDA_VISIBLE_DEVICES|SPINDLE_RUN_ATTEMPT|CONTAINER_ID)=' > " + dir + "/rank-$RANK.tmp"
+        + "|MASTER_PORT|PET_NNODES|PET_NODE_RANK|CUDA_VISIBLE_DEVICES|SPINDLE_RUN_ATTEMPT|CONTAINER_ID)=' > " + dir
+        + "/rank-$RANK.tmp && cat vocab.txt data.tgz/shard.txt >> " + dir + "/data-$RANK.txt"
         + " && mv " + dir + "/rank-$RANK.tmp " + dir + "/rank-$RANK.env"
         + "; while [ ! -f " + dir + "/go ]; do sleep 0.2; done";
     SpindleRunJob job = launch("--queue", "a", "--workers", "3", "--gpus-per-worker", "2", "--memory-mb", "512",
-        "--name", "env-contract", "--", "bash", "-c", script);
+        "--name", "env-contract", "--files", dir.resolve("vocab.txt").toString(), "--archives",
+        dir.resolve("data.tgz").toString(), "--", "bash", "-c", script);
     try {
       MiniClusterSupport.await(Duration.ofSeconds(90), () -> Files.exists(dir.resolve("rank-0.env"))
           && Files.exists(dir.resolve("rank-1.env")) && Files.exists(dir.resolve("rank-2.env")));
@@ -165,6 +174,11 @@ class SpindleRunMiniClusterTest {
       assertThat(ranks.get(r)).containsEntry("LOCAL_RANK", Long.toString(sameNodeBefore));
     }
     assertThat(done.output()).contains("rank 0:", "rank 2:", "all 3 worker(s) exited 0");
+    for (int r = 0; r < 3; r++) {
+      assertThat(dir.resolve("data-" + r + ".txt")).as("--files and --archives in rank %d's directory", r)
+          .hasContent("hello\nshard 0");
+      assertThat(ranks.get(r)).containsEntry("PET_NODE_RANK", Integer.toString(r)).containsEntry("PET_NNODES", "3");
+    }
   }
 
   @Test
