@@ -5,9 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.spindle.launcher.yarn.SpindleRun;
-import io.spindle.web.SpindleWeb;
 import io.spindle.yarn.MiniClusterSupport;
-import io.spindle.yarn.SpindleScheduler;
 import java.io.InputStream;
 import java.net.URL;
 import java.nio.file.Files;
@@ -17,10 +15,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.yarn.api.records.NodeState;
 import org.apache.hadoop.yarn.api.records.YarnApplicationState;
 import org.apache.hadoop.yarn.client.api.YarnClient;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
@@ -39,40 +33,23 @@ import org.junit.jupiter.api.io.TempDir;
 class SpindleRunMiniClusterTest {
 
   private static final ObjectMapper JSON = new ObjectMapper();
-  private static MiniYARNCluster cluster;
+  private static LauncherCluster cluster;
   private static YarnClient yarn;
-  private static Configuration conf;
-  private static ExecutorService background;
 
   @TempDir
   Path dir;
 
   @BeforeAll
   static void start() throws Exception {
-    YarnConfiguration c = new YarnConfiguration();
-    MiniClusterSupport.spindleWithGpus(c, 4);
-    MiniClusterSupport.halvesAandB(c);
-    c.setInt("yarn.minicluster.yarn.nodemanager.resource.memory-mb", 8_192);
-    c.setInt(YarnConfiguration.NM_VCORES, 8);
-    c.setInt(SpindleWeb.PORT, 0);
-    c.set(SpindleWeb.BIND_ADDRESS, "127.0.0.1");
-    cluster = MiniClusterSupport.startCluster("spindle-run", c, 2);
-    SpindleScheduler spindle = (SpindleScheduler) cluster.getResourceManager().getResourceScheduler();
-    conf = new YarnConfiguration(cluster.getConfig());
-    // The client finds the status API as scripts/spindle does: the port and bind address from its yarn-site.
-    conf.setInt(SpindleWeb.PORT, spindle.webAddress().orElseThrow().getPort());
-    yarn = MiniClusterSupport.startClient(conf);
-    MiniClusterSupport.await(Duration.ofSeconds(30), () -> yarn.getNodeReports(NodeState.RUNNING).size() == 2);
-    MiniClusterSupport.awaitEngineGpus(cluster, 8);
-    background = Executors.newCachedThreadPool();
+    cluster = LauncherCluster.start("spindle-run", new YarnConfiguration(), 8_192);
+    yarn = cluster.yarn;
   }
 
   @AfterAll
   static void stop() throws Exception {
-    if (background != null) {
-      background.shutdownNow();
+    if (cluster != null) {
+      cluster.close();
     }
-    MiniClusterSupport.stopAll(yarn, cluster);
   }
 
   /** A test that failed with its job still running must not hold the queue's AM share from the next one. */
@@ -86,7 +63,7 @@ class SpindleRunMiniClusterTest {
   }
 
   private static SpindleRunJob launch(String... args) {
-    return SpindleRunJob.launch(background, conf, args);
+    return cluster.launch(args);
   }
 
   private static SpindleRunJob.Outcome run(String... args) throws Exception {
@@ -131,8 +108,7 @@ class SpindleRunMiniClusterTest {
     // While the workers run: which GPUs of which node Spindle gave each container, from its status API.
     Map<String, List<Integer>> gpusOf = new HashMap<>();
     Map<String, String> nodeOf = new HashMap<>();
-    int port = conf.getInt(SpindleWeb.PORT, -1);
-    try (InputStream in = new URL("http://127.0.0.1:" + port + "/api/v1/nodes").openStream()) {
+    try (InputStream in = new URL(cluster.statusApi() + "nodes").openStream()) {
       for (JsonNode n : JSON.readTree(in)) {
         for (JsonNode g : n.path("gpus")) {
           String holder = g.path("holder").path("container").asText(null);
@@ -194,10 +170,8 @@ class SpindleRunMiniClusterTest {
     java.util.regex.Matcher app = java.util.regex.Pattern.compile("submitted (application_\\d+_\\d+)")
         .matcher(job.output());
     assertThat(app.find()).as(job.output()).isTrue();
-    int port = conf.getInt(SpindleWeb.PORT, -1);
     JsonNode why;
-    try (InputStream in = new URL("http://127.0.0.1:" + port + "/api/v1/apps/" + app.group(1) + "/why")
-        .openStream()) {
+    try (InputStream in = new URL(cluster.statusApi() + "apps/" + app.group(1) + "/why").openStream()) {
       why = JSON.readTree(in);
     }
     assertThat(why.path("explanation").asText()).as("Spindle's why tells the restart and what it followed")

@@ -2,26 +2,19 @@ package io.spindle.launcher;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.spindle.web.SpindleWeb;
 import io.spindle.yarn.MiniClusterSupport;
-import io.spindle.yarn.SpindleScheduler;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.apache.curator.test.TestingServer;
-import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.yarn.api.records.ContainerId;
-import org.apache.hadoop.yarn.api.records.NodeState;
 import org.apache.hadoop.yarn.api.records.SignalContainerCommand;
-import org.apache.hadoop.yarn.client.api.YarnClient;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.apache.hadoop.yarn.server.MiniYARNCluster;
 import org.junit.jupiter.api.AfterAll;
@@ -53,10 +46,7 @@ class TrainingMiniClusterTest {
   private static final List<String> TORCHRUN_DEBIAN = List.of("--redirects", "1", "--tee", "1");
 
   private static TestingServer zk;
-  private static MiniYARNCluster cluster;
-  private static YarnClient yarn;
-  private static Configuration conf;
-  private static ExecutorService background;
+  private static LauncherCluster cluster;
   private static List<String> uninterrupted;
 
   @TempDir
@@ -71,29 +61,14 @@ class TrainingMiniClusterTest {
     zk = new TestingServer(true);
     YarnConfiguration c = new YarnConfiguration();
     MiniClusterSupport.gpuPreemption(c, zk.getConnectString(), 60);
-    MiniClusterSupport.halvesAandB(c);
     c.set("yarn.scheduler.capacity.maximum-am-resource-percent", "0.5"); // both jobs' AMs in queue a
     c.setInt(YarnConfiguration.MAX_CLUSTER_LEVEL_APPLICATION_PRIORITY, 10);
-    c.setInt("yarn.minicluster.yarn.nodemanager.resource.memory-mb", 16_384);
-    c.setInt(YarnConfiguration.NM_VCORES, 8);
-    c.setInt(SpindleWeb.PORT, 0);
-    c.set(SpindleWeb.BIND_ADDRESS, "127.0.0.1");
-    cluster = MiniClusterSupport.startCluster("training", c, 2);
-    SpindleScheduler spindle = (SpindleScheduler) cluster.getResourceManager().getResourceScheduler();
-    conf = new YarnConfiguration(cluster.getConfig());
-    conf.setInt(SpindleWeb.PORT, spindle.webAddress().orElseThrow().getPort());
-    yarn = MiniClusterSupport.startClient(conf);
-    MiniClusterSupport.await(Duration.ofSeconds(30), () -> yarn.getNodeReports(NodeState.RUNNING).size() == 2);
-    MiniClusterSupport.awaitEngineGpus(cluster, 8);
-    background = Executors.newCachedThreadPool();
+    cluster = LauncherCluster.start("training", c, 16_384);
   }
 
   @AfterAll
   static void stop() throws Exception {
-    if (background != null) {
-      background.shutdownNow();
-    }
-    MiniClusterSupport.stopAll(yarn, cluster, zk);
+    MiniClusterSupport.stopAll(cluster, zk);
   }
 
   /** The same 4 processes on one machine, never interrupted: what every interrupted run must end with. */
@@ -164,11 +139,11 @@ class TrainingMiniClusterTest {
   @Test
   void aKilledWorkerRestartsTheGangFromTheNewestCheckpointAndTheResultEqualsAnUninterruptedRun() throws Exception {
     Path dir = Files.createDirectories(shared.resolve("killed"));
-    SpindleRunJob job = SpindleRunJob.launch(background, conf, ddpJob("ddp-killed", dir, 2, 5));
+    SpindleRunJob job = cluster.launch(ddpJob("ddp-killed", dir, 2, 5));
     MiniClusterSupport.await(Duration.ofSeconds(120), () -> lastStep(events(dir), "checkpoint step=") >= 10);
     Matcher rank1 = Pattern.compile("rank 1: \\S+ \\S+ GPUs \\S+ \\S+ \\((container_\\S+)\\)").matcher(job.output());
     assertThat(rank1.find()).as(job.output()).isTrue();
-    yarn.signalToContainer(ContainerId.fromString(rank1.group(1)), SignalContainerCommand.FORCEFUL_SHUTDOWN);
+    cluster.yarn.signalToContainer(ContainerId.fromString(rank1.group(1)), SignalContainerCommand.FORCEFUL_SHUTDOWN);
 
     SpindleRunJob.Outcome o = job.get(4);
     assertThat(o.exit()).as(o.output()).isZero();
@@ -191,9 +166,9 @@ class TrainingMiniClusterTest {
     // The experiment takes all 8 GPUs; its periodic checkpoints are rare, so the one it writes when told is what
     // keeps the preemption from losing work. The urgent job asks as many GPUs: inside one queue Spindle preempts for
     // a higher priority only while the queue stays at its fair share (PreemptionTest).
-    SpindleRunJob experiment = SpindleRunJob.launch(background, conf, ddpJob("experiment", dir, 4, 100));
+    SpindleRunJob experiment = cluster.launch(ddpJob("experiment", dir, 4, 100));
     MiniClusterSupport.await(Duration.ofSeconds(120), () -> lastStep(events(dir), "step ") >= 8);
-    SpindleRunJob urgent = SpindleRunJob.launch(background, conf, "--queue", "a", "--name", "urgent-retraining",
+    SpindleRunJob urgent = cluster.launch("--queue", "a", "--name", "urgent-retraining",
         "--priority", "5", "--workers", "2", "--gpus-per-worker", "4", "--memory-mb", "512", "--", "sleep", "3");
 
     SpindleRunJob.Outcome u = urgent.get(3);
