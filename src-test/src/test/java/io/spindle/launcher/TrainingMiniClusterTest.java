@@ -87,16 +87,15 @@ class TrainingMiniClusterTest {
   }
 
   /** spindle-run's arguments for the DDP job writing into {@code dir}. */
-  private static String[] ddpJob(String name, Path dir, int gpusPerWorker, int checkpointEvery, String... more) {
+  private static String[] ddpJob(String name, Path dir, int gpusPerWorker, int checkpointEvery, double stepSeconds) {
     List<String> args = new ArrayList<>(List.of("--queue", "a", "--name", name, "--workers", "2",
         "--gpus-per-worker", Integer.toString(gpusPerWorker), "--memory-mb", "2048", "--vcores", "2",
         "--checkpoint-dir", dir.resolve("ckpt").toString(), "--max-restarts", "2", "--restart-backoff", "1s",
         "--hang-timeout", "90s", "--files", SCRIPT.toString()));
-    args.addAll(List.of(more));
     args.addAll(List.of("--", TORCHRUN.toString(), "--nproc_per_node=2"));
     args.addAll(TORCHRUN_DEBIAN);
     args.addAll(List.of("train_ddp.py", "--steps", Integer.toString(STEPS), "--checkpoint-every",
-        Integer.toString(checkpointEvery), "--step-seconds", "0.3", "--checkpoint-dir", dir.resolve("ckpt").toString(),
+        Integer.toString(checkpointEvery), "--step-seconds", Double.toString(stepSeconds), "--checkpoint-dir", dir.resolve("ckpt").toString(),
         "--out", dir.resolve("weights.txt").toString(), "--events", dir.resolve("events").toString()));
     return args.toArray(new String[0]);
   }
@@ -139,7 +138,7 @@ class TrainingMiniClusterTest {
   @Test
   void aKilledWorkerRestartsTheGangFromTheNewestCheckpointAndTheResultEqualsAnUninterruptedRun() throws Exception {
     Path dir = Files.createDirectories(shared.resolve("killed"));
-    SpindleRunJob job = cluster.launch(ddpJob("ddp-killed", dir, 2, 5));
+    SpindleRunJob job = cluster.launch(ddpJob("ddp-killed", dir, 2, 5, 0.3));
     MiniClusterSupport.await(Duration.ofSeconds(120), () -> lastStep(events(dir), "checkpoint step=") >= 10);
     Matcher rank1 = Pattern.compile("rank 1: \\S+ \\S+ GPUs \\S+ \\S+ \\((container_\\S+)\\)").matcher(job.output());
     assertThat(rank1.find()).as(job.output()).isTrue();
@@ -164,9 +163,10 @@ class TrainingMiniClusterTest {
       throws Exception {
     Path dir = Files.createDirectories(shared.resolve("preempted"));
     // The experiment takes all 8 GPUs; its periodic checkpoints are rare, so the one it writes when told is what
-    // keeps the preemption from losing work. The urgent job asks as many GPUs: inside one queue Spindle preempts for
+    // keeps the preemption from losing work. Its slower steps leave the urgent job's AM time to start (about 20 s)
+    // before it would end on its own. The urgent job asks as many GPUs: inside one queue Spindle preempts for
     // a higher priority only while the queue stays at its fair share (PreemptionTest).
-    SpindleRunJob experiment = cluster.launch(ddpJob("experiment", dir, 4, 100));
+    SpindleRunJob experiment = cluster.launch(ddpJob("experiment", dir, 4, 100, 0.6));
     MiniClusterSupport.await(Duration.ofSeconds(120), () -> lastStep(events(dir), "step ") >= 8);
     SpindleRunJob urgent = cluster.launch("--queue", "a", "--name", "urgent-retraining",
         "--priority", "5", "--workers", "2", "--gpus-per-worker", "4", "--memory-mb", "512", "--", "sleep", "3");
