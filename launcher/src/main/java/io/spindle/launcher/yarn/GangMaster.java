@@ -156,7 +156,6 @@ public final class GangMaster implements ProgressServer.Master {
         wait(250);
       }
     }
-    String diagnostics = String.join("\n", log);
     rm.unregisterApplicationMaster(outcome, outcomeText + (budget.restarts() > 0
         ? "; restarts: " + String.join("; ", budget.reasons()) : "") + (preemptions > 0
         ? "; preempted by Spindle " + preemptions + " time(s), resumed each time" : ""), null);
@@ -164,7 +163,6 @@ public final class GangMaster implements ProgressServer.Master {
     nm.stop();
     rm.stop();
     progress.close();
-    System.out.println(diagnostics);
     return outcome == FinalApplicationStatus.SUCCEEDED ? 0 : 1;
   }
 
