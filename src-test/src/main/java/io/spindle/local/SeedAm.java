@@ -205,8 +205,9 @@ final class SeedAm implements Runnable {
       long deadline = System.currentTimeMillis() + TIMEOUT_MS;
       while (succeeded < spec.containers() && !stop) {
         if (System.currentTimeMillis() > deadline) {
-          problem = "ran " + succeeded + " of " + spec.containers() + " containers to the end within "
-              + TIMEOUT_MS / 1000 + " s";
+          // After what went wrong before, which is usually why.
+          problem = (problem == null ? "" : problem + "; ") + "ran " + succeeded + " of " + spec.containers()
+              + " containers to the end within " + TIMEOUT_MS / 1000 + " s";
           break;
         }
         AllocateResponse response = rm.allocate(0.5f);
@@ -245,8 +246,8 @@ final class SeedAm implements Runnable {
             // Asked again, as YARN AMs do; Spindle already re-queued it on our behalf, so this total simply stands.
             ask(rm, each, 1);
           } else {
-            problem = "container " + s.getContainerId() + " ended with exit status " + s.getExitStatus() + ": "
-                + s.getDiagnostics();
+            problem = (problem == null ? "" : problem + "; ") + "container " + s.getContainerId()
+                + " ended with exit status " + s.getExitStatus() + ": " + s.getDiagnostics().strip();
             ask(rm, each, 1);
           }
         }
