@@ -99,7 +99,7 @@ final class FakeMigAgents implements Closeable {
         .setUpdatedMillis(System.currentTimeMillis())
         .setGpuModel(node.model().name())
         .setGpuUuid(fakeUuid(node.name(), index))
-        .setNvlinkIsland(0)
+        .setNvlinkIsland(node.nvlinkIsland(index))
         .setError(error)
         .build();
   }

@@ -94,6 +94,7 @@ final class LocalClusterConf {
     // capacity-scheduler.xml and resource-types.xml come from the HADOOP_CONF_DIR before anything else on the
     // classpath: hadoop-yarn-server-tests' test-jar carries its own capacity-scheduler.xml (one queue, "default").
     conf.setClassLoader(new ConfDirFirstClassLoader(confDir, LocalClusterConf.class.getClassLoader()));
+    spec.schedulerSettings().forEach(conf::set);
     conf.set(YarnConfiguration.RM_SCHEDULER, schedulerClass);
     conf.set(YarnConfiguration.RM_CLUSTER_ID, SpindleLocalCluster.CLUSTER_ID);
     conf.set(YarnConfiguration.RESOURCE_TYPES, String.join(",", spec.resourceTypes()));
@@ -168,6 +169,8 @@ final class LocalClusterConf {
       }
     }
     site.set(YarnConfiguration.RESOURCE_TYPES, String.join(",", spec.resourceTypes()));
+    // So that a standby-less restart from this directory, or a reader of it, sees the same scheduler settings.
+    spec.schedulerSettings().forEach(site::set);
     if (options.ha()) {
       for (String key : List.of(YarnConfiguration.RM_HA_ENABLED, YarnConfiguration.RM_HA_IDS,
           YarnConfiguration.AUTO_FAILOVER_ENABLED, YarnConfiguration.RECOVERY_ENABLED,

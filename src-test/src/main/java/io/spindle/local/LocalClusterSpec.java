@@ -33,7 +33,8 @@ import java.util.Set;
  * docs/nodemanager-plugin.md), or the instances that exist ({@code mig-advertise = instances}).
  */
 public record LocalClusterSpec(
-    String gpuResource, List<String> migProfiles, MigAdvertise migAdvertise, List<NodeSpec> nodes) {
+    String gpuResource, List<String> migProfiles, MigAdvertise migAdvertise, List<NodeSpec> nodes,
+    Map<String, String> schedulerSettings) {
 
   /** How MIG resources are counted in a node's YARN capacity. */
   public enum MigAdvertise {
@@ -48,17 +49,23 @@ public record LocalClusterSpec(
    *
    * @param sharedGpus how many of its whole GPUs (the first ones) are time-sliced for shares of a GPU; such a node
    *     has no agent: it advertises {@code nvidia.com/gpu-milli} = 1000 per shared GPU and is modelled from that
+   * @param nvlinkIslands the NVLink island of each GPU, by index; empty: every GPU in island 0
    */
   public record NodeSpec(String name, String rack, long memoryMb, int vcores, GpuModel model, int wholeGpus,
-      List<MigLayout> migGpus, int sharedGpus) {
+      List<MigLayout> migGpus, int sharedGpus, List<Integer> nvlinkIslands) {
 
     public NodeSpec(String name, String rack, long memoryMb, int vcores, GpuModel model, int wholeGpus,
         List<MigLayout> migGpus) {
-      this(name, rack, memoryMb, vcores, model, wholeGpus, migGpus, 0);
+      this(name, rack, memoryMb, vcores, model, wholeGpus, migGpus, 0, List.of());
     }
 
     public int totalGpus() {
       return wholeGpus + migGpus.size();
+    }
+
+    /** The NVLink island GPU {@code index} reports. */
+    public int nvlinkIsland(int index) {
+      return nvlinkIslands.isEmpty() ? 0 : nvlinkIslands.get(index);
     }
 
     /** Instances of {@code profile} that exist on this node's MIG GPUs. */
@@ -86,7 +93,17 @@ public record LocalClusterSpec(
   public static final String MIG_ADVERTISE = "mig-advertise";
   public static final String NODES = "nodes";
   static final List<String> NODE_KEYS = List.of("rack", "memory-mb", "vcores", "gpu-model", "gpus", "mig",
-      "shared-gpus");
+      "shared-gpus", "nvlink-islands");
+  /**
+   * Keys passed to the ResourceManager as they are: Spindle's scheduler settings (preemption, say) and YARN's
+   * highest application priority, the ones a demo cluster may need beyond what the launcher sets itself.
+   */
+  static final String SCHEDULER_PREFIX = "yarn.scheduler.spindle.";
+  static final String MAX_PRIORITY = "yarn.cluster.max-application-priority";
+  /** Spindle keys the launcher sets from the node file or its options; a node file may not set them. */
+  static final List<String> LAUNCHER_KEYS = List.of("yarn.scheduler.spindle.topology.levels",
+      "yarn.scheduler.spindle.node.gpu-model", "yarn.scheduler.spindle.zk.address",
+      "yarn.scheduler.spindle.zk.auth", "yarn.scheduler.spindle.http.port", "yarn.scheduler.spindle.http.bind-address");
 
   /** YARN resources each node advertises, beyond memory and vcores: name to amount. */
   public Map<String, Long> advertised(NodeSpec node) {
@@ -189,8 +206,17 @@ public record LocalClusterSpec(
     if (new LinkedHashSet<>(names).size() != names.size()) {
       throw new InvalidInputException(NODES, names, "node names must differ");
     }
+    Map<String, String> settings = new java.util.TreeMap<>();
     for (String key : props.keySet()) {
       if (List.of(GPU_MODEL, GPU_RESOURCE, MIG_PROFILES, MIG_ADVERTISE, NODES).contains(key)) {
+        continue;
+      }
+      if (key.startsWith(SCHEDULER_PREFIX) || key.equals(MAX_PRIORITY)) {
+        if (LAUNCHER_KEYS.contains(key)) {
+          throw new InvalidInputException(key, props.get(key), "set by spindle-local itself (see"
+              + " docs/local-cluster.md)");
+        }
+        settings.put(key, props.get(key));
         continue;
       }
       String[] parts = key.split("\\.", 3);
@@ -199,7 +225,7 @@ public record LocalClusterSpec(
         throw new InvalidInputException(key, props.get(key), "unknown key; known: " + GPU_MODEL + ", " + GPU_RESOURCE
             + ", " + MIG_PROFILES + ", " + MIG_ADVERTISE + ", " + NODES + ", node.<name>.{"
             + String.join(",", NODE_KEYS)
-            + "} for a node listed in " + NODES);
+            + "} for a node listed in " + NODES + ", " + SCHEDULER_PREFIX + "*, " + MAX_PRIORITY);
       }
     }
     List<NodeSpec> nodes = new ArrayList<>();
@@ -233,9 +259,12 @@ public record LocalClusterSpec(
         throw new InvalidInputException(prefix + "shared-gpus", shared, "a node with shared GPUs has no agent, so it"
             + " cannot have MIG GPUs (" + migKey + ")");
       }
-      nodes.add(new NodeSpec(name, rack, memory, vcores, model, gpus, List.copyOf(mig), shared));
+      List<Integer> islands = islands(prefix + "nvlink-islands", props.get(prefix + "nvlink-islands"),
+          gpus + mig.size());
+      nodes.add(new NodeSpec(name, rack, memory, vcores, model, gpus, List.copyOf(mig), shared, islands));
     }
-    return new LocalClusterSpec(gpuResource, List.copyOf(migProfiles), advertise, List.copyOf(nodes));
+    return new LocalClusterSpec(gpuResource, List.copyOf(migProfiles), advertise, List.copyOf(nodes),
+        java.util.Collections.unmodifiableMap(settings));
   }
 
   /**
@@ -284,6 +313,23 @@ public record LocalClusterSpec(
       }
     }
     return layout;
+  }
+
+  /** One island number per GPU, as {@code nvidia-smi topo -m} yields them; absent: none (all in island 0). */
+  private static List<Integer> islands(String key, String value, int gpus) {
+    if (value == null) {
+      return List.of();
+    }
+    List<String> items = list(value, ",");
+    if (items.size() != gpus) {
+      throw new InvalidInputException(key, value, "needs one island number per GPU of the node (" + gpus
+          + "), in GPU index order");
+    }
+    List<Integer> out = new ArrayList<>();
+    for (String item : items) {
+      out.add(parseInt(key, item, 0));
+    }
+    return List.copyOf(out);
   }
 
   private static long number(Map<String, String> props, String key, long dflt, long min) {

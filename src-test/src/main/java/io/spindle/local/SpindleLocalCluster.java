@@ -51,7 +51,10 @@ public final class SpindleLocalCluster implements AutoCloseable {
   static final String USAGE = String.join("\n",
       "Usage: scripts/spindle-local [options]",
       "  --demo                 submit a small workload (two gangs, GPU jobs in three queues, a MIG job),",
-      "                         show progress, print a summary and stop",
+      "                         show progress, print a summary and stop (--demo=small: the same)",
+      "  --demo=seed            the four seed scenarios (fair share, a 32-GPU gang, checkpoint and preemption,",
+      "                         8 ranks on one NVLink node) on 8 nodes x 8 GPUs (conf/seed-cluster.properties and",
+      "                         conf/seed-capacity-scheduler.xml unless --conf/--queues), each checked; then stop",
       "  --duration <seconds>   stop by itself after this long (default: run until Ctrl-C)",
       "  --scheduler <class>    ResourceManager scheduler (default " + SPINDLE_SCHEDULER + ")",
       "  --conf <file>          the fake nodes (default conf/local-cluster.properties)",
@@ -68,7 +71,7 @@ public final class SpindleLocalCluster implements AutoCloseable {
       "  --help");
 
   /** Parsed command line. */
-  record Options(String scheduler, Path conf, Path queues, Path workdir, boolean demo, long durationSeconds,
+  record Options(String scheduler, Path conf, Path queues, Path workdir, Demo demo, long durationSeconds,
       boolean verbose, int httpPort, int demoRunSeconds, boolean ha) {
 
     static Options parse(String... args) {
@@ -76,7 +79,7 @@ public final class SpindleLocalCluster implements AutoCloseable {
       Path conf = null;
       Path queues = null;
       Path workdir = Path.of("target", "spindle-local");
-      boolean demo = false;
+      Demo demo = Demo.NONE;
       long duration = -1;
       boolean verbose = false;
       int httpPort = 0;
@@ -85,7 +88,8 @@ public final class SpindleLocalCluster implements AutoCloseable {
       for (int i = 0; i < args.length; i++) {
         String a = args[i];
         switch (a) {
-          case "--demo" -> demo = true;
+          case "--demo", "--demo=small" -> demo = Demo.SMALL;
+          case "--demo=seed" -> demo = Demo.SEED;
           case "--verbose" -> verbose = true;
           case "--ha" -> ha = true;
           case "--help", "-h" -> throw new UsageException(null);
@@ -109,9 +113,11 @@ public final class SpindleLocalCluster implements AutoCloseable {
           default -> throw new UsageException("unknown argument '" + a + "'");
         }
       }
-      return new Options(scheduler, conf != null ? conf : confFile("local-cluster.properties"),
-          queues != null ? queues : confFile("capacity-scheduler.xml"), workdir, demo, duration, verbose, httpPort,
-          demoRunSeconds, ha);
+      boolean seed = demo == Demo.SEED;
+      return new Options(scheduler,
+          conf != null ? conf : confFile(seed ? "seed-cluster.properties" : "local-cluster.properties"),
+          queues != null ? queues : confFile(seed ? "seed-capacity-scheduler.xml" : "capacity-scheduler.xml"),
+          workdir, demo, duration, verbose, httpPort, demoRunSeconds, ha);
     }
 
     private static int number(String v, String flag, int min, int max) {
@@ -139,6 +145,15 @@ public final class SpindleLocalCluster implements AutoCloseable {
       Path up = Path.of("..", "conf", name);
       return Files.exists(here) || !Files.exists(up) ? here : up;
     }
+  }
+
+  /** Which demo runs after start, if any. */
+  enum Demo {
+    NONE,
+    /** {@link DemoWorkload} on the sample cluster. */
+    SMALL,
+    /** {@link SeedDemo} on the seed cluster. */
+    SEED
   }
 
   /** A command-line error; the message (or null for --help) goes in front of the usage text. */
@@ -252,8 +267,10 @@ public final class SpindleLocalCluster implements AutoCloseable {
     boolean interrupted = false;
     try {
       StartupSummary.print(cluster, out);
-      if (options.demo()) {
+      if (options.demo() == Demo.SMALL) {
         rc = new DemoWorkload(cluster, out).run() ? 0 : 1;
+      } else if (options.demo() == Demo.SEED) {
+        rc = new SeedDemo(cluster, out).run() ? 0 : 1;
       } else if (options.durationSeconds() >= 0) {
         out.printf("Running for %d s (--duration).%n", options.durationSeconds());
         Thread.sleep(options.durationSeconds() * 1000);

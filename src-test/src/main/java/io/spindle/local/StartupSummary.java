@@ -78,6 +78,9 @@ final class StartupSummary {
         out.printf("    %-6s %-21s %-14s   GPUs 0..%d time-sliced for shares (no agent: modelled from"
             + " nvidia.com/gpu-milli)%n", "", "", "", n.sharedGpus() - 1);
       }
+      if (!n.nvlinkIslands().isEmpty()) {
+        out.printf("    %-6s %-21s %-14s   NVLink islands by GPU: %s%n", "", "", "", n.nvlinkIslands());
+      }
       for (int j = 0; j < n.migGpus().size(); j++) {
         out.printf("    %-6s %-21s %-14s   MIG GPU %d: %s%n", "", "", "", n.wholeGpus() + j,
             n.migGpus().get(j).placements());

@@ -52,6 +52,34 @@ class LocalClusterConfTest {
   }
 
   @Test
+  void shippedSeedFileHasEightNodesOfEightGpusWithNvlinkIslandsAndPreemption() throws Exception {
+    LocalClusterSpec spec = LocalClusterSpec.read(Path.of("../conf/seed-cluster.properties"), CATALOG);
+    assertThat(spec.nodes()).hasSize(8).allSatisfy(n -> assertThat(n.totalGpus()).isEqualTo(8));
+    assertThat(spec.nodes()).extracting(NodeSpec::rack).containsOnly("/spine1/rack1", "/spine1/rack2");
+    assertThat(spec.nodes()).filteredOn(n -> n.nvlinkIslands().stream().distinct().count() == 1).isNotEmpty();
+    NodeSpec nvl1 = spec.nodes().get(6);
+    assertThat(nvl1.model().name()).isEqualTo("H100-94GB");
+    assertThat(nvl1.nvlinkIsland(3)).isEqualTo(1);
+    assertThat(spec.schedulerSettings()).containsEntry("yarn.scheduler.spindle.preemption.enabled", "true")
+        .containsEntry("yarn.cluster.max-application-priority", "10");
+  }
+
+  @Test
+  void nvlinkIslandsAndSchedulerSettingsAreCheckedToo() {
+    String base = "gpu-model=H100-80GB\nnodes=a\nnode.a.gpus=4\n";
+    assertThat(parse(base).nodes().get(0).nvlinkIsland(3)).as("default: one island").isZero();
+    assertThat(parse(base + "node.a.nvlink-islands=0,0,1,1\n").nodes().get(0).nvlinkIslands())
+        .containsExactly(0, 0, 1, 1);
+    assertRefused(base + "node.a.nvlink-islands=0,1\n", "node.a.nvlink-islands", "one island number per GPU");
+    assertRefused(base + "node.a.nvlink-islands=0,0,x,1\n", "node.a.nvlink-islands");
+    assertThat(parse(base + "yarn.scheduler.spindle.preemption.starvation-seconds=2\n").schedulerSettings())
+        .containsExactly(Map.entry("yarn.scheduler.spindle.preemption.starvation-seconds", "2"));
+    assertRefused(base + "yarn.scheduler.spindle.zk.address=elsewhere:2181\n", "yarn.scheduler.spindle.zk.address",
+        "set by spindle-local itself");
+    assertRefused(base + "yarn.resourcemanager.address=x:1\n", "yarn.resourcemanager.address", "unknown key");
+  }
+
+  @Test
   void sharedGpusAreSomeOfTheWholeOnesOnANodeWithoutMig() {
     String base = "gpu-model=H100-80GB\nmig-profiles=1g.10gb\nnodes=a\n";
     assertThat(parse(base + "node.a.gpus=2\nnode.a.shared-gpus=2\n").nodes().get(0).sharedGpus()).isEqualTo(2);
