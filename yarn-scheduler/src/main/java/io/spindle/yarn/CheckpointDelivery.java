@@ -122,6 +122,12 @@ final class CheckpointDelivery implements CheckpointListener {
   void request(Decision.RequestCheckpoint r) {
     ApplicationId app = YarnIds.application(r.appId());
     List<ContainerId> ids = containerIds(r.allocationIds());
+    if (ids.isEmpty()) {
+      // YARN completed the victims between the engine's cycle and now; their ends reach the engine next cycle and
+      // finish the reclaim. A notice (or an empty strict contract) would only puzzle the AM.
+      LOG.info("Application {}: notice {} not sent, its containers have all ended", app, r.noticeId());
+      return;
+    }
     contracts.announce(app, Set.copyOf(ids)).forEach(signal);
     LOG.info("Application {} asked to checkpoint {} by {} (notice {}): {}", app, ids, r.deadlineMillis(),
         r.noticeId(), r.reason());
