@@ -35,7 +35,6 @@ import org.apache.hadoop.yarn.client.ClientRMProxy;
 import org.apache.hadoop.yarn.client.api.AMRMClient;
 import org.apache.hadoop.yarn.client.api.AMRMClient.ContainerRequest;
 import org.apache.hadoop.yarn.client.api.NMClient;
-import org.apache.hadoop.yarn.client.api.NMTokenCache;
 import org.apache.hadoop.yarn.client.api.YarnClient;
 import org.apache.hadoop.yarn.security.AMRMTokenIdentifier;
 import org.slf4j.Logger;
@@ -292,16 +291,9 @@ final class DemoWorkload {
   /** The unmanaged ApplicationMaster: ask, launch {@code sleep} in what arrives, wait for the ends, unregister. */
   private void applicationMaster(Run run) throws Exception {
     Job job = run.job;
-    NMTokenCache tokens = new NMTokenCache();
-    AMRMClient<ContainerRequest> rm = AMRMClient.createAMRMClient();
-    rm.setNMTokenCache(tokens);
-    rm.init(conf);
-    rm.start();
-    NMClient nm = NMClient.createNMClient();
-    nm.setNMTokenCache(tokens);
-    nm.init(conf);
-    nm.start();
-    try {
+    try (UnmanagedAmClients clients = UnmanagedAmClients.start(conf)) {
+      AMRMClient<ContainerRequest> rm = clients.rm();
+      NMClient nm = clients.nm();
       rm.registerApplicationMaster("", 0, "");
       Resource capability = Resource.newInstance(job.memoryMb(), 1);
       capability.setResourceValue(job.resource(), job.amount());
@@ -357,8 +349,6 @@ final class DemoWorkload {
       rm.unregisterApplicationMaster(FinalApplicationStatus.SUCCEEDED, "spindle-local demo", null);
     } finally {
       run.finished = System.currentTimeMillis();
-      nm.stop();
-      rm.stop();
     }
   }
 

@@ -36,7 +36,6 @@ import org.apache.hadoop.yarn.client.ClientRMProxy;
 import org.apache.hadoop.yarn.client.api.AMRMClient;
 import org.apache.hadoop.yarn.client.api.AMRMClient.ContainerRequest;
 import org.apache.hadoop.yarn.client.api.NMClient;
-import org.apache.hadoop.yarn.client.api.NMTokenCache;
 import org.apache.hadoop.yarn.client.api.YarnClient;
 import org.apache.hadoop.yarn.security.AMRMTokenIdentifier;
 import org.slf4j.Logger;
@@ -184,17 +183,11 @@ final class SeedAm implements Runnable {
   }
 
   private void applicationMaster(byte[] secret) throws Exception {
-    NMTokenCache tokens = new NMTokenCache();
-    AMRMClient<ContainerRequest> rm = AMRMClient.createAMRMClient();
-    rm.setNMTokenCache(tokens);
-    rm.init(conf);
-    rm.start();
-    NMClient nm = NMClient.createNMClient();
-    nm.setNMTokenCache(tokens);
-    nm.init(conf);
-    nm.start();
-    try (SpindleCheckpointClient checkpoints = SpindleCheckpointClient.connect(zkAddress, zkRoot,
-        appId.toString(), secret)) {
+    try (UnmanagedAmClients clients = UnmanagedAmClients.start(conf);
+        SpindleCheckpointClient checkpoints = SpindleCheckpointClient.connect(zkAddress, zkRoot, appId.toString(),
+            secret)) {
+      AMRMClient<ContainerRequest> rm = clients.rm();
+      NMClient nm = clients.nm();
       rm.registerApplicationMaster("", 0, "");
       checkpoints.register(this::checkpoint);
       Resource each = Resource.newInstance(spec.memoryMb(), 1);
@@ -255,9 +248,6 @@ final class SeedAm implements Runnable {
       }
       rm.unregisterApplicationMaster(succeeded == spec.containers() ? FinalApplicationStatus.SUCCEEDED
           : FinalApplicationStatus.FAILED, "spindle-local seed demo", null);
-    } finally {
-      nm.stop();
-      rm.stop();
     }
   }
 
