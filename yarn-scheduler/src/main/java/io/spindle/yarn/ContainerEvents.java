@@ -58,8 +58,9 @@ final class ContainerEvents {
         toEngine.accept(new EngineEvent.ContainerFinished(allocation.get()));
         // A process's own failure (a positive exit code; YARN's kills and releases are negative): kept for `why`,
         // which then says what a gang restart by the application followed.
-        AppAsks appAsks = yarn.asks(container.getId().getApplicationAttemptId().getApplicationId());
-        if (status.getExitStatus() > 0 && appAsks != null) {
+        AppAsks appAsks = status.getExitStatus() > 0
+            ? yarn.asks(container.getId().getApplicationAttemptId().getApplicationId()) : null;
+        if (appAsks != null) {
           appAsks.failedExit(container.getId().toString(), status.getExitStatus(), status.getDiagnostics());
         }
       } else {

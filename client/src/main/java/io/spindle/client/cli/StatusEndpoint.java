@@ -1,5 +1,6 @@
 package io.spindle.client.cli;
 
+import io.spindle.client.StatusApiAddress;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URI;
@@ -18,8 +19,7 @@ import org.w3c.dom.NodeList;
  */
 final class StatusEndpoint {
 
-  static final String PORT_KEY = "yarn.scheduler.spindle.http.port";
-  static final String BIND_KEY = "yarn.scheduler.spindle.http.bind-address";
+  static final String PORT_KEY = StatusApiAddress.PORT_KEY;
   static final String AUTHENTICATION_KEY = "hadoop.security.authentication";
 
   private StatusEndpoint() {}
@@ -39,16 +39,8 @@ final class StatusEndpoint {
     }
     Path site = Path.of(confDir, "yarn-site.xml");
     Map<String, String> conf = readSite(site);
-    String port = conf.get(PORT_KEY);
-    if (port == null || port.isBlank() || Integer.parseInt(port.trim()) <= 0) {
-      throw new IOException(site + " sets no " + PORT_KEY + " > 0, so the RM serves no status API at a known port;"
-          + " give --url or set SPINDLE_URL");
-    }
-    String host = conf.getOrDefault(BIND_KEY, "0.0.0.0").trim();
-    if (host.equals("0.0.0.0")) {
-      host = rmHost(conf);
-    }
-    return URI.create("http://" + host + ":" + port.trim() + "/");
+    return StatusApiAddress.from(conf::get).orElseThrow(() -> new IOException(site + " sets no " + PORT_KEY
+        + " > 0, so the RM serves no status API at a known port; give --url or set SPINDLE_URL"));
   }
 
   /**
@@ -65,14 +57,6 @@ final class StatusEndpoint {
   static Optional<Path> coreSite(Map<String, String> env) {
     String confDir = env.getOrDefault("HADOOP_CONF_DIR", env.get("YARN_CONF_DIR"));
     return Optional.ofNullable(confDir).map(d -> Path.of(d, "core-site.xml")).filter(Files::isRegularFile);
-  }
-
-  private static String rmHost(Map<String, String> conf) {
-    String address = conf.get("yarn.resourcemanager.address");
-    if (address != null && address.contains(":") && !address.contains("${")) {
-      return address.substring(0, address.lastIndexOf(':'));
-    }
-    return conf.getOrDefault("yarn.resourcemanager.hostname", "localhost");
   }
 
   private static URI normalise(String url) {

@@ -2,25 +2,22 @@ package io.spindle.launcher.yarn;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.spindle.client.StatusApiAddress;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.HttpURLConnection;
-import java.net.InetSocketAddress;
 import java.net.URI;
 import java.util.Optional;
 import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.yarn.conf.YarnConfiguration;
 
 /**
  * Spindle's status API in the ResourceManager, found from the Hadoop configuration as {@code scripts/spindle} finds
- * it ({@code yarn.scheduler.spindle.http.port}, the RM's host). Optional: without it {@code spindle-run} still runs,
+ * it ({@link StatusApiAddress}). Optional: without it {@code spindle-run} still runs,
  * but cannot show why a gang waits nor number ranks by NVLink island. Plain HTTP (a Kerberos cluster's SPNEGO is
  * not spoken here yet); every failure reads as "not available".
  */
 final class SpindleStatusApi {
 
-  static final String PORT_KEY = "yarn.scheduler.spindle.http.port";
-  static final String BIND_KEY = "yarn.scheduler.spindle.http.bind-address";
   private static final ObjectMapper MAPPER = new ObjectMapper();
 
   private final URI base;
@@ -30,17 +27,7 @@ final class SpindleStatusApi {
   }
 
   static Optional<SpindleStatusApi> of(Configuration conf) {
-    int port = conf.getInt(PORT_KEY, -1);
-    if (port <= 0) {
-      return Optional.empty();
-    }
-    String host = conf.getTrimmed(BIND_KEY, "0.0.0.0");
-    if (host.equals("0.0.0.0")) {
-      InetSocketAddress rm = conf.getSocketAddr(YarnConfiguration.RM_ADDRESS, YarnConfiguration.DEFAULT_RM_ADDRESS,
-          YarnConfiguration.DEFAULT_RM_PORT);
-      host = rm.getHostString().equals("0.0.0.0") ? "localhost" : rm.getHostString();
-    }
-    return Optional.of(new SpindleStatusApi(URI.create("http://" + host + ":" + port + "/api/v1/")));
+    return StatusApiAddress.from(conf::get).map(root -> new SpindleStatusApi(root.resolve("api/v1/")));
   }
 
   /** GETs {@code path} under {@code /api/v1/}; empty when the API does not answer 200 with JSON. */
