@@ -24,10 +24,13 @@ import java.util.Optional;
  * @param maxExtensions the most extensions the application's queue grants
  * @param maxExtensionMillis the most one extension adds
  * @param refusal set when this revision refuses an extension request: why
+ * @param targetSize 0 when the gangs named stop whole (a preemption); above 0 for a <em>resize</em> of an elastic gang:
+ *     only {@link #containerIds()} go, and the gang runs on with this many members. The application checkpoints or
+ *     re-shards, answers DONE, and goes on at the new size (docs/training-guide.md, "Elastic jobs")
  */
 public record CheckpointNoticeView(String appId, long noticeId, int revision, List<String> gangKeys,
     List<String> containerIds, String reason, long issuedMillis, long deadlineMillis, int extensionsGranted,
-    int maxExtensions, long maxExtensionMillis, Optional<String> refusal) {
+    int maxExtensions, long maxExtensionMillis, Optional<String> refusal, int targetSize) {
 
   public CheckpointNoticeView {
     CheckpointPaths.checkAppId(appId);
@@ -40,6 +43,20 @@ public record CheckpointNoticeView(String appId, long noticeId, int revision, Li
     require(maxExtensions >= 0, "maxExtensions must be >= 0, not " + maxExtensions);
     require(maxExtensionMillis >= 0, "maxExtensionMillis must be >= 0, not " + maxExtensionMillis);
     refusal = refusal == null ? Optional.empty() : refusal;
+    require(targetSize >= 0, "targetSize must be >= 0, not " + targetSize);
+  }
+
+  /** A notice that stops its gangs whole (a preemption, not a resize). */
+  public CheckpointNoticeView(String appId, long noticeId, int revision, List<String> gangKeys,
+      List<String> containerIds, String reason, long issuedMillis, long deadlineMillis, int extensionsGranted,
+      int maxExtensions, long maxExtensionMillis, Optional<String> refusal) {
+    this(appId, noticeId, revision, gangKeys, containerIds, reason, issuedMillis, deadlineMillis, extensionsGranted,
+        maxExtensions, maxExtensionMillis, refusal, 0);
+  }
+
+  /** Whether this notice shrinks an elastic gang to {@link #targetSize()} rather than stopping it whole. */
+  public boolean isResize() {
+    return targetSize > 0;
   }
 
   /** Time left until the deadline at {@code nowMillis}; negative once it has passed. Clocks of AM and RM differ. */
@@ -55,7 +72,7 @@ public record CheckpointNoticeView(String appId, long noticeId, int revision, Li
   /** This notice as revision {@code revision}. */
   public CheckpointNoticeView withRevision(int revision) {
     return new CheckpointNoticeView(appId, noticeId, revision, gangKeys, containerIds, reason, issuedMillis,
-        deadlineMillis, extensionsGranted, maxExtensions, maxExtensionMillis, refusal);
+        deadlineMillis, extensionsGranted, maxExtensions, maxExtensionMillis, refusal, targetSize);
   }
 
   static void require(boolean condition, String message) {

@@ -52,7 +52,7 @@ public final class CheckpointRecords {
         .setRevision(n.revision()).setGangKeys(n.gangKeys()).setContainerIds(n.containerIds()).setReason(n.reason())
         .setIssuedMillis(n.issuedMillis()).setDeadlineMillis(n.deadlineMillis())
         .setExtensionsGranted(n.extensionsGranted()).setMaxExtensions(n.maxExtensions())
-        .setMaxExtensionMillis(n.maxExtensionMillis()).setRefusal(n.refusal().orElse(null)).build().toByteBuffer());
+        .setMaxExtensionMillis(n.maxExtensionMillis()).setRefusal(n.refusal().orElse(null)).setTargetSize(n.targetSize()).build().toByteBuffer());
   }
 
   public static byte[] encode(CheckpointAckView a) throws IOException {
@@ -73,7 +73,8 @@ public final class CheckpointRecords {
     CheckpointNotice n = decode(bytes, notices, "checkpoint notice");
     return view("checkpoint notice", () -> new CheckpointNoticeView(n.getAppId(), n.getNoticeId(), n.getRevision(),
         n.getGangKeys(), n.getContainerIds(), n.getReason(), n.getIssuedMillis(), n.getDeadlineMillis(),
-        n.getExtensionsGranted(), n.getMaxExtensions(), n.getMaxExtensionMillis(), Optional.ofNullable(n.getRefusal())));
+        n.getExtensionsGranted(), n.getMaxExtensions(), n.getMaxExtensionMillis(), Optional.ofNullable(n.getRefusal()),
+        n.getTargetSize()));
   }
 
   public CheckpointAckView decodeAck(byte[] bytes) throws IOException {

@@ -1,5 +1,6 @@
 package io.spindle.yarn;
 
+import io.spindle.core.engine.Elasticity;
 import io.spindle.core.engine.PlacementSpec;
 import java.time.Duration;
 import java.util.Collection;
@@ -22,12 +23,17 @@ import java.util.Locale;
  *       container expired unlaunched), stop the other members and start the gang again whole ({@code restart}, the
  *       default for {@code spindle.gang.size}), or leave the survivors running ({@code continue}, the default for
  *       {@code spindle.gang=executors}, whose driver replaces lost executors)
+ *   <li>{@code spindle.gang.min=M} (with {@code spindle.gang.size=N} or {@code spindle.gang=executors}): the gang is
+ *       elastic: it starts once M members fit, grows towards what it asks while GPUs are idle, and is shrunk back to
+ *       M by resize notices before it can be preempted whole
+ *   <li>{@code spindle.gang.step=S}: an elastic gang's members above M come and go S at a time (e.g. one node's
+ *       GPUs); S must divide N - M
  *   <li>{@code spindle.gpu.models} and {@code spindle.gpu.isolation}: which GPUs serve its containers
  *       ({@link GpuTags})
  * </ul>
  */
 public record SpindleTags(int gangSize, boolean gangOfFirstRequest, String topologyLevel, boolean topologyRequired,
-    long maxRuntimeMillis, boolean restartOnMemberLoss, GpuTags gpu) {
+    long maxRuntimeMillis, boolean restartOnMemberLoss, GpuTags gpu, Elasticity elasticity) {
 
   public static final String PREFIX = "spindle.";
   public static final String GANG_SIZE = "spindle.gang.size";
@@ -39,6 +45,10 @@ public record SpindleTags(int gangSize, boolean gangOfFirstRequest, String topol
   public static final String MAX_RUNTIME = "spindle.max-runtime";
   /** {@code restart} (the default for {@link #GANG_SIZE}) or {@code continue} (the default for executor gangs). */
   public static final String ON_MEMBER_LOSS = "spindle.gang.on-member-loss";
+  /** An elastic gang's minimum. */
+  public static final String GANG_MIN = "spindle.gang.min";
+  /** An elastic gang's grow step. */
+  public static final String GANG_STEP = "spindle.gang.step";
 
   public static final SpindleTags NONE = new SpindleTags(0, false, null, false, 0, true);
 
@@ -48,8 +58,15 @@ public record SpindleTags(int gangSize, boolean gangOfFirstRequest, String topol
         GpuTags.NONE);
   }
 
+  public SpindleTags(int gangSize, boolean gangOfFirstRequest, String topologyLevel, boolean topologyRequired,
+      long maxRuntimeMillis, boolean restartOnMemberLoss, GpuTags gpu) {
+    this(gangSize, gangOfFirstRequest, topologyLevel, topologyRequired, maxRuntimeMillis, restartOnMemberLoss, gpu,
+        Elasticity.RIGID);
+  }
+
   public SpindleTags {
     gpu = gpu == null ? GpuTags.NONE : gpu;
+    elasticity = elasticity == null ? Elasticity.RIGID : elasticity;
     if (gangSize > 0 && gangOfFirstRequest) {
       throw new IllegalArgumentException(GANG_SIZE + " and " + GANG + "=" + GANG_EXECUTORS
           + " both say how big the gang is; give one");
@@ -69,6 +86,10 @@ public record SpindleTags(int gangSize, boolean gangOfFirstRequest, String topol
     long runtime = 0;
     Boolean restart = null;
     GpuTags gpu = GpuTags.NONE;
+    String minTag = null;
+    String stepTag = null;
+    int min = 0;
+    int step = 1;
     for (String raw : tags) {
       String tag = raw.strip().toLowerCase(Locale.ROOT);
       if (!tag.startsWith(PREFIX)) {
@@ -105,17 +126,26 @@ public record SpindleTags(int gangSize, boolean gangOfFirstRequest, String topol
           }
           restart = value.equals("restart");
         }
+        case GANG_MIN -> {
+          min = parsePositive(raw, value);
+          minTag = raw;
+        }
+        case GANG_STEP -> {
+          step = parsePositive(raw, value);
+          stepTag = raw;
+        }
         case GpuTags.MODELS -> gpu = gpu.withModels(raw, value);
         case GpuTags.ISOLATION -> gpu = gpu.withIsolation(raw, value);
         default -> throw new IllegalArgumentException("unknown Spindle application tag '" + raw + "'; known: "
             + GANG_SIZE + ", " + GANG + ", " + TOPOLOGY_REQUIRED + ", " + TOPOLOGY_PREFERRED + ", " + MAX_RUNTIME
-            + ", " + ON_MEMBER_LOSS + ", " + GpuTags.MODELS + ", " + GpuTags.ISOLATION);
+            + ", " + ON_MEMBER_LOSS + ", " + GANG_MIN + ", " + GANG_STEP + ", " + GpuTags.MODELS + ", " + GpuTags.ISOLATION);
       }
     }
+    Elasticity elasticity = elasticity(gang, firstRequest, minTag, min, stepTag, step);
     try {
       // Executors (Spark) are replaced one by one by their driver; a fixed-size gang (MPI, NCCL) cannot lose one.
       return new SpindleTags(gang, firstRequest, level, required, runtime, restart != null ? restart : !firstRequest,
-          gpu);
+          gpu, elasticity);
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException("application tags " + tags + ": " + e.getMessage(), e);
     }
@@ -129,7 +159,37 @@ public record SpindleTags(int gangSize, boolean gangOfFirstRequest, String topol
   /** How one worker request of this application is placed. */
   public PlacementSpec placement(boolean gang) {
     return new PlacementSpec(gang, topologyLevel, gang && topologyRequired, maxRuntimeMillis)
-        .withRestartOnMemberLoss(gang && restartOnMemberLoss);
+        .withRestartOnMemberLoss(gang && restartOnMemberLoss).withElasticity(gang ? elasticity : Elasticity.RIGID);
+  }
+
+  /** Whether the gang may run with fewer members than it asks for. */
+  public boolean elastic() {
+    return elasticity.elastic();
+  }
+
+  /** The elastic tags, checked against the gang they shape; bad ones are refused with the tag and its value. */
+  private static Elasticity elasticity(int gangSize, boolean firstRequest, String minTag, int min, String stepTag,
+      int step) {
+    if (minTag == null) {
+      if (stepTag != null) {
+        throw new IllegalArgumentException("application tag '" + stepTag + "' needs " + GANG_MIN
+            + "=M: only an elastic gang grows in steps");
+      }
+      return Elasticity.RIGID;
+    }
+    if (gangSize == 0 && !firstRequest) {
+      throw new IllegalArgumentException("application tag '" + minTag + "' is for gangs: give " + GANG_SIZE
+          + "=N or " + GANG + "=" + GANG_EXECUTORS + " too");
+    }
+    if (gangSize > 0 && min > gangSize) {
+      throw new IllegalArgumentException("application tag '" + minTag + "' asks a minimum above the gang's size ("
+          + GANG_SIZE + "=" + gangSize + ")");
+    }
+    if (gangSize > 0 && (gangSize - min) % step != 0) {
+      throw new IllegalArgumentException("application tag '" + stepTag + "' does not divide the " + (gangSize - min)
+          + " members between " + GANG_MIN + "=" + min + " and " + GANG_SIZE + "=" + gangSize);
+    }
+    return Elasticity.of(min, step);
   }
 
   private static int parsePositive(String raw, String value) {

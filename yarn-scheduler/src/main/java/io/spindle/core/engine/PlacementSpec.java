@@ -15,9 +15,11 @@ package io.spindle.core.engine;
  * @param restartOnMemberLoss for gangs: when a member is lost to the cluster (its node left, it expired unlaunched),
  *     the surviving members are stopped and the gang is re-queued whole, as tightly coupled jobs (MPI, NCCL) need;
  *     {@code false} for gangs that replace lost members themselves (Spark executors). Ignored for single containers.
+ * @param elasticity for gangs: the minimum it starts with and the step it grows by; {@link Elasticity#RIGID} for a
+ *     gang that starts whole
  */
 public record PlacementSpec(boolean gang, String topologyLevel, boolean required, long maxRuntimeMillis,
-    boolean preemptible, boolean restartOnMemberLoss) {
+    boolean preemptible, boolean restartOnMemberLoss, Elasticity elasticity) {
 
   /** Independent containers, no topology wish, no declared run time. */
   public static final PlacementSpec SINGLE = new PlacementSpec(false, null, false, 0);
@@ -26,12 +28,22 @@ public record PlacementSpec(boolean gang, String topologyLevel, boolean required
   public static final PlacementSpec APPLICATION_MASTER = new PlacementSpec(false, null, false, 0, false, false);
 
   public PlacementSpec {
+    elasticity = elasticity == null ? Elasticity.RIGID : elasticity;
+    if (elasticity.elastic() && !gang) {
+      throw new IllegalArgumentException("only a gang can be elastic");
+    }
     if (maxRuntimeMillis < 0) {
       throw new IllegalArgumentException("maxRuntimeMillis must not be negative: " + maxRuntimeMillis);
     }
     if (required && (topologyLevel == null || topologyLevel.isBlank())) {
       throw new IllegalArgumentException("a required topology constraint needs a level");
     }
+  }
+
+  /** A rigid gang, or independent containers. */
+  public PlacementSpec(boolean gang, String topologyLevel, boolean required, long maxRuntimeMillis,
+      boolean preemptible, boolean restartOnMemberLoss) {
+    this(gang, topologyLevel, required, maxRuntimeMillis, preemptible, restartOnMemberLoss, Elasticity.RIGID);
   }
 
   /** A gang restarts whole when it loses a member. */
@@ -50,10 +62,19 @@ public record PlacementSpec(boolean gang, String topologyLevel, boolean required
   }
 
   public PlacementSpec withMaxRuntimeMillis(long millis) {
-    return new PlacementSpec(gang, topologyLevel, required, millis, preemptible, restartOnMemberLoss);
+    return new PlacementSpec(gang, topologyLevel, required, millis, preemptible, restartOnMemberLoss, elasticity);
   }
 
   public PlacementSpec withRestartOnMemberLoss(boolean restart) {
-    return new PlacementSpec(gang, topologyLevel, required, maxRuntimeMillis, preemptible, restart);
+    return new PlacementSpec(gang, topologyLevel, required, maxRuntimeMillis, preemptible, restart, elasticity);
+  }
+
+  public PlacementSpec withElasticity(Elasticity e) {
+    return new PlacementSpec(gang, topologyLevel, required, maxRuntimeMillis, preemptible, restartOnMemberLoss, e);
+  }
+
+  /** Whether this is a gang that may run with fewer members than it asks for. */
+  public boolean elastic() {
+    return elasticity.elastic();
   }
 }
