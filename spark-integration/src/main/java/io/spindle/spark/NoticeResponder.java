@@ -18,7 +18,8 @@ import org.slf4j.LoggerFactory;
  * The driver's answer to a checkpoint notice: the user's {@link SparkCheckpointHandler} if one is configured,
  * otherwise let the tasks running on the named executors finish (until shortly before the deadline) and answer DONE
  * without a new checkpoint. A checkpoint the answer names is also reported, so that Spindle's victim selection knows
- * this application has just saved its state.
+ * this application has just saved its state. A resize notice (an elastic gang shrinks, the job goes on) goes to the
+ * {@link ResizeResponder} instead, never to the handler: nothing stops, so there is nothing to save.
  */
 final class NoticeResponder implements CheckpointHandler {
 
@@ -35,6 +36,7 @@ final class NoticeResponder implements CheckpointHandler {
   private final ExecutorTasks tasks;
   private final Duration ackBeforeDeadline;
   private final LongSupplier clock;
+  private final ResizeResponder resizes;
   private final AtomicReference<SparkCheckpoint> last = new AtomicReference<>();
   private volatile Reporter reporter;
 
@@ -44,6 +46,13 @@ final class NoticeResponder implements CheckpointHandler {
    */
   NoticeResponder(SparkCheckpointHandler handler, SparkContext sc, ExecutorTasks tasks, Duration ackBeforeDeadline,
       LongSupplier clock) {
+    this(handler, sc, tasks, ackBeforeDeadline, clock, null);
+  }
+
+  /** @param resizes answers resize notices; {@code null}: they are drained like a preemption's */
+  NoticeResponder(SparkCheckpointHandler handler, SparkContext sc, ExecutorTasks tasks, Duration ackBeforeDeadline,
+      LongSupplier clock, ResizeResponder resizes) {
+    this.resizes = resizes;
     this.handler = handler;
     this.sc = sc;
     this.tasks = Objects.requireNonNull(tasks, "tasks");
@@ -58,6 +67,9 @@ final class NoticeResponder implements CheckpointHandler {
 
   @Override
   public CheckpointDecision onNotice(CheckpointNoticeView notice) throws Exception {
+    if (notice.isResize() && resizes != null) {
+      return resizes.onResize(notice);
+    }
     LOG.info("Spindle will preempt executors {} (containers {}) at {}: {}", tasks.executorsIn(notice.containerIds()),
         notice.containerIds(), Instant.ofEpochMilli(notice.deadlineMillis()), notice.reason());
     CheckpointDecision decision = handler == null ? drain(notice) : handler.onNotice(notice, sc);

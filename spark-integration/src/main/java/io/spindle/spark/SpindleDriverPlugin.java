@@ -22,7 +22,8 @@ import org.slf4j.LoggerFactory;
  * container, which holds the attempt's AMRMToken, the secret Spindle's notices are authenticated with; there it
  * connects to Spindle's ZooKeeper (found through the cluster's {@code yarn-site.xml}, as the ResourceManager finds it)
  * and answers notices through a {@link NoticeResponder}. Anywhere else (client mode, where the AM is a separate
- * process; not YARN; no ZooKeeper configured) it says why in the log and only tracks executors.
+ * process; not YARN; no ZooKeeper configured) it says why in the log and only tracks executors. At start it also checks
+ * that an elastic executor gang's tags agree with Spark's executor bounds ({@link ElasticExecutors}).
  */
 final class SpindleDriverPlugin implements DriverPlugin {
 
@@ -39,10 +40,14 @@ final class SpindleDriverPlugin implements DriverPlugin {
       LOG.info("Spindle plugin is off ({}=false)", SpindlePlugin.ENABLED);
       return Map.of();
     }
+    Optional<ElasticExecutors> elastic = ElasticExecutors.check(conf, LOG::warn);
+    SparkCheckpointHandler handler = handler(conf);
     tasks = new ExecutorTasks();
     sc.addSparkListener(new ExecutorTasksListener(tasks));
-    responder = new NoticeResponder(handler(conf), sc, tasks,
-        Duration.ofMillis(conf.getTimeAsMs(SpindlePlugin.ACK_BEFORE_DEADLINE, "2s")), System::currentTimeMillis);
+    Duration ackBeforeDeadline = Duration.ofMillis(conf.getTimeAsMs(SpindlePlugin.ACK_BEFORE_DEADLINE, "2s"));
+    ResizeResponder resizes = new ResizeResponder(tasks, new SparkExecutorDecommission(sc), ackBeforeDeadline,
+        System::currentTimeMillis);
+    responder = new NoticeResponder(handler, sc, tasks, ackBeforeDeadline, System::currentTimeMillis, resizes);
     SpindleSpark.attach(this);
     Optional<String> notListening = whyNotListening(conf);
     if (notListening.isPresent()) {
@@ -72,9 +77,11 @@ final class SpindleDriverPlugin implements DriverPlugin {
     }
     responder.reportTo(client::reportCheckpoint);
     client.register(responder);
-    LOG.info("Spindle plugin listens for checkpoint notices of {} ({}; {})", appId,
+    LOG.info("Spindle plugin listens for checkpoint notices of {} ({}; {}; {})", appId,
         conf.contains(SpindlePlugin.HANDLER) ? "handler " + conf.get(SpindlePlugin.HANDLER)
-            : "no handler: drains the named executors, then acknowledges", zk);
+            : "no handler: drains the named executors, then acknowledges",
+        elastic.map(e -> "elastic executor gang of at least " + e.min() + ", step " + e.step()
+            + ": resize notices decommission the executors they name").orElse("executor gang not elastic"), zk);
     return Map.of();
   }
 

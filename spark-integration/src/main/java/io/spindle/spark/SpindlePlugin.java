@@ -8,8 +8,9 @@ import org.apache.spark.api.plugin.SparkPlugin;
  * Spindle's Spark plugin, enabled with {@code --conf spark.plugins=io.spindle.spark.SpindlePlugin} (and this JAR in
  * {@code --jars}). Its driver side listens for Spindle's checkpoint notices, calls the application's
  * {@link SparkCheckpointHandler} ({@code spark.spindle.checkpoint.handler}) or, without one, lets the tasks on the
- * named executors finish, answers before the deadline and reports checkpoints (see {@link SpindleSpark}). Executors
- * need nothing from it. See {@code docs/spark-guide.md}.
+ * named executors finish, answers before the deadline and reports checkpoints (see {@link SpindleSpark}). A resize
+ * notice of an elastic executor gang ({@code spindle.gang.min}) decommissions the executors it names instead, and the
+ * job runs on. Executors need nothing from it. See {@code docs/spark-guide.md}.
  */
 public final class SpindlePlugin implements SparkPlugin {
 
