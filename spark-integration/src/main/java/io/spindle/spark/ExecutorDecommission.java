@@ -7,8 +7,7 @@ import java.util.Set;
 interface ExecutorDecommission {
 
   /**
-   * Starts decommissioning {@code executors} and lowers Spark's executor target by as many, so Spark does not ask
-   * for replacements at once. Returns without waiting for them to leave.
+   * Starts decommissioning {@code executors}; returns without waiting for them to leave.
    *
    * @return the executors Spark accepted (those still alive and not already decommissioning)
    */

@@ -17,8 +17,8 @@ import scala.jdk.javaapi.CollectionConverters;
  * {@code spark.decommission.enabled} is set: the scheduler stops offering it tasks, its block manager moves shuffle
  * and cached blocks to other executors ({@code spark.storage.decommission.*}), and the executor exits once it runs no
  * task and its blocks are moved. The public {@code SparkContext.killExecutors} would neither decommission nor work
- * under dynamic allocation, hence the scheduler backend's {@code ExecutorAllocationClient} (Spark-internal API, stable
- * across Spark 3.1 to 4.x).
+ * under dynamic allocation, hence the scheduler backend's {@code ExecutorAllocationClient} (Spark-internal API, the
+ * same from Spark 3.1 to 4.x).
  */
 final class SparkExecutorDecommission implements ExecutorDecommission {
 
@@ -45,7 +45,9 @@ final class SparkExecutorDecommission implements ExecutorDecommission {
       // No worker host: only the executor goes, its node (and shuffle files an external service keeps there) stays.
       infos[i++] = new Tuple2<>(executor, new ExecutorDecommissionInfo(why, Option.empty()));
     }
-    // adjustTargetNumExecutors: Spark would otherwise ask YARN for replacements as soon as they exit.
-    return new TreeSet<>(CollectionConverters.asJava(client.decommissionExecutors(infos, true, false)));
+    // Spark's executor target stays as it is (adjustTargetNumExecutors false): what dynamic allocation still wants,
+    // Spark asks for again, and Spindle, which also asks again for the members it took on the application's behalf,
+    // grants them when GPUs are idle. Lowering it would make Spark release those as surplus.
+    return new TreeSet<>(CollectionConverters.asJava(client.decommissionExecutors(infos, false, false)));
   }
 }

@@ -110,6 +110,8 @@ public final class SparkRuntime {
         "logger.yarn.level = info",
         "logger.scheduler.name = org.apache.spark.scheduler",
         "logger.scheduler.level = info",
+        "logger.decommissioner.name = org.apache.spark.storage.BlockManagerDecommissioner",
+        "logger.decommissioner.level = info",
         ""), StandardCharsets.UTF_8);
     return file;
   }
