@@ -6,7 +6,6 @@ import io.spindle.client.CheckpointNoticeView;
 import io.spindle.client.CheckpointPaths;
 import io.spindle.client.CheckpointRecords;
 import io.spindle.yarn.CycleRecordingScheduler.Allocated;
-import io.spindle.yarn.MiniClusterSupport;
 import io.spindle.yarn.UnmanagedAm;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -88,15 +87,13 @@ class SparkElasticGangTest {
       submit = sparkSubmit(markers, logs, submitLog);
 
       // 1. The gang starts with its minimum while Spark asks for its maximum; it gets the rest once GPUs are free.
-      Process spark = submit;
-      MiniClusterSupport.await(Duration.ofMinutes(3), () -> spark.isAlive() && spindle.submitted(NAME).isPresent()
-          && spindle.executorContainers(spindle.application(NAME)).size() == MIN
-          && outstandingExecutors() >= MAX - MIN);
+      SparkOnSpindle.await(submit, Duration.ofMinutes(3), "the gang's minimum running, more asked", () ->
+          spindle.submitted(NAME).isPresent() && spindle.executorContainers(spindle.application(NAME)).size() == MIN
+              && outstandingExecutors() >= MAX - MIN);
       ApplicationId app = spindle.application(NAME);
       List<Allocated> first = spindle.executorContainers(app);
       assertThat(first).as("the gang's minimum, while the other application holds the other GPUs").hasSize(MIN);
       assertThat(first).extracting(Allocated::cycle).as("started together").containsOnly(first.get(0).cycle());
-      assertThat(Files.exists(markers.resolve("grown"))).isFalse();
       blocker.close();
       blocker = null;
       SparkOnSpindle.awaitFile(markers.resolve("cached"), Duration.ofMinutes(3), submit);
@@ -108,27 +105,28 @@ class SparkElasticGangTest {
       assertThat(added.get(0).cycle()).isGreaterThan(first.get(0).cycle());
 
       // 2. An urgent gang needs 2 GPUs: a resize notice takes the gang's 2 members above its minimum back.
-      Map<Long, CheckpointNoticeView> notices = new ConcurrentHashMap<>();
+      List<CheckpointNoticeView> notices;
       try (CuratorFramework zk = spindle.zkAsScheduler();
-          NoticeLog noticeLog = NoticeLog.watch(zk, app, notices);
+          NoticeLog noticeLog = NoticeLog.watch(zk, app);
           UnmanagedAm urgent = UnmanagedAm.register(spindle.yarn, spindle.conf,
               UnmanagedAm.submit(spindle.yarn, "urgent", "b", Set.of("spindle.gang.size=2")))) {
         urgent.ask(2, gpus(1));
         assertThat(urgent.awaitHeld(2, Duration.ofSeconds(90))).as("the urgent gang started").isEqualTo(2);
         SparkOnSpindle.awaitFile(markers.resolve("shrunk"), Duration.ofSeconds(60), submit);
         assertThat(submit.waitFor(3, TimeUnit.MINUTES)).as("spark-submit ended").isTrue();
+        notices = noticeLog.notices();
       }
       assertThat(submit.exitValue()).as("spark-submit's exit status").isZero();
       assertThat(spindle.yarn.getApplicationReport(app).getFinalApplicationStatus())
           .isEqualTo(FinalApplicationStatus.SUCCEEDED);
 
-      assertThat(notices.values()).as("one resize notice").singleElement().satisfies(n -> {
+      assertThat(notices).as("one resize notice").singleElement().satisfies(n -> {
         assertThat(n.isResize()).isTrue();
         assertThat(n.targetSize()).isEqualTo(MIN);
         assertThat(n.containerIds()).hasSize(MAX - MIN);
         assertThat(grown.stream().map(a -> a.container().toString()).toList()).containsAll(n.containerIds());
       });
-      CheckpointNoticeView resize = notices.values().iterator().next();
+      CheckpointNoticeView resize = notices.get(0);
       ExecutorEvents events = ExecutorEvents.read(markers.resolve("executors"));
       Set<String> named = events.executorsIn(resize.containerIds());
       assertThat(named).as("the notice's containers ran executors").hasSize(MAX - MIN);
@@ -137,7 +135,7 @@ class SparkElasticGangTest {
               .anySatisfy(reason -> assertThat(reason).startsWith("Executor decommission")));
       assertThat(Files.readString(driverLog(logs))).as("the plugin answered once they had left, not at the deadline")
           .contains("Executors " + named + " decommissioned; answering Spindle's resize notice " + resize.noticeId());
-      assertThat(spindle.executorContainers(app)).as("Spark asked for no replacement Spindle would grant").hasSize(MAX);
+      assertThat(spindle.executorContainers(app)).as("no executor granted while the urgent gang holds the GPUs").hasSize(MAX);
 
       // 3. Right results, and no block was recomputed: each partition of the cached data and of the map side ran once.
       assertThat(Files.readAllLines(markers.resolve("result"))).first().isEqualTo("rows 10000");
@@ -184,8 +182,8 @@ class SparkElasticGangTest {
 
   /** Executors Spark asks YARN for and does not have yet, as the ResourceManager holds the ask. */
   private static int outstandingExecutors() throws Exception {
-    ApplicationId app = spindle.submitted(NAME).orElse(null);
-    SchedulerApplicationAttempt attempt = app == null ? null : spindle.scheduler().getApplicationAttempt(
+    ApplicationId app = spindle.application(NAME);
+    SchedulerApplicationAttempt attempt = spindle.scheduler().getApplicationAttempt(
         spindle.yarn.getApplicationReport(app).getCurrentApplicationAttemptId());
     return attempt == null ? 0 : attempt.getAppSchedulingInfo().getAllResourceRequests().stream()
         .filter(r -> ResourceRequest.ANY.equals(r.getResourceName()))
@@ -254,10 +252,11 @@ class SparkElasticGangTest {
    * on a thread of its own: a resize notice stays at least until the plugin has answered it, seconds later.
    */
   private static final class NoticeLog implements AutoCloseable {
+    private final Map<Long, CheckpointNoticeView> seen = new ConcurrentHashMap<>();
     private final Thread thread;
     private volatile boolean stop;
 
-    private NoticeLog(CuratorFramework zk, String app, Map<Long, CheckpointNoticeView> into) {
+    private NoticeLog(CuratorFramework zk, String app) {
       CheckpointPaths paths = new CheckpointPaths("/spindle/default");
       SchemaStore.Cache schemas = new SchemaStore.Cache();
       schemas.addSchema(io.spindle.client.avro.CheckpointNotice.getClassSchema());
@@ -270,7 +269,7 @@ class SparkElasticGangTest {
                 byte[] bytes = zk.getData().forPath(paths.notices(app) + "/" + id);
                 if (bytes.length > 0) {
                   CheckpointNoticeView n = records.decodeNotice(bytes);
-                  into.merge(n.noticeId(), n, (a, b) -> b.revision() >= a.revision() ? b : a);
+                  seen.merge(n.noticeId(), n, (a, b) -> b.revision() >= a.revision() ? b : a);
                 }
               }
             }
@@ -287,10 +286,15 @@ class SparkElasticGangTest {
       thread.setDaemon(true);
     }
 
-    static NoticeLog watch(CuratorFramework zk, ApplicationId app, Map<Long, CheckpointNoticeView> into) {
-      NoticeLog log = new NoticeLog(zk, app.toString(), into);
+    static NoticeLog watch(CuratorFramework zk, ApplicationId app) {
+      NoticeLog log = new NoticeLog(zk, app.toString());
       log.thread.start();
       return log;
+    }
+
+    /** The notices seen so far, by id. */
+    List<CheckpointNoticeView> notices() {
+      return new TreeMap<>(seen).values().stream().toList();
     }
 
     @Override

@@ -145,13 +145,28 @@ final class SparkOnSpindle implements AutoCloseable {
 
   /** Polls for {@code file}; fails at once if {@code submit} ends first. */
   static void awaitFile(Path file, Duration timeout, Process submit) throws Exception {
+    await(submit, timeout, file.getFileName() + " written", () -> Files.exists(file));
+  }
+
+  /**
+   * Polls {@code check} until it holds; fails at once if {@code submit} ends first. An exception counts as not yet
+   * (the application may not be submitted yet).
+   */
+  static void await(Process submit, Duration timeout, String what, MiniClusterSupport.Check check) throws Exception {
     long deadline = System.nanoTime() + timeout.toNanos();
-    while (!Files.exists(file)) {
+    while (true) {
+      try {
+        if (check.ok()) {
+          return;
+        }
+      } catch (Exception notYet) {
+        // Asked again below.
+      }
       if (!submit.isAlive()) {
-        throw new AssertionError("spark-submit exited with " + submit.exitValue() + " before " + file.getFileName());
+        throw new AssertionError("spark-submit exited with " + submit.exitValue() + " before " + what);
       }
       if (System.nanoTime() > deadline) {
-        throw new AssertionError(file.getFileName() + " not written within " + timeout);
+        throw new AssertionError(what + ": not within " + timeout);
       }
       Thread.sleep(200);
     }

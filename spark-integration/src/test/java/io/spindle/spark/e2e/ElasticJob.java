@@ -1,12 +1,14 @@
 package io.spindle.spark.e2e;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.stream.IntStream;
+import java.util.stream.Stream;
 import org.apache.spark.SparkConf;
 import org.apache.spark.SparkEnv;
 import org.apache.spark.TaskContext;
@@ -21,10 +23,10 @@ import scala.Tuple2;
  * Not a test itself; it lives here because it compiles against Spark, which only this module has.
  *
  * <ol>
- *   <li><b>Grow.</b> The first job's tasks wait until the driver has seen {@code max} executors (then it writes
- *       {@code <dir>/grown}): the backlog keeps dynamic allocation asking for more executors until Spindle grants
- *       them, and every executor runs at least one of these tasks, so each holds cached blocks. A second job shuffles
- *       the cached data: shuffle output on the executors too. Then {@code <dir>/cached}.
+ *   <li><b>Grow.</b> The first job's tasks wait until {@code max} executors have each run one of them: the backlog
+ *       keeps dynamic allocation asking for more executors until Spindle grants them, and every executor ends up
+ *       holding cached blocks. A second job shuffles the cached data, its tasks held likewise: every executor holds
+ *       shuffle output too. Then {@code <dir>/cached}.
  *   <li><b>Shrink.</b> Waits until only {@code min} executors are left (Spindle's resize notice had the plugin
  *       decommission the others), then writes {@code <dir>/shrunk}.
  *   <li><b>Finish.</b> Reads the cached data and the shuffle again, checks both results, writes {@code <dir>/result};
@@ -51,25 +53,18 @@ public final class ElasticJob {
     int partitions = Integer.parseInt(args[3]);
     Files.createDirectories(dir.resolve("runs"));
     try (JavaSparkContext jsc = new JavaSparkContext(new SparkConf())) {
-      String grown = dir.resolve("grown").toString();
-      Thread watcher = new Thread(() -> {
-        await(() -> executors(jsc) >= max, "dynamic allocation to reach " + max + " executors");
-        GangBarrierJob.write(Path.of(grown), executors(jsc) + "\n");
-      }, "await-executors");
-      watcher.setDaemon(true);
-      watcher.start();
-
       String runs = dir.resolve("runs").toString();
       JavaRDD<Integer> data = jsc.parallelize(IntStream.range(0, ROWS).boxed().toList(), partitions)
           .mapPartitionsWithIndex((partition, rows) -> {
             ran(runs, "data", partition);
-            awaitFile(grown);
+            awaitExecutorsRan(runs, "data", max);
             return rows;
           }, true)
           .persist(StorageLevel.MEMORY_ONLY());
       long count = data.count();
       JavaPairRDD<Integer, Long> sums = data.mapPartitionsWithIndex((partition, rows) -> {
         ran(runs, "map", partition);
+        awaitExecutorsRan(runs, "map", max);
         return rows;
       }, true).mapToPair(x -> new Tuple2<>(x % KEYS, (long) x)).reduceByKey(Long::sum, KEYS);
       sums.count(); // the map side's output stays on the executors for the last job
@@ -104,8 +99,19 @@ public final class ElasticJob {
         + SparkEnv.get().executorId()));
   }
 
-  private static void awaitFile(String file) {
-    await(() -> Files.exists(Path.of(file)), file);
+  /**
+   * Holds a task until {@code max} executors have each run a task of {@code what}: every executor then holds some of
+   * its blocks, and while the first tasks wait, the others back up, so dynamic allocation asks for more executors.
+   */
+  private static void awaitExecutorsRan(String runs, String what, int max) {
+    await(() -> {
+      try (Stream<Path> files = Files.list(Path.of(runs))) {
+        return files.map(f -> f.getFileName().toString().split("-")).filter(f -> f[0].equals(what)).map(f -> f[3])
+            .distinct().count() >= max;
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+    }, max + " executors to run " + what + " tasks");
   }
 
   private static void await(java.util.function.BooleanSupplier done, String what) {
