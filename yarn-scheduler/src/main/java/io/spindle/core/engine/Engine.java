@@ -125,7 +125,7 @@ public final class Engine {
     reservations.expire(decisions);
     List<DemandState> reclaimedFor = preemption.beforePlacement(decisions);
     PlacementPass pass = new PlacementPass(state, gangPlacer, settings, clock, migRepartitioning, reservations,
-        preemption, gangRuns, admission);
+        preemption, gangRuns, admission, growth);
     List<DemandState> waiting = pass.run(reclaimedFor, decisions);
     preemption.afterPlacement(waiting, state.queues(), decisions);
     growth.run(pass, waiting, decisions);
