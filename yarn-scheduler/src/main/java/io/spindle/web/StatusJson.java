@@ -295,6 +295,9 @@ final class StatusJson {
         o.put("type", "checkpoint-notice").put("noticeId", n.noticeId()).put("containers", n.containers())
             .put("deadlineMillis", n.deadlineMillis()).put("forAppId", Objects.toString(n.forAppId(), null))
             .put("forRequestKey", n.forRequestKey()).put("reason", n.reason());
+        if (n.targetSize() > 0) {
+          o.put("targetSize", n.targetSize());
+        }
       } else if (h instanceof AppHistory.NoticeWithdrawn w) {
         o.put("type", "notice-withdrawn").put("noticeId", w.noticeId()).put("reason", w.reason());
       } else if (h instanceof AppHistory.Restarted r) {

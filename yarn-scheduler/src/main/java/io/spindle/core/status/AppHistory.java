@@ -31,8 +31,9 @@ public final class AppHistory {
   public record Rejected(long atMillis, String requestKey, String reason) implements Outcome {}
 
   /** The application was asked to checkpoint containers so that {@code forAppId}'s request can start. */
+  /** A checkpoint notice; {@code targetSize} above 0 for a resize (the gang runs on with that many members). */
   public record Noticed(long atMillis, String requestKey, long noticeId, int containers, long deadlineMillis,
-      AppId forAppId, String forRequestKey, String reason) implements Outcome {}
+      AppId forAppId, String forRequestKey, String reason, int targetSize) implements Outcome {}
 
   /** A notice was withdrawn: the application keeps its containers. */
   public record NoticeWithdrawn(long atMillis, String requestKey, long noticeId, String reason) implements Outcome {}
@@ -85,7 +86,7 @@ public final class AppHistory {
         // A re-issue (extension granted or refused) keeps the notice's id; only its first issue is news.
         if (notices.put(n.noticeId(), n) == null) {
           add(n.appId(), new Noticed(at, n.requestKey(), n.noticeId(), n.allocationIds().size(),
-              n.deadlineMillis(), n.forAppId(), n.forRequestKey(), n.reason()));
+              n.deadlineMillis(), n.forAppId(), n.forRequestKey(), n.reason(), n.targetSize()));
         }
       } else if (d instanceof Decision.CancelCheckpoint c) {
         Decision.RequestCheckpoint n = notices.remove(c.noticeId());

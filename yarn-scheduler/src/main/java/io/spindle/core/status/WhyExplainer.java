@@ -65,7 +65,13 @@ public final class WhyExplainer {
     Explanation.State state = app.requests().isEmpty() && driverNotes.isEmpty() ? Explanation.State.RUNNING
         : Explanation.State.PENDING;
     Optional<Outcome> last = history.isEmpty() ? Optional.empty() : Optional.of(history.get(history.size() - 1));
-    if (last.orElse(null) instanceof Noticed n) {
+    if (last.orElse(null) instanceof Noticed n && n.targetSize() > 0) {
+      state = Explanation.State.CHECKPOINTING;
+      sentences.add("At " + time(n.atMillis()) + " Spindle asked its elastic gang '" + n.requestKey() + "' to give "
+          + "back " + n.containers() + " of the members it grew by, by " + time(n.deadlineMillis())
+          + forWhom(n.forAppId(), n.forRequestKey()) + ": it runs on with " + n.targetSize() + " members, after a"
+          + " checkpoint (" + n.reason() + ").");
+    } else if (last.orElse(null) instanceof Noticed n) {
       state = Explanation.State.CHECKPOINTING;
       sentences.add("At " + time(n.atMillis()) + " Spindle asked it to checkpoint " + n.containers() + " container"
           + (n.containers() == 1 ? "" : "s") + " of request '" + n.requestKey() + "' by " + time(n.deadlineMillis())
@@ -91,6 +97,13 @@ public final class WhyExplainer {
       sentences.add("At " + time(r.atMillis()) + " its gang '" + r.requestKey() + "' lost " + r.lost() + " member"
           + (r.lost() == 1 ? "" : "s") + " to the cluster; Spindle stopped the other " + r.stopped()
           + " and re-queued the gang whole (" + r.reason() + ").");
+    }
+    Optional<AppHistory.Resized> resized = lastOf(history, AppHistory.Resized.class);
+    if (resized.isPresent()) {
+      AppHistory.Resized r = resized.get();
+      sentences.add("At " + time(r.atMillis()) + " its elastic gang '" + r.requestKey() + "' "
+          + (r.toSize() > r.fromSize() ? "grew" : "shrank") + " from " + r.fromSize() + " to " + r.toSize()
+          + " members (" + r.reason() + ").");
     }
     sentences.addAll(driverEvents);
     if (last.orElse(null) instanceof NoticeWithdrawn w) {

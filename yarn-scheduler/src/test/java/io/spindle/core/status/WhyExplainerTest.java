@@ -138,4 +138,23 @@ class WhyExplainerTest {
     start(HALVES, PreemptionSettings.defaults());
     assertThat(why("application_1_0001").state()).isEqualTo(Explanation.State.UNKNOWN);
   }
+
+  @Test
+  void anElasticGangSaysWhenItGrewAndWhatAResizeNoticeAsksOfIt() {
+    start(HALVES, PreemptionSettings.defaults().withEnabled(true));
+    PlacementSpec elastic = GANG.withElasticity(io.spindle.core.engine.Elasticity.of(4, 4));
+    cycle(new AppSubmitted(AppId.of("elastic"), "b", "u", 0), new Demand(AppId.of("elastic"), "g", ONE_GPU, 16,
+        elastic));
+    assertThat(why("elastic").text()).contains("its elastic gang 'g' grew from 4 to 16 members (started whole");
+    clock.advance(1_000);
+    cycle(new AppSubmitted(AppId.of("owner"), "a", "u", 0), new Demand(AppId.of("owner"), "r", ONE_GPU, 4, GANG));
+    for (int i = 0; i < 8; i++) {
+      clock.advance(10_000);
+      cycle();
+    }
+    Explanation e = why("elastic");
+    assertThat(e.state()).isEqualTo(Explanation.State.CHECKPOINTING);
+    assertThat(e.text()).contains("asked its elastic gang 'g' to give back 4 of the members it grew by")
+        .contains("to make room for request 'r' of owner").contains("it runs on with 12 members");
+  }
 }
