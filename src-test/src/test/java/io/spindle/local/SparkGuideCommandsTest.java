@@ -53,7 +53,7 @@ class SparkGuideCommandsTest {
   @Test
   void theGuidesGangMigSharedGpuAndCheckpointingJobsSucceedOnTheLocalCluster() throws Exception {
     List<List<String>> commands = sparkSubmitCommands(Files.readString(GUIDE));
-    assertThat(commands).as("the guide's spark-submit commands").hasSize(4);
+    assertThat(commands).as("the guide's spark-submit commands").hasSize(5);
     Path steps = REPO.resolve("target/spindle-steps");
     deleteTree(steps);
     Path confDir = tmp.resolve("run/conf");
