@@ -1,9 +1,7 @@
 package io.spindle.sim;
 
 import io.spindle.core.engine.Elasticity;
-import io.spindle.core.engine.EngineSettings;
 import io.spindle.core.engine.PlacementSpec;
-import java.util.Map;
 
 /**
  * A policy whose gangs of several containers are elastic ({@code <policy>+elastic}): the same engine, queues and
@@ -11,7 +9,7 @@ import java.util.Map;
  * time into idle capacity and, under a preempting base, gives grown members back through resize notices before it is
  * preempted whole. How fast it runs on fewer members is {@link SimOptions#elastic()}'s model.
  */
-public record ElasticPolicy(SimPolicy base, ElasticModel model, long seed) implements SimPolicy {
+public record ElasticPolicy(SimPolicy base, ElasticModel model, long seed) implements WrappingPolicy {
 
   public static final String SUFFIX = "elastic";
 
@@ -26,26 +24,6 @@ public record ElasticPolicy(SimPolicy base, ElasticModel model, long seed) imple
   }
 
   @Override
-  public EngineSettings engineSettings() {
-    return base.engineSettings();
-  }
-
-  @Override
-  public Map<String, String> queueConf(ClusterSpec cluster) {
-    return base.queueConf(cluster);
-  }
-
-  @Override
-  public String engineQueue(SimJob job) {
-    return base.engineQueue(job);
-  }
-
-  @Override
-  public boolean isolatesPartitions() {
-    return base.isolatesPartitions();
-  }
-
-  @Override
   public PlacementSpec placement(SimJob job, Members members, int gpusPerNode, long declaredRuntimeMillis) {
     PlacementSpec spec = base.placement(job, members, gpusPerNode, declaredRuntimeMillis);
     if (!spec.gang() || members.count() < 2 || !model.picks(job, seed)) {
@@ -54,8 +32,4 @@ public record ElasticPolicy(SimPolicy base, ElasticModel model, long seed) imple
     return spec.withElasticity(Elasticity.of(Math.max(1, members.count() / 4), 1));
   }
 
-  @Override
-  public PreemptionMode preemption() {
-    return base.preemption();
-  }
 }

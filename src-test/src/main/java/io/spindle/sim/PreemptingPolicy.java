@@ -1,9 +1,7 @@
 package io.spindle.sim;
 
 import io.spindle.core.engine.EngineSettings;
-import io.spindle.core.engine.PlacementSpec;
 import io.spindle.core.preemption.PreemptionSettings;
-import java.util.Map;
 
 /**
  * A Spindle policy with the engine's preemption on ({@code <policy>+preempt-checkpoint},
@@ -11,7 +9,7 @@ import java.util.Map;
  * then one gang or one container, which the engine preempts whole, so a preempted job stops and later restarts
  * whole.
  */
-public record PreemptingPolicy(SpindlePolicy base, PreemptionMode mode) implements SimPolicy {
+public record PreemptingPolicy(SpindlePolicy base, PreemptionMode mode) implements WrappingPolicy {
 
   public PreemptingPolicy {
     if (!mode.enabled()) {
@@ -34,26 +32,6 @@ public record PreemptingPolicy(SpindlePolicy base, PreemptionMode mode) implemen
     // Engine defaults otherwise (starvation 60 s, at most 16 victims per cycle); applications never ask to extend.
     return base.engineSettings().withPreemption(
         PreemptionSettings.defaults().withEnabled(true).withCheckpointGraceMillis(mode.graceMillis()));
-  }
-
-  @Override
-  public Map<String, String> queueConf(ClusterSpec cluster) {
-    return base.queueConf(cluster);
-  }
-
-  @Override
-  public String engineQueue(SimJob job) {
-    return base.engineQueue(job);
-  }
-
-  @Override
-  public boolean isolatesPartitions() {
-    return base.isolatesPartitions();
-  }
-
-  @Override
-  public PlacementSpec placement(SimJob job, Members members, int gpusPerNode, long declaredRuntimeMillis) {
-    return base.placement(job, members, gpusPerNode, declaredRuntimeMillis);
   }
 
   @Override
