@@ -1,6 +1,7 @@
 package io.spindle.ha;
 
 import io.spindle.core.engine.DurableState;
+import io.spindle.core.engine.Elasticity;
 import io.spindle.core.engine.PlacementSpec;
 import io.spindle.core.model.AppId;
 import io.spindle.core.model.NodeId;
@@ -107,12 +108,13 @@ final class SchedulerStateRecords {
 
   private static PlacementSpecRecord spec(PlacementSpec s) {
     return new PlacementSpecRecord(s.gang(), s.topologyLevel(), s.required(), s.maxRuntimeMillis(), s.preemptible(),
-        s.restartOnMemberLoss());
+        s.restartOnMemberLoss(), s.elasticity().min(), s.elasticity().step());
   }
 
   private static PlacementSpec spec(PlacementSpecRecord s) {
     return new PlacementSpec(s.getGang(), s.getTopologyLevel(), s.getRequired(), s.getMaxRuntimeMillis(),
-        s.getPreemptible(), s.getRestartOnMemberLoss());
+        s.getPreemptible(), s.getRestartOnMemberLoss(),
+        s.getElasticMin() > 0 ? Elasticity.of(s.getElasticMin(), s.getElasticStep()) : Elasticity.RIGID);
   }
 
   private static NeedRecord need(Need n) {

@@ -14,6 +14,7 @@ import io.spindle.journal.avro.PreemptRecord;
 import io.spindle.journal.avro.ReconfigureMigRecord;
 import io.spindle.journal.avro.RejectRecord;
 import io.spindle.journal.avro.RequestCheckpointRecord;
+import io.spindle.journal.avro.ResizeRecord;
 import io.spindle.journal.avro.RestartGangRecord;
 import io.spindle.journal.avro.ReserveRecord;
 import io.spindle.journal.avro.WaitRecord;
@@ -43,14 +44,17 @@ final class DecisionRecords {
     } else if (decision instanceof Decision.RequestCheckpoint d) {
       return new RequestCheckpointRecord(d.noticeId(), d.appId().value(), d.requestKey(), d.allocationIds(),
           d.deadlineMillis(), d.extensionsGranted(), d.maxExtensions(), d.maxExtensionMillis(), d.refusal(),
-          d.forAppId().value(), d.forRequestKey(), d.reason());
+          d.forAppId().value(), d.forRequestKey(), d.reason(), d.targetSize());
     } else if (decision instanceof Decision.CancelCheckpoint d) {
       return new CancelCheckpointRecord(d.noticeId(), d.appId().value(), d.allocationIds(), d.reason());
     } else if (decision instanceof Decision.Preempt d) {
       return new PreemptRecord(d.noticeId(), d.appId().value(), d.requestKey(), d.allocationIds(),
-          d.checkpointLocation(), d.reason());
+          d.checkpointLocation(), d.reason(), d.targetSize());
     } else if (decision instanceof Decision.RestartGang d) {
       return new RestartGangRecord(d.appId().value(), d.requestKey(), d.allocationIds(), d.lostAllocationIds(),
+          d.reason());
+    } else if (decision instanceof Decision.Resize d) {
+      return new ResizeRecord(d.appId().value(), d.requestKey(), d.fromSize(), d.toSize(), d.allocationIds(),
           d.reason());
     }
     throw new IllegalArgumentException("no journal record for decision " + decision);
@@ -74,16 +78,19 @@ final class DecisionRecords {
       return new Decision.RequestCheckpoint(r.getNoticeId(), AppId.of(r.getAppId()), r.getRequestKey(),
           r.getAllocationIds(),
           r.getDeadlineMillis(), r.getExtensionsGranted(), r.getMaxExtensions(), r.getMaxExtensionMillis(),
-          r.getRefusal(), AppId.of(r.getForAppId()), r.getForRequestKey(), r.getReason());
+          r.getRefusal(), AppId.of(r.getForAppId()), r.getForRequestKey(), r.getReason(), r.getTargetSize());
     } else if (record instanceof CancelCheckpointRecord r) {
       return new Decision.CancelCheckpoint(r.getNoticeId(), AppId.of(r.getAppId()), r.getAllocationIds(),
           r.getReason());
     } else if (record instanceof PreemptRecord r) {
       return new Decision.Preempt(r.getNoticeId(), AppId.of(r.getAppId()), r.getRequestKey(), r.getAllocationIds(),
-          r.getCheckpointLocation(), r.getReason());
+          r.getCheckpointLocation(), r.getReason(), r.getTargetSize());
     } else if (record instanceof RestartGangRecord r) {
       return new Decision.RestartGang(AppId.of(r.getAppId()), r.getRequestKey(), r.getAllocationIds(),
           r.getLostAllocationIds(), r.getReason());
+    } else if (record instanceof ResizeRecord r) {
+      return new Decision.Resize(AppId.of(r.getAppId()), r.getRequestKey(), r.getFromSize(), r.getToSize(),
+          r.getAllocationIds(), r.getReason());
     }
     throw new IllegalArgumentException("not a journal decision record: " + record);
   }

@@ -1,5 +1,6 @@
 package io.spindle.journal;
 
+import io.spindle.core.engine.Elasticity;
 import io.spindle.core.engine.PlacementSpec;
 import io.spindle.core.model.Gpu;
 import io.spindle.core.model.GpuIsolation;
@@ -61,12 +62,13 @@ final class ModelRecords {
 
   static PlacementSpecRecord spec(PlacementSpec s) {
     return new PlacementSpecRecord(s.gang(), s.topologyLevel(), s.required(), s.maxRuntimeMillis(), s.preemptible(),
-        s.restartOnMemberLoss());
+        s.restartOnMemberLoss(), s.elasticity().min(), s.elasticity().step());
   }
 
   static PlacementSpec spec(PlacementSpecRecord s) {
     return new PlacementSpec(s.getGang(), s.getTopologyLevel(), s.getRequired(), s.getMaxRuntimeMillis(),
-        s.getPreemptible(), s.getRestartOnMemberLoss());
+        s.getPreemptible(), s.getRestartOnMemberLoss(),
+        s.getElasticMin() > 0 ? Elasticity.of(s.getElasticMin(), s.getElasticStep()) : Elasticity.RIGID);
   }
 
   static NodeRecord node(Node n) {

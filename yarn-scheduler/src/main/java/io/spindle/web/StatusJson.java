@@ -303,6 +303,9 @@ final class StatusJson {
         o.put("type", "preempted").put("noticeId", p.noticeId()).put("containers", p.containers())
             .put("forAppId", Objects.toString(p.forAppId(), null)).put("forRequestKey", p.forRequestKey())
             .put("checkpointLocation", p.checkpointLocation()).put("reason", p.reason());
+      } else if (h instanceof AppHistory.Resized r) {
+        o.put("type", r.toSize() > r.fromSize() ? "grew" : "shrank").put("fromSize", r.fromSize())
+            .put("toSize", r.toSize()).put("reason", r.reason());
       }
     }
     return out;

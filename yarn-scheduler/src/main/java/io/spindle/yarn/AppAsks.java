@@ -166,12 +166,20 @@ final class AppAsks {
    * The engine re-queued a preempted container of this request itself, and YARN's outstanding ask holds it again:
    * what the engine was told grows by one, so the AM's own re-ask of it is no change; a gang request is a gang again.
    */
-  synchronized void requeued(String name, SchedulerRequestKey key, Resource capability) {
+  synchronized void requeued(String name, SchedulerRequestKey key, Resource capability, boolean gangRunsOn) {
     Ask a = forwarded.get(name);
     forwarded.put(name, a == null ? new Ask(key, capability, 1) : new Ask(a.key(), a.capability(), a.count() + 1));
-    if (name.equals(gangKey)) {
+    if (name.equals(gangKey) && !gangRunsOn) {
       gangStarted = false;
     }
+  }
+
+  /**
+   * Whether this request is an elastic gang's that has started: what it asks from now on is what the gang grows by,
+   * sent to the engine as the gang's, not as single containers.
+   */
+  synchronized boolean growsGang(String key) {
+    return tags.elastic() && gangStarted && key.equals(gangKey);
   }
 
   /** The attempt ended: every outstanding request is withdrawn; returns the keys to cancel in the engine. */

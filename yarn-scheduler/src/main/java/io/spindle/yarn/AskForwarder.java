@@ -101,7 +101,8 @@ final class AskForwarder {
         continue;
       }
       appAsks.noneHeldBack();
-      PlacementSpec spec = appAsks.isAm(keyName) ? PlacementSpec.APPLICATION_MASTER : appAsks.tags().placement(gang);
+      PlacementSpec spec = appAsks.isAm(keyName) ? PlacementSpec.APPLICATION_MASTER
+          : appAsks.tags().placement(gang || appAsks.growsGang(keyName));
       toEngine.accept(new EngineEvent.Demand(YarnIds.app(appId), keyName, shape, count, spec));
     }
     // An ask withdrawn to 0 leaves YARN's list of keys: the engine would go on placing it. Seen when a preempted gang

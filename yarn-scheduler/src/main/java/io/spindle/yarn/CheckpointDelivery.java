@@ -144,7 +144,7 @@ final class CheckpointDelivery implements CheckpointListener {
     ids.forEach(id -> names.add(id.toString()));
     CheckpointNoticeView notice = new CheckpointNoticeView(r.appId().value(), r.noticeId(), 0, List.of(r.requestKey()),
         names, r.reason(), clock.getAsLong(), r.deadlineMillis(), r.extensionsGranted(), r.maxExtensions(),
-        r.maxExtensionMillis(), Optional.ofNullable(r.refusal()));
+        r.maxExtensionMillis(), Optional.ofNullable(r.refusal()), r.targetSize());
     store.issue(notice, secret.get()).exceptionally(e -> {
       LOG.error("Cannot write checkpoint notice {} for {}: {}", r.noticeId(), app, e.getMessage());
       return null;

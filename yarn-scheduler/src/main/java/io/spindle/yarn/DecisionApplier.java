@@ -88,6 +88,9 @@ final class DecisionApplier {
       reclaim(p);
     } else if (decision instanceof Decision.RestartGang r) {
       restartGang(r);
+    } else if (decision instanceof Decision.Resize r) {
+      LOG.info("Application {} request {}: elastic gang {} from {} to {} members ({})", r.appId(), r.requestKey(),
+          r.grew() ? "grows" : "shrinks", r.fromSize(), r.toSize(), r.reason());
     } else if (decision instanceof Decision.ReconfigureMig m) {
       Optional<EngineEvent> refused = inventory.request(m);
       if (refused.isPresent()) {
@@ -109,14 +112,15 @@ final class DecisionApplier {
    */
   private void reclaim(Decision.Preempt p) {
     checkpoints.reclaimed(p);
-    stopAndAskAgain(p.appId(), p.requestKey(), p.allocationIds(), List.of(), "by Spindle: " + p.reason());
+    stopAndAskAgain(p.appId(), p.requestKey(), p.allocationIds(), List.of(), "by Spindle: " + p.reason(),
+        p.isResize());
     LOG.info("Preempted {} containers of {} (notice {}); it resumes from {}", p.allocationIds().size(), p.appId(),
         p.noticeId(), p.checkpointLocation());
   }
 
   private void restartGang(Decision.RestartGang r) {
     stopAndAskAgain(r.appId(), r.requestKey(), r.allocationIds(), r.lostAllocationIds(),
-        "by Spindle, which restarts the gang: " + r.reason());
+        "by Spindle, which restarts the gang: " + r.reason(), false);
     LOG.warn("Application {} request {}: {}", r.appId(), r.requestKey(), r.reason());
   }
 
@@ -124,9 +128,12 @@ final class DecisionApplier {
    * Kills the running containers (status PREEMPTED: not the application's failure) and puts them, and the lost
    * ones, back into YARN's outstanding ask on the application's behalf, as YARN does for a container killed before
    * its AM saw it: the engine re-queued them, and what YARN holds must agree.
+   *
+   * @param gangRunsOn the containers are members an elastic gang grew by: it runs on, and asks for them again as
+   *     growth, not as a new start of the gang
    */
   private void stopAndAskAgain(AppId application, String requestKey, List<Long> running, List<Long> lost,
-      String why) {
+      String why, boolean gangRunsOn) {
     ApplicationId appId = YarnIds.application(application);
     SpindleAppAttempt attempt = yarn.attempt(appId);
     AppAsks appAsks = yarn.asks(appId);
@@ -136,22 +143,23 @@ final class DecisionApplier {
         RMContainer c = book.container(allocation).map(yarn::container).orElse(null);
         if (c == null) {
           // It was lost itself meanwhile (its loss may still be on its way to the engine): ask for it as lost.
-          book.takeLost(allocation).ifPresent(ask -> askAgain(attempt, appAsks, requestKey, ask));
+          book.takeLost(allocation).ifPresent(ask -> askAgain(attempt, appAsks, requestKey, ask, gangRunsOn));
           continue;
         }
         boolean yarnAsksAgain = c.getContainerRequest() != null; // Not yet acquired by the AM.
         yarn.complete(c, SchedulerUtils.createPreemptedContainerStatus(c.getContainerId(),
             SchedulerUtils.PREEMPTED_CONTAINER + " " + why), RMContainerEventType.KILL);
         askAgain(attempt, appAsks, requestKey, new ContainerBook.LostAsk(c.getAllocatedSchedulerKey(),
-            c.getAllocatedResource(), yarnAsksAgain));
+            c.getAllocatedResource(), yarnAsksAgain), gangRunsOn);
       }
       for (long allocation : lost) {
-        book.takeLost(allocation).ifPresent(ask -> askAgain(attempt, appAsks, requestKey, ask));
+        book.takeLost(allocation).ifPresent(ask -> askAgain(attempt, appAsks, requestKey, ask, gangRunsOn));
       }
     }
   }
 
-  private void askAgain(SpindleAppAttempt attempt, AppAsks appAsks, String requestKey, ContainerBook.LostAsk ask) {
+  private void askAgain(SpindleAppAttempt attempt, AppAsks appAsks, String requestKey, ContainerBook.LostAsk ask,
+      boolean gangRunsOn) {
     if (attempt == null || appAsks == null) {
       return;
     }
@@ -162,7 +170,7 @@ final class DecisionApplier {
             .resourceName(ResourceRequest.ANY).capability(ask.capability()).numContainers(1).build())));
       }
     }
-    appAsks.requeued(requestKey, ask.key(), ask.capability());
+    appAsks.requeued(requestKey, ask.key(), ask.capability(), gangRunsOn);
   }
 
   private void startContainer(Decision.Allocate a) {

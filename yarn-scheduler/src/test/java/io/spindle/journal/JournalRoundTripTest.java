@@ -70,7 +70,8 @@ class JournalRoundTripTest {
             PlacementSpec.APPLICATION_MASTER),
         new EngineEvent.Demand(AppId.of("application_1_0002"), "p1/a7", SLICE, 0, PlacementSpec.gang(null, false)),
         new EngineEvent.Demand(AppId.of("application_1_0002"), "p2/a7", WHOLE, 4,
-            PlacementSpec.gang("rack", false).withRestartOnMemberLoss(false)),
+            PlacementSpec.gang("rack", false).withRestartOnMemberLoss(false)
+                .withElasticity(io.spindle.core.engine.Elasticity.of(2, 2))),
         new EngineEvent.MigLayoutReported(NodeId.of("mig-1:8041"), 1, H100_LAYOUT),
         new EngineEvent.MigLayoutReported(NodeId.of("a30-1:8041"), 0, MigLayout.empty(A30)),
         new EngineEvent.ContainerRecovered(-3, AppId.of("application_1_0002"), "p0/a0", NodeId.of("whole-1:8041"),
@@ -118,7 +119,11 @@ class JournalRoundTripTest {
             "answered DONE"),
         new Decision.Preempt(7, AppId.of("application_1_0002"), "p1/a0", List.of(), null, "deadline passed"),
         new Decision.RestartGang(AppId.of("application_1_0001"), "p1/a0", List.of(1L, 3L), List.of(2L),
-            "member 2 lost: node whole-1:8041 left"));
+            "member 2 lost: node whole-1:8041 left"),
+        new Decision.RequestCheckpoint(8, AppId.of("application_1_0002"), "p1/a0", List.of(4L, 5L), 1_700_000_120_000L, 0,
+            1, 300_000, null, AppId.of("application_1_0001"), "p1/a0", "elastic members first", 2),
+        new Decision.Preempt(8, AppId.of("application_1_0002"), "p1/a0", List.of(4L, 5L), null, "answered DONE", 2),
+        new Decision.Resize(AppId.of("application_1_0002"), "p1/a0", 2, 4, List.of(4L, 5L), "grew by 2 into idle capacity"));
   }
 
   @Test

@@ -27,8 +27,8 @@ class AppAsksTest {
     assertThat(asks.changed(name, KEY, EACH, 0)).as("the AM withdrew what it got").isFalse();
 
     // Both members preempted: the engine re-queued the gang and YARN's ask holds it again.
-    asks.requeued(name, KEY, EACH);
-    asks.requeued(name, KEY, EACH);
+    asks.requeued(name, KEY, EACH, false);
+    asks.requeued(name, KEY, EACH, false);
     assertThat(asks.takesGang(name, 2)).isTrue();
     assertThat(asks.changed(name, KEY, EACH, 2)).as("the AM asking for its two again tells the engine nothing new")
         .isFalse();
@@ -66,8 +66,8 @@ class AppAsksTest {
   void aRequestYarnNoLongerListsIsWithdrawnOnce() {
     AppAsks asks = new AppAsks(new SpindleTags(2, null, false, 0), true);
     String name = AppAsks.keyName(KEY);
-    asks.requeued(name, KEY, EACH);
-    asks.requeued(name, KEY, EACH);
+    asks.requeued(name, KEY, EACH, false);
+    asks.requeued(name, KEY, EACH, false);
     asks.allocated(name);
     asks.allocated(name);
     assertThat(asks.changed(name, KEY, EACH, 2)).as("the AM's late re-ask").isTrue();
@@ -81,7 +81,7 @@ class AppAsksTest {
   void aPreemptedContainerOfARequestNeverForwardedIsRecordedUnderItsKey() {
     AppAsks asks = new AppAsks(SpindleTags.NONE, false);
     String name = AppAsks.keyName(KEY);
-    asks.requeued(name, KEY, EACH); // A container recovered after a restart, then preempted.
+    asks.requeued(name, KEY, EACH, false); // A container recovered after a restart, then preempted.
     assertThat(asks.ask(name)).isEqualTo(new AppAsks.Ask(KEY, EACH, 1));
     assertThat(asks.takesGang(name, 1)).isFalse();
   }

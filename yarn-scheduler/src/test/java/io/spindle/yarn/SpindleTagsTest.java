@@ -39,4 +39,30 @@ class SpindleTagsTest {
     assertThatThrownBy(() -> SpindleTags.parse(List.of("spindle.gang=executors", "spindle.gang.size=2")))
         .hasMessageContaining("give one");
   }
+
+  @Test
+  void elasticTagsMakeTheGangElasticInItsPlacement() {
+    SpindleTags tags = SpindleTags.parse(List.of("spindle.gang.size=8", "spindle.gang.min=2", "spindle.gang.step=2"));
+    assertThat(tags.elastic()).isTrue();
+    assertThat(tags.placement(true).elasticity()).isEqualTo(io.spindle.core.engine.Elasticity.of(2, 2));
+    assertThat(tags.placement(false).elastic()).as("asks beside the gang are not elastic").isFalse();
+    assertThat(SpindleTags.parse(List.of("spindle.gang=executors", "spindle.gang.min=3")).placement(true)
+        .elasticity().min()).isEqualTo(3);
+  }
+
+  @Test
+  void badElasticTagsAreRefusedWithTheTagAndItsValue() {
+    assertThatThrownBy(() -> SpindleTags.parse(List.of("spindle.gang.size=4", "spindle.gang.min=9")))
+        .hasMessageContaining("'spindle.gang.min=9'").hasMessageContaining("above the gang's size");
+    assertThatThrownBy(() -> SpindleTags.parse(List.of("spindle.gang.size=4", "spindle.gang.min=0")))
+        .hasMessageContaining("'spindle.gang.min=0'").hasMessageContaining("above 0");
+    assertThatThrownBy(() -> SpindleTags.parse(List.of("spindle.gang.size=4", "spindle.gang.min=-2")))
+        .hasMessageContaining("'spindle.gang.min=-2'");
+    assertThatThrownBy(() -> SpindleTags.parse(List.of("spindle.gang.size=8", "spindle.gang.min=2",
+        "spindle.gang.step=4"))).hasMessageContaining("'spindle.gang.step=4'").hasMessageContaining("does not divide");
+    assertThatThrownBy(() -> SpindleTags.parse(List.of("spindle.gang.min=2")))
+        .hasMessageContaining("'spindle.gang.min=2'").hasMessageContaining("is for gangs");
+    assertThatThrownBy(() -> SpindleTags.parse(List.of("spindle.gang.size=8", "spindle.gang.step=2")))
+        .hasMessageContaining("'spindle.gang.step=2'").hasMessageContaining("spindle.gang.min");
+  }
 }

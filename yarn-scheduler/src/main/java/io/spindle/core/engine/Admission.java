@@ -42,6 +42,7 @@ final class Admission {
   private final MigRepartitioning migRepartitioning;
   private final Reservations reservations;
   private final EnginePreemption preemption;
+  private final GangRuns gangRuns;
   /** Queue limits resolved against the current cluster; dropped when nodes or queues change. */
   /** Queues' limits by partition, as of the nodes registered now; {@code null} once they changed. */
   private Map<String, Map<String, FairShareCalculator.Limits>> limits;
@@ -55,8 +56,9 @@ final class Admission {
 
   Admission(EngineState state, GpuModelCatalog catalog, ShapeCharges charges, GangPlacer gangPlacer, Clock clock,
       EngineSettings settings, MigRepartitioning migRepartitioning, Reservations reservations,
-      EnginePreemption preemption) {
+      EnginePreemption preemption, GangRuns gangRuns) {
     this.state = state;
+    this.gangRuns = gangRuns;
     this.cluster = state.cluster();
     this.catalog = catalog;
     this.charges = charges;
@@ -139,11 +141,14 @@ final class Admission {
     if (app == null) {
       throw new InvalidInputException("appId", e.appId(), "demand for an application that was never submitted");
     }
+    DemandState old = app.demands.get(e.requestKey());
+    if (old == null && e.spec().elastic() && growing(app, e)) {
+      return;
+    }
     Optional<Refusal> refused = whyImpossible(app, e);
     if (refused.isEmpty() && capacityJudged) {
-      refused = whyNeverFits(app, e.shape(), e.count(), e.spec());
+      refused = whyNeverFits(app, e.shape(), e.spec().elasticity().startingMembers(e.count()), e.spec());
     }
-    DemandState old = app.demands.get(e.requestKey());
     if (refused.isEmpty()) {
       // Only what is new counts: drivers re-send a request's whole outstanding count.
       int before = old != null && old.shape.equals(e.shape()) ? old.outstanding : 0;
@@ -156,10 +161,23 @@ final class Admission {
     if (refused.isPresent()) {
       decisions.add(new Decision.Reject(app.id, e.requestKey(), refused.get().describe()));
     } else if (e.count() > 0) {
-      state.addDemand(new DemandState(app, e.requestKey(), e.shape(), charges.unitCharge(e.shape()), e.count(),
+      state.addDemand(DemandState.asked(app, e.requestKey(), e.shape(), charges.unitCharge(e.shape()), e.count(),
           e.spec(), charges.requiredDepth(e.spec())));
     }
     state.refile(app);
+  }
+
+  /**
+   * An elastic gang that runs asks for more (or fewer) members: what it asks beyond those running is what it grows
+   * by, in the same shape; nothing waits. Returns whether the request was such an ask.
+   */
+  private boolean growing(AppState app, Demand e) {
+    GangRun core = gangRuns.elasticCore(new io.spindle.core.model.RequestRef(app.id, e.requestKey()));
+    if (core == null || !core.shape.equals(e.shape())) {
+      return false;
+    }
+    core.wanted = Math.max(0, e.count());
+    return true;
   }
 
   private void forget(DemandState d) {

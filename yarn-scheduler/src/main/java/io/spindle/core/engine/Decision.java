@@ -63,12 +63,26 @@ public sealed interface Decision {
    * @param refusal {@code null}, or why the extension this issue answers was refused
    * @param forAppId the application the capacity is reclaimed for (with {@code forRequestKey}, its request)
    * @param reason why the victim was chosen, for people; the same on every issue of the notice
+   * @param targetSize 0 when the victim stops whole; above 0 for a <em>resize</em> notice: the containers are members
+   *     an elastic gang grew by, and the gang runs on with this many members once they are gone
    */
   record RequestCheckpoint(long noticeId, AppId appId, String requestKey, List<Long> allocationIds,
       long deadlineMillis, int extensionsGranted, int maxExtensions, long maxExtensionMillis, String refusal,
-      AppId forAppId, String forRequestKey, String reason) implements Decision {
+      AppId forAppId, String forRequestKey, String reason, int targetSize) implements Decision {
     public RequestCheckpoint {
       allocationIds = List.copyOf(allocationIds);
+    }
+
+    /** A notice that stops its victim whole. */
+    public RequestCheckpoint(long noticeId, AppId appId, String requestKey, List<Long> allocationIds,
+        long deadlineMillis, int extensionsGranted, int maxExtensions, long maxExtensionMillis, String refusal,
+        AppId forAppId, String forRequestKey, String reason) {
+      this(noticeId, appId, requestKey, allocationIds, deadlineMillis, extensionsGranted, maxExtensions,
+          maxExtensionMillis, refusal, forAppId, forRequestKey, reason, 0);
+    }
+
+    public boolean isResize() {
+      return targetSize > 0;
     }
 
     public int extensionsLeft() {
@@ -108,12 +122,40 @@ public sealed interface Decision {
    * reclaim has ended, placing the request the reclaim was for first. The victim's request is then re-queued under
    * {@code requestKey} — a gang whole — to be placed again later; {@code checkpointLocation} (the application's own
    * reference from its DONE answer or last {@link EngineEvent.CheckpointReported}, or {@code null}) is what it
-   * should resume from.
+   * should resume from. With {@code targetSize} above 0 the containers are an elastic gang's members above its
+   * minimum: the gang runs on with that many members, and the members reclaimed are asked for again as growth, not
+   * as a new gang.
    */
   record Preempt(long noticeId, AppId appId, String requestKey, List<Long> allocationIds, String checkpointLocation,
-      String reason) implements Decision {
+      String reason, int targetSize) implements Decision {
     public Preempt {
       allocationIds = List.copyOf(allocationIds);
+    }
+
+    /** The kill of a victim that stops whole. */
+    public Preempt(long noticeId, AppId appId, String requestKey, List<Long> allocationIds, String checkpointLocation,
+        String reason) {
+      this(noticeId, appId, requestKey, allocationIds, checkpointLocation, reason, 0);
+    }
+
+    public boolean isResize() {
+      return targetSize > 0;
+    }
+  }
+
+  /**
+   * An elastic gang changed size: it grew into idle capacity by {@code allocationIds} (announced by the
+   * {@link Allocate}s just before), or shrank by them after a resize notice's reclaim or their loss. Drivers and the
+   * journal see every grow and shrink; nothing is to be done for it beyond what the other decisions say.
+   */
+  record Resize(AppId appId, String requestKey, int fromSize, int toSize, List<Long> allocationIds, String reason)
+      implements Decision {
+    public Resize {
+      allocationIds = List.copyOf(allocationIds);
+    }
+
+    public boolean grew() {
+      return toSize > fromSize;
     }
   }
 }

@@ -25,6 +25,12 @@ final class DemandState {
   int outstanding;
   /** The last reason told to drivers, so a Wait decision is emitted only when the reason changes. */
   String reportedReason;
+  /**
+   * For an elastic gang: members asked beyond those it starts with ({@link #outstanding}, at most its minimum). They
+   * are not pending demand: fair share and reservations count the minimum only, and the gang grows by them once it
+   * runs ({@link ElasticGrowth}).
+   */
+  int growBy;
 
   DemandState(AppState app, String key, Resources shape, ResourceVector unitCharge, int outstanding,
       PlacementSpec spec, int requiredDepth) {
@@ -36,6 +42,18 @@ final class DemandState {
     this.shape = shape;
     this.unitCharge = unitCharge;
     this.outstanding = outstanding;
+  }
+
+  /**
+   * A request for {@code asked} containers: all of them wait, or, for an elastic gang, the members it starts with, the
+   * rest to grow by once it runs.
+   */
+  static DemandState asked(AppState app, String key, Resources shape, ResourceVector unitCharge, int asked,
+      PlacementSpec spec, int requiredDepth) {
+    int starting = spec.elasticity().startingMembers(asked);
+    DemandState d = new DemandState(app, key, shape, unitCharge, starting, spec, requiredDepth);
+    d.growBy = asked - starting;
+    return d;
   }
 
   boolean isGang() {

@@ -52,6 +52,7 @@ public final class Engine {
   private final GangRuns gangRuns;
   private final Reservations reservations;
   private final Admission admission;
+  private final ElasticGrowth growth;
   private final EngineFailover failover;
   private final EngineViews views;
   private long cycles;
@@ -82,7 +83,8 @@ public final class Engine {
     this.preemption = new EnginePreemption(settings.preemption(), clock, state, charges, gangPlacer, gangRuns);
     this.reservations = new Reservations(state, gangPlacer, settings, clock, preemption);
     this.admission = new Admission(state, catalog, charges, gangPlacer, clock, settings, migRepartitioning,
-        reservations, preemption);
+        reservations, preemption, gangRuns);
+    this.growth = new ElasticGrowth(state, gangPlacer, gangRuns, preemption, clock);
     this.failover = new EngineFailover(state, settings, preemption, reservations);
     this.views = new EngineViews(state, clock);
     state.onRelease(gangRuns::released);
@@ -122,9 +124,11 @@ public final class Engine {
     cluster.activateReconfiguredGpus(clock.nowMillis());
     reservations.expire(decisions);
     List<DemandState> reclaimedFor = preemption.beforePlacement(decisions);
-    List<DemandState> waiting = new PlacementPass(state, gangPlacer, settings, clock, migRepartitioning,
-        reservations, preemption, gangRuns, admission).run(reclaimedFor, decisions);
+    PlacementPass pass = new PlacementPass(state, gangPlacer, settings, clock, migRepartitioning, reservations,
+        preemption, gangRuns, admission);
+    List<DemandState> waiting = pass.run(reclaimedFor, decisions);
     preemption.afterPlacement(waiting, state.queues(), decisions);
+    growth.run(pass, waiting, decisions);
     return new CycleResult(++cycles, clock.nowMillis(), decisions);
   }
 

@@ -64,6 +64,10 @@ final class EnginePreemption {
     this.runs = runs;
     this.snapshot = new PreemptionSnapshot(settings, state, placer, runs, preemption);
     this.failover = new PreemptionFailover(state, charges, runs, preemption);
+    preemption.targetSizeOf = unitId -> {
+      GangRun run = runs.get(unitId);
+      return run == null || run.core == null ? 0 : run.sizeAfterReclaims();
+    };
   }
 
   boolean enabled() {
@@ -289,6 +293,28 @@ final class EnginePreemption {
     fruitless = firstPlan ? seenNow : null;
   }
 
+  /** Whether a reclaim is under way: elastic gangs do not grow meanwhile, into capacity it may be counting on. */
+  boolean reclaiming() {
+    if (!enabled()) {
+      return false;
+    }
+    for (ReclaimLedger.InFlight p : ledger.plans()) {
+      if (!p.withdrawn()) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Whether {@code d}, waiting for room, may reclaim running work now (it has starved long enough): an elastic gang
+   * that grew into its partition now would have to give the members back at once. With preemption off nothing is
+   * ever given back, so any request that waits for room holds growth.
+   */
+  boolean mayReclaimFor(DemandState d) {
+    return !enabled() || preemption.starvation.waitedMillis(d.ref, clock.nowMillis()) >= settings.starvationMillis();
+  }
+
   /**
    * Whether a reclaim is under way for this request: its reservation is then kept past the timeout (for at most the
    * handshake's bound, grace plus extensions), or the capacity reclaimed for the gang would go to someone else.
@@ -411,6 +437,10 @@ final class EnginePreemption {
     if (app == null) {
       return;
     }
+    if (run.core != null) {
+      shrunk(run, app, checkpoint, decisions);
+      return;
+    }
     DemandState existing = app.demands.get(run.requestKey);
     DemandState d = existing;
     if (existing == null) {
@@ -427,6 +457,26 @@ final class EnginePreemption {
     }
     d.reportedReason = "re-queued after preemption" + (checkpoint == null ? "" : "; resumes from " + checkpoint);
     decisions.add(new Decision.Wait(app.id, d.key, d.reportedReason));
+  }
+
+  /**
+   * Members an elastic gang grew by were reclaimed: the gang runs on, smaller, and asks for them again as growth,
+   * which comes back when capacity is idle again.
+   */
+  private void shrunk(GangRun grown, AppState app, String checkpoint, List<Decision> decisions) {
+    GangRun core = grown.core;
+    if (core.members.isEmpty() || core.phase() == GangRun.Phase.RESTARTING) {
+      return; // The gang stopped meanwhile; it waits again whole, growth included.
+    }
+    core.wanted += grown.size;
+    if (checkpoint != null) {
+      preemption.resumeFrom.put(new RequestRef(app.id, grown.requestKey), checkpoint);
+    }
+    grown.givenBack = true;
+    int after = core.sizeKept(); // Its members may be released before or after this.
+    decisions.add(new Decision.Resize(app.id, grown.requestKey, after + grown.size, after,
+        List.copyOf(grown.members), "shrank by " + grown.size + " through a resize notice"
+            + (checkpoint == null ? "" : " (checkpoint " + checkpoint + ")") + "; grows again when capacity is idle"));
   }
 
   /**

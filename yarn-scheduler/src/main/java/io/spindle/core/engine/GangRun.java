@@ -25,6 +25,12 @@ import java.util.Set;
  * A victim that loses a member is told to restart at once (its survivors stop, it is re-queued) but stays a
  * victim: its reclaim still holds what it freed until the reclaim completes. A run with no members left leaves the
  * registry unless it is a victim; a victim leaves when its reclaim is done with it.
+ *
+ * <p>An elastic gang is several runs: its <em>core</em>, the members it started with (at most its minimum), and one
+ * run per group of members it grew by ({@link #grownBy}), each with the same life. A grown group is what a reclaim
+ * picks first, with a resize notice; when its reclaim completes the core asks for those members again as growth
+ * ({@link #wanted}) instead of being re-queued. The core itself is a victim only once no grown group runs, so a gang
+ * shrinks to its minimum before it is preempted whole. A core that restarts stops its grown groups with it.
  */
 final class GangRun {
 
@@ -59,6 +65,14 @@ final class GangRun {
   final List<Long> lost = new ArrayList<>();
   /** Members at start: a preempted or restarted gang waits again whole. */
   int size;
+  /** For members an elastic gang grew by: the gang's core; {@code null} for a core or a rigid run. */
+  GangRun core;
+  /** For an elastic gang's core: the groups of members it grew by that still run or are being reclaimed. */
+  final List<GangRun> grownBy = new ArrayList<>();
+  /** For an elastic gang's core: members its application asks for beyond those running, to grow by when idle. */
+  int wanted;
+  /** For members an elastic gang grew by: their reclaim is complete, though they may not all have ended yet. */
+  boolean givenBack;
   private Phase phase = Phase.RUNNING;
 
   GangRun(long id, AppId appId, String requestKey, Resources shape, PlacementSpec spec, ResourceVector unitCharge,
@@ -108,6 +122,54 @@ final class GangRun {
   /** Whether it should leave the registry: nothing of it runs and no reclaim holds it. */
   boolean done() {
     return members.isEmpty() && phase != Phase.VICTIM;
+  }
+
+  /** For an elastic gang: the members that run and are not given back by a completed reclaim. */
+  int sizeKept() {
+    GangRun c = core != null ? core : this;
+    int n = gangSize();
+    for (GangRun g : c.grownBy) {
+      if (g.givenBack) {
+        n -= g.members.size();
+      }
+    }
+    return n;
+  }
+
+  /** Whether this is an elastic gang's core. */
+  boolean elasticCore() {
+    return core == null && spec.elastic();
+  }
+
+  /** For an elastic gang (its core or a grown group): the members that run, over all its runs. */
+  int gangSize() {
+    GangRun c = core != null ? core : this;
+    int n = c.members.size();
+    for (GangRun g : c.grownBy) {
+      n += g.members.size();
+    }
+    return n;
+  }
+
+  /** For an elastic gang's core: the members its application asks for in all, running and wanted. */
+  int asked() {
+    int n = size + wanted;
+    for (GangRun g : grownBy) {
+      n += g.size;
+    }
+    return n;
+  }
+
+  /** For an elastic gang: the members it runs with once the grown groups a reclaim has picked are gone. */
+  int sizeAfterReclaims() {
+    GangRun c = core != null ? core : this;
+    int n = gangSize();
+    for (GangRun g : c.grownBy) {
+      if (g.phase == Phase.VICTIM || g.givenBack) {
+        n -= g.members.size();
+      }
+    }
+    return Math.max(1, n);
   }
 
   /** What its members are charged now. */

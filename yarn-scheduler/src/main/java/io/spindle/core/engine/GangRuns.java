@@ -28,6 +28,8 @@ final class GangRuns {
   private final Map<Long, GangRun> ofMember = new HashMap<>();
   /** Recovered containers of one request form one run: after a restart nothing says which were one gang. */
   private final Map<RequestRef, GangRun> recoveredByOwner = new HashMap<>();
+  /** Every elastic gang's core, by request, in start order: what {@link ElasticGrowth} grows. */
+  private final Map<RequestRef, GangRun> elasticCores = new LinkedHashMap<>();
   private long nextId = 1;
 
   GangRuns(boolean preemptionEnabled, Clock clock) {
@@ -39,7 +41,8 @@ final class GangRuns {
   GangRun started(DemandState d, List<Long> members) {
     boolean preemptible = preemptionEnabled && d.spec.preemptible();
     boolean restarts = d.spec.gang() && d.spec.restartOnMemberLoss();
-    if (!preemptible && !restarts) {
+    boolean elastic = d.spec.elastic();
+    if (!preemptible && !restarts && !elastic) {
       return null;
     }
     // Only runs a reclaim may pick are numbered: the numbers are what a failover saves, and a run that only
@@ -53,7 +56,48 @@ final class GangRuns {
       join(id, run);
     }
     run.size = members.size();
+    if (elastic) {
+      run.wanted = d.growBy;
+      elasticCores.remove(d.ref); // A core restarted or re-queued before is followed by this one, in start order.
+      elasticCores.put(d.ref, run);
+    }
     return run;
+  }
+
+  /** An elastic gang's core grew by {@code members}, placed together; returns their run. */
+  GangRun grew(GangRun core, List<Long> members) {
+    boolean preemptible = preemptionEnabled && core.spec.preemptible();
+    GangRun group = new GangRun(preemptible ? nextId++ : 0, core.appId, core.requestKey, core.shape, core.spec,
+        core.unitCharge, core.requiredDepth, clock.nowMillis(), preemptible, false);
+    group.core = core;
+    if (preemptible) {
+      byId.put(group.id, group);
+    }
+    for (long id : members) {
+      join(id, group);
+    }
+    group.size = members.size();
+    core.grownBy.add(group);
+    core.wanted = Math.max(0, core.wanted - members.size());
+    return group;
+  }
+
+  /** The running core of the elastic gang of this request, or {@code null}: none runs, or it is restarting. */
+  GangRun elasticCore(RequestRef request) {
+    GangRun core = elasticCores.get(request);
+    return core == null || core.members.isEmpty() || core.phase() == GangRun.Phase.RESTARTING ? null : core;
+  }
+
+  /** The elastic gangs that could grow now, in start order: running, asking at least one step more. */
+  List<GangRun> growable() {
+    List<GangRun> out = new ArrayList<>();
+    for (GangRun core : elasticCores.values()) {
+      if (core.phase() == GangRun.Phase.RUNNING && !core.members.isEmpty()
+          && core.wanted >= core.spec.elasticity().step()) {
+        out.add(core);
+      }
+    }
+    return out;
   }
 
   /** A container recovered after a restart; the preemptible ones of a request form one run. */
@@ -98,16 +142,24 @@ final class GangRuns {
    * the application already asks for that key again (its ask stands, as after a preemption).
    */
   void restart(GangRun run, String why, EngineState state, List<Decision> decisions) {
-    List<Long> survivors = run.members.stream().filter(id -> !run.lost.contains(id) && state.hasAllocation(id))
-        .toList();
-    String reason = "gang of " + run.size + " lost " + run.lost.size() + " member" + (run.lost.size() == 1 ? "" : "s")
+    List<Long> survivors = new ArrayList<>(run.members.stream()
+        .filter(id -> !run.lost.contains(id) && state.hasAllocation(id)).toList());
+    for (GangRun grown : run.grownBy) {
+      grown.members.stream().filter(state::hasAllocation).forEach(survivors::add);
+    }
+    int started = run.size;
+    for (GangRun grown : run.grownBy) {
+      started += grown.size;
+    }
+    int asked = run.elasticCore() ? run.asked() : run.size;
+    String reason = "gang of " + started + " lost " + run.lost.size() + " member" + (run.lost.size() == 1 ? "" : "s")
         + " (" + why + "); its other members are stopped and it is re-queued whole";
     decisions.add(new Decision.RestartGang(run.appId, run.requestKey, survivors, run.lost, reason));
     AppState app = state.app(run.appId);
     if (app == null || app.demands.containsKey(run.requestKey)) {
       return;
     }
-    DemandState d = new DemandState(app, run.requestKey, run.shape, run.unitCharge, run.size, run.spec,
+    DemandState d = DemandState.asked(app, run.requestKey, run.shape, run.unitCharge, asked, run.spec,
         run.requiredDepth);
     state.addDemand(d);
     app.leaf.waitingApps.add(app);
@@ -126,6 +178,7 @@ final class GangRuns {
 
   void appFinished(AppId appId) {
     recoveredByOwner.keySet().removeIf(owner -> owner.appId().equals(appId));
+    elasticCores.keySet().removeIf(owner -> owner.appId().equals(appId));
   }
 
   GangRun get(long id) {
@@ -197,8 +250,16 @@ final class GangRuns {
   }
 
   private void dropIfDone(GangRun run) {
-    if (run.done() && byId.get(run.id) == run) {
+    if (!run.done()) {
+      return;
+    }
+    if (byId.get(run.id) == run) {
       byId.remove(run.id);
+    }
+    if (run.core != null) {
+      run.core.grownBy.remove(run);
+    } else if (run.spec.elastic()) {
+      elasticCores.remove(new RequestRef(run.appId, run.requestKey), run);
     }
   }
 }

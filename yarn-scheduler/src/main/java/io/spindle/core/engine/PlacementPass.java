@@ -307,6 +307,16 @@ final class PlacementPass {
     return Optional.empty();
   }
 
+  /**
+   * Whether {@code d} waited in this cycle for room (none free, or nodes draining or held for a gang), not for a limit
+   * of its queue or user: it could use capacity that is idle, were it shaped or placed differently.
+   */
+  boolean waitedForRoom(DemandState d) {
+    Refusal r = waitReasons.get(d);
+    return r == Refusal.NoRoom.NOW || r instanceof Refusal.ReservationDraining
+        || r instanceof Refusal.NoReservationSlot || r instanceof Refusal.NodesHeldForOthers;
+  }
+
   /** Where a shape would go, and after how many container starts of this cycle it was found. */
   private record Found(Placement placement, long starts) {}
 
@@ -352,7 +362,7 @@ final class PlacementPass {
    * Whether charging {@code charge} in {@code partition} to the application would break a queue maximum or its user
    * limit there.
    */
-  private Optional<Refusal> overLimits(AppState app, String partition, ResourceVector charge) {
+  Optional<Refusal> overLimits(AppState app, String partition, ResourceVector charge) {
     shares(partition);
     for (QueueState q = app.leaf; q != null; q = q.parent) {
       ResourceVector used = q.usage(partition);

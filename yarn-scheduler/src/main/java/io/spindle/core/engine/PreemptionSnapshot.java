@@ -120,9 +120,13 @@ final class PreemptionSnapshot {
           || app.leaf.preemptionDisabled() || !partitionOf(run).equals(partition)) {
         continue;
       }
+      if (!run.grownBy.isEmpty() || (run.core != null && run.core.phase() == GangRun.Phase.RESTARTING)) {
+        // An elastic gang gives back what it grew by before it can be taken whole; a restarting one stops anyway.
+        continue;
+      }
       candidates.add(new Candidate(run.id, run.appId, run.requestKey, app.leaf.path(), app.user, app.priority,
           run.charge(state), run.startMillis, preemption.lastCheckpointMillis(run.appId),
-          new ArrayList<>(run.members)));
+          new ArrayList<>(run.members), run.core != null));
     }
     ResourceVector used = queues.iterator().next().usage(partition); // Root comes first and holds everything.
     ResourceVector capacity = cluster.capacity(partition);
@@ -179,7 +183,7 @@ final class PreemptionSnapshot {
 
   /**
    * As {@link #probe()}, for {@code d}: only victims on nodes of its partition may help, and when it holds a
-   * reservation only those on its reserved nodes.
+   * reservation only those on its reserved nodes, or members an elastic gang grew by anywhere (see {@link #probe()}).
    */
   CapacityProbe probe(DemandState d) {
     CapacityProbe all = probe();
@@ -211,7 +215,8 @@ final class PreemptionSnapshot {
             continue;
           }
           NodeId node = a.placement().nodeId();
-          if (d.shape.partition().equals(cluster.partitionOf(node)) && (r == null || r.nodeIds().contains(node))) {
+          if (d.shape.partition().equals(cluster.partitionOf(node))
+              && (r == null || victim.elastic() || r.nodeIds().contains(node))) {
             return true;
           }
         }
@@ -220,11 +225,21 @@ final class PreemptionSnapshot {
     };
   }
 
-  /** Frees and restores victims on the real cluster state, and asks the same placement code the engine uses. */
+  /**
+   * Frees and restores victims on the real cluster state, and asks the same placement code the engine uses. A gang
+   * that holds a reservation is served on its reserved nodes, unless members an elastic gang grew by are among the
+   * victims: those go first wherever they run (they cost a resize, not a restart), and what they free goes to the gang
+   * before anyone else ({@link EnginePreemption#beforePlacement}), so it may be placed off its reservation.
+   */
   private CapacityProbe probe() {
     return new CapacityProbe() {
+      private int elasticFreed;
+
       @Override
       public void free(Candidate victim) {
+        if (victim.elastic()) {
+          elasticFreed++;
+        }
         for (long id : victim.allocationIds()) {
           Allocation a = state.allocation(id);
           if (a != null) { // Ended and released already: its capacity is free anyway.
@@ -235,6 +250,9 @@ final class PreemptionSnapshot {
 
       @Override
       public void restore(Candidate victim) {
+        if (victim.elastic()) {
+          elasticFreed--;
+        }
         for (long id : victim.allocationIds()) {
           Allocation a = state.allocation(id);
           if (a != null) {
@@ -253,7 +271,7 @@ final class PreemptionSnapshot {
           return cluster.find(d.shape) != null;
         }
         List<Placement> members = placer.place(d.shape, d.outstanding, d.requiredDepth, d.reservation);
-        if (members == null || d.reservation == null) {
+        if (members == null || d.reservation == null || elasticFreed > 0) {
           return members != null;
         }
         // A gang holding nodes is served there: its nodes only drain, so what a plan counts on cannot be taken by

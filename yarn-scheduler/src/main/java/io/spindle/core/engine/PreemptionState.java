@@ -56,17 +56,24 @@ final class PreemptionState {
     return c == null ? Long.MIN_VALUE : c.atMillis();
   }
 
+  /**
+   * By victim unit id: 0 for one that stops whole, else the size its elastic gang runs on with once its reclaims are
+   * done (set by the bridge, which knows the runs).
+   */
+  java.util.function.LongToIntFunction targetSizeOf = unitId -> 0;
+
   /** The notice as it stands; {@code refusal} says why an extension was refused. */
   Decision.RequestCheckpoint notice(CheckpointHandshake h, String refusal) {
     Need n = ledger.planOf(h.noticeId()).need();
     return new Decision.RequestCheckpoint(h.noticeId(), h.appId(), h.requestKey(), h.runningAllocationIds(),
         h.deadlineMillis(), h.extensionsGranted(), h.maxExtensions(), h.maxExtensionMillis(), refusal, n.appId(),
-        n.requestKey(), h.reason());
+        n.requestKey(), h.reason(), targetSizeOf.applyAsInt(h.unitId()));
   }
 
   /** The kill of a victim's {@code running} containers, for {@code reason}. */
   Decision.Preempt preempt(CheckpointHandshake h, List<Long> running, String reason) {
-    return new Decision.Preempt(h.noticeId(), h.appId(), h.requestKey(), running, checkpointOf(h), reason);
+    return new Decision.Preempt(h.noticeId(), h.appId(), h.requestKey(), running, checkpointOf(h), reason,
+        targetSizeOf.applyAsInt(h.unitId()));
   }
 
   /** For whom the victim of this notice is reclaimed, for people. */

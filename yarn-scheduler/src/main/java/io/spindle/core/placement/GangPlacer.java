@@ -1,5 +1,6 @@
 package io.spindle.core.placement;
 
+import io.spindle.core.model.NodeId;
 import io.spindle.core.model.RequestRef;
 import io.spindle.core.model.ResourceVector;
 import io.spindle.core.model.Resources;
@@ -79,6 +80,47 @@ public final class GangPlacer {
       return distribute(eligible(cluster.nodeStates(), own), shape, members);
     }
     return null;
+  }
+
+  /**
+   * One placement per member for {@code members} more members of a running gang, as close to it as they fit: on the
+   * gang's own nodes, else within the smallest subtree that holds one of them (the node's rack before the next level
+   * up), else anywhere the gang may span; {@code null} when they do not fit now. Nodes reserved for gangs are not used.
+   *
+   * @param near the nodes the gang runs on
+   * @param requiredDepth the highest level the gang may span; the new members stay within the same subtree there
+   */
+  public List<Placement> placeNear(Resources shape, int members, int requiredDepth, Collection<NodeId> near) {
+    List<NodeState> own = new ArrayList<>();
+    for (NodeId id : new java.util.LinkedHashSet<>(near)) {
+      NodeState n = cluster.node(id);
+      if (n != null) {
+        own.add(n);
+      }
+    }
+    if (own.isEmpty()) {
+      return requiredDepth < 0 ? place(shape, members, -1, null) : null;
+    }
+    if (capacity(own, shape, members, null) >= members) {
+      List<Placement> onOwn = distribute(eligible(own, null), shape, members);
+      if (onOwn != null) {
+        return onOwn;
+      }
+    }
+    int nodeDepth = cluster.topology().levels().size();
+    for (int depth = nodeDepth - 1; depth >= Math.max(0, requiredDepth); depth--) {
+      java.util.Set<Subtree> tried = new java.util.HashSet<>();
+      for (NodeState n : own) {
+        Subtree sub = n.ancestors.get(depth);
+        if (tried.add(sub) && mayHold(sub, shape, members) && capacity(sub.nodes, shape, members, null) >= members) {
+          List<Placement> there = distribute(eligible(sub.nodes, null), shape, members);
+          if (there != null) {
+            return there;
+          }
+        }
+      }
+    }
+    return requiredDepth < 0 ? place(shape, members, -1, null) : null;
   }
 
   /** The best single node from the free-capacity index, or {@code null}. */

@@ -5,20 +5,29 @@ import io.spindle.core.model.ResourceVector;
 import java.util.List;
 
 /**
- * Something that runs and could be preempted: a whole gang, or one container that is not part of a gang. Never
- * part of a gang: gangs declare no minimum size yet, so a gang is taken whole or not at all.
+ * Something that runs and could be preempted: a whole gang, one container that is not part of a gang, or a group of
+ * members an elastic gang grew by above its minimum ({@code elastic}), which goes through a resize notice while the
+ * gang runs on. A rigid gang is taken whole or not at all.
  *
  * @param unitId the engine's id of the running gang or container, unique and increasing with start order
  * @param queue the leaf queue's path
  * @param charge what its containers are charged, together
  * @param startMillis when it started
  * @param checkpointMillis when its application last reported a checkpoint, {@link Long#MIN_VALUE} if never
+ * @param elastic members an elastic gang grew by: taken before anything else ({@link VictimOrder})
  */
 public record Candidate(long unitId, AppId appId, String requestKey, String queue, String user, int priority,
-    ResourceVector charge, long startMillis, long checkpointMillis, List<Long> allocationIds) {
+    ResourceVector charge, long startMillis, long checkpointMillis, List<Long> allocationIds, boolean elastic) {
 
   public Candidate {
     allocationIds = List.copyOf(allocationIds);
+  }
+
+  /** A whole gang, or one container. */
+  public Candidate(long unitId, AppId appId, String requestKey, String queue, String user, int priority,
+      ResourceVector charge, long startMillis, long checkpointMillis, List<Long> allocationIds) {
+    this(unitId, appId, requestKey, queue, user, priority, charge, startMillis, checkpointMillis, allocationIds,
+        false);
   }
 
   /** Milliseconds of work since the last checkpoint (or start): what preempting it now would throw away. */

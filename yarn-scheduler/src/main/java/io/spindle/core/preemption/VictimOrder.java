@@ -6,6 +6,8 @@ import java.util.function.ToDoubleFunction;
 /**
  * The order in which running work is considered for preemption, cheapest first:
  * <ol>
+ *   <li>members elastic gangs grew by above their minimum ({@link Candidate#elastic}), before any whole gang or
+ *       container: giving back growth costs a resize, not a restart;
  *   <li>least work lost since the last checkpoint ({@link Candidate#workLost}: elapsed time since the later of start
  *       and last checkpoint, times GPU-equivalents held), so an application that just checkpointed goes first;
  *   <li>then the lowest application priority;
@@ -23,7 +25,11 @@ public final class VictimOrder {
    */
   public static Comparator<Candidate> at(long nowMillis, ToDoubleFunction<String> distanceAboveFairShare) {
     return (a, b) -> {
-      int c = Long.compare(a.workLost(nowMillis), b.workLost(nowMillis));
+      int c = Boolean.compare(b.elastic(), a.elastic());
+      if (c != 0) {
+        return c;
+      }
+      c = Long.compare(a.workLost(nowMillis), b.workLost(nowMillis));
       if (c != 0) {
         return c;
       }

@@ -48,6 +48,10 @@ public final class AppHistory {
   /** A gang lost members to the cluster; the others were stopped and it was re-queued whole. */
   public record Restarted(long atMillis, String requestKey, int lost, int stopped, String reason) implements Outcome {}
 
+  /** An elastic gang grew into idle capacity or shrank by a resize notice's reclaim. */
+  public record Resized(long atMillis, String requestKey, int fromSize, int toSize, String reason)
+      implements Outcome {}
+
   private final int maxApps;
   private final Map<AppId, List<Outcome>> byApp;
   /** Who each notice reclaims for: a {@link Decision.Preempt} does not repeat it. */
@@ -94,6 +98,8 @@ public final class AppHistory {
         add(p.appId(), new Preempted(at, p.requestKey(), p.noticeId(), p.allocationIds().size(),
             n == null ? null : n.forAppId(), n == null ? null : n.forRequestKey(), p.checkpointLocation(),
             p.reason()));
+      } else if (d instanceof Decision.Resize r) {
+        add(r.appId(), new Resized(at, r.requestKey(), r.fromSize(), r.toSize(), r.reason()));
       }
       // Allocations, reservations and waits are state the engine still shows: nothing to remember.
     }
