@@ -156,13 +156,26 @@ class ElasticTrainingMiniClusterTest {
       SpindleRunJob.Outcome u = urgent.get(3);
       assertThat(u.exit()).as(u.output()).isZero();
     } catch (AssertionError e) {
-      throw new AssertionError(e.getMessage() + "\nthe elastic job printed:\n" + elastic.output() + "\nevents: "
-          + events(dir), e);
+      throw explained(e, elastic.output(), dir);
     } finally {
       Files.createFile(dir.resolve("release"));
     }
 
     SpindleRunJob.Outcome o = elastic.get(4);
+    try {
+      checkTheRun(dir, o);
+    } catch (AssertionError e) {
+      throw explained(e, o.output(), dir);
+    }
+  }
+
+  /** A failure with what the job printed and its events other than steps. */
+  private static AssertionError explained(AssertionError e, String output, Path dir) throws Exception {
+    return new AssertionError(e.getMessage() + "\nthe elastic job printed:\n" + output + "\nevents: "
+        + events(dir).stream().filter(l -> !l.startsWith("step ")).toList(), e);
+  }
+
+  private static void checkTheRun(Path dir, SpindleRunJob.Outcome o) throws Exception {
     assertThat(o.exit()).as(o.output()).isZero();
     assertThat(o.output()).contains("2 of 4 worker(s) allocated, starting with them (--min-workers 2)",
         "more worker(s) allocated; asking the workers to checkpoint", "restarting at 4 worker(s) (was 2)",

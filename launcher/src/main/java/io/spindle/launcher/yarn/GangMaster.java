@@ -15,13 +15,10 @@ import java.nio.file.Files;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.function.LongSupplier;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileSystem;
@@ -31,12 +28,10 @@ import org.apache.hadoop.yarn.api.records.ApplicationId;
 import org.apache.hadoop.yarn.api.records.Container;
 import org.apache.hadoop.yarn.api.records.ContainerExitStatus;
 import org.apache.hadoop.yarn.api.records.ContainerId;
-import org.apache.hadoop.yarn.api.records.ContainerLaunchContext;
 import org.apache.hadoop.yarn.api.records.ContainerStatus;
 import org.apache.hadoop.yarn.api.records.FinalApplicationStatus;
 import org.apache.hadoop.yarn.api.records.LocalResource;
 import org.apache.hadoop.yarn.api.records.NodeReport;
-import org.apache.hadoop.yarn.api.records.Priority;
 import org.apache.hadoop.yarn.api.records.UpdatedContainer;
 import org.apache.hadoop.yarn.client.api.AMRMClient.ContainerRequest;
 import org.apache.hadoop.yarn.client.api.YarnClient;
@@ -60,8 +55,7 @@ import org.apache.hadoop.yarn.util.resource.ResourceUtils;
  */
 public final class GangMaster implements ProgressServer.Master {
 
-  /** The workers' request; the AM container is YARN's priority 0. */
-  static final Priority WORKERS = Priority.newInstance(1);
+  private static final int HEARTBEAT_MILLIS = 1_000;
 
   private final Configuration conf;
   private final RunSpec spec;
@@ -83,29 +77,6 @@ public final class GangMaster implements ProgressServer.Master {
   private long askAtMillis;
   private FinalApplicationStatus outcome;
   private String outcomeText;
-
-  /**
-   * The containers of one ask for the gang, from the ask until a failure or a preemption stops them all. Held
-   * containers plus outstanding asks are always the gang's full size: a container that leaves is asked for again.
-   */
-  private final class Gang {
-    final ElasticGang members = new ElasticGang(spec.minWorkers(), spec.workers(), spec.workerStep(), clock);
-    final Map<String, Container> held = new LinkedHashMap<>();
-    /** Containers a process was started in: a later run re-initializes them instead of starting them. */
-    final Set<String> launched = new HashSet<>();
-    /** Launched containers outside the current run, running the idle command. */
-    final Set<String> idle = new HashSet<>();
-    final List<ContainerRequest> asked = new ArrayList<>();
-    Run run;
-    boolean stopping;
-  }
-
-  /** One start of the workers' processes on the gang, at one size. */
-  private record Run(int attempt, Map<ContainerId, Integer> rankOf, WorkerTracker tracker) {
-    int size() {
-      return rankOf.size();
-    }
-  }
 
   GangMaster(Configuration conf, RunSpec spec, ApplicationId appId, LongSupplier clock) {
     this.conf = conf;
@@ -155,7 +126,7 @@ public final class GangMaster implements ProgressServer.Master {
         new Path(System.getenv(StagedFiles.STAGING_ENV)));
     String host = InetAddress.getLocalHost().getCanonicalHostName();
     progress = new ProgressServer(host, this);
-    rm = AMRMClientAsync.createAMRMClientAsync(1_000, new RmCallbacks());
+    rm = AMRMClientAsync.createAMRMClientAsync(HEARTBEAT_MILLIS, new RmCallbacks());
     rm.init(conf);
     rm.start();
     nm = NMClientAsync.createNMClientAsync(new NmCallbacks());
@@ -172,7 +143,7 @@ public final class GangMaster implements ProgressServer.Master {
           if (clock.getAsLong() >= askAtMillis) {
             askGang();
           }
-        } else if (!gang.stopping) {
+        } else if (!gang.stopping()) {
           tick();
         }
         wait(250);
@@ -193,17 +164,17 @@ public final class GangMaster implements ProgressServer.Master {
   /** What the master does between events: start a gang that has settled, find hangs, give up waiting. */
   private void tick() {
     ElasticGang members = gang.members;
-    if (gang.run == null) {
+    if (gang.run() == null) {
       if (members.readyToStart()) {
         startRun(null);
       }
       return;
     }
-    Optional<String> hung = gang.run.tracker().checkHangs();
+    Optional<String> hung = gang.run().tracker().checkHangs();
     if (hung.isPresent()) {
       failed(hung.get());
     } else if (members.cancelWithdrawnShrink()) {
-      note("run " + attempt + ": Spindle withdrew its resize notice; the gang runs on at " + gang.run.size());
+      note("run " + attempt + ": Spindle withdrew its resize notice; the gang runs on at " + gang.run().size());
     } else if (members.growDue()) {
       restartAtNewSize("no checkpoint within " + ElasticGang.GROW_WAIT.toSeconds() + " s of asking for one to grow;"
           + " the newest one there is will do");
@@ -211,36 +182,25 @@ public final class GangMaster implements ProgressServer.Master {
   }
 
   private void askGang() {
-    gang = new Gang();
-    ask(spec.workers());
+    gang = new Gang(spec, clock, rm, nm);
+    gang.ask(spec.workers());
     note("asked for " + (spec.elastic() ? spec.workers() + " worker(s), starting with at least " + spec.minWorkers()
         : spec.workers() + " worker(s) together"));
-  }
-
-  private void ask(int n) {
-    for (int i = 0; i < n; i++) {
-      ContainerRequest r = new ContainerRequest(WorkerShape.of(spec), null, null, WORKERS);
-      gang.asked.add(r);
-      rm.addContainerRequest(r);
-    }
   }
 
   private synchronized void allocated(List<Container> containers) {
     int joined = 0;
     for (Container c : containers) {
-      if (gang == null || gang.stopping || gang.asked.isEmpty() || !gang.members.wantsMore()) {
-        rm.releaseAssignedContainer(c.getId()); // not asked for (a late grant of a stopped gang)
-        continue;
+      if (gang == null) {
+        rm.releaseAssignedContainer(c.getId()); // a late grant of a stopped gang, during the restart's backoff
+      } else if (gang.take(c)) {
+        joined++;
       }
-      rm.removeContainerRequest(gang.asked.remove(gang.asked.size() - 1));
-      gang.held.put(c.getId().toString(), c);
-      gang.members.arrived(c.getId().toString());
-      joined++;
     }
     if (joined == 0) {
       return;
     }
-    if (gang.run == null) {
+    if (gang.run() == null) {
       if (gang.members.readyToStart()) {
         startRun(null);
       }
@@ -256,20 +216,16 @@ public final class GangMaster implements ProgressServer.Master {
    * first ones in topology order run, so the ranks stay neighbours.
    */
   private void startRun(String why) {
-    Gang g = gang;
-    int before = g.run == null ? 0 : g.run.size();
-    List<Container> candidates = g.members.candidates().stream().map(g.held::get).toList();
-    int size = g.members.nextSize();
-    List<WorkerSlot> slots = GangTopology.slots(candidates, racks(), SpindleStatusApi.of(conf)
+    int before = gang.run() == null ? 0 : gang.run().size();
+    int size = gang.members.nextSize();
+    List<WorkerSlot> slots = GangTopology.slots(gang.candidates(), racks(), SpindleStatusApi.of(conf)
         .flatMap(api -> api.get("nodes")));
     attempt++;
     RankPlan plan = new RankPlan(new RankPlan(slots, 0).ranked().subList(0, size), masterPort(appId, attempt));
-    List<String> ids = plan.ranked().stream().map(WorkerSlot::containerId).toList();
-    g.members.started(ids);
     Map<ContainerId, Integer> rankOf = new HashMap<>();
-    ids.forEach(id -> rankOf.put(ContainerId.fromString(id), plan.rankOf(id)));
-    g.run = new Run(attempt, rankOf, new WorkerTracker(attempt, plan.ranked().stream().map(WorkerSlot::host)
-        .toList(), spec.hangTimeout(), clock));
+    plan.ranked().forEach(w -> rankOf.put(ContainerId.fromString(w.containerId()), plan.rankOf(w.containerId())));
+    Gang.Run run = new Gang.Run(attempt, rankOf, new WorkerTracker(attempt, plan.ranked().stream()
+        .map(WorkerSlot::host).toList(), spec.hangTimeout(), clock));
     sizes.add(size);
     Optional<String> resume = newestCheckpoint();
     if (why != null) {
@@ -282,20 +238,7 @@ public final class GangMaster implements ProgressServer.Master {
     }
     plan.describe().forEach(this::note);
     resume.ifPresent(c -> note("run " + attempt + ": resuming from " + c));
-    for (String id : ids) {
-      ContainerLaunchContext ctx = launch.worker(plan, id, attempt, resume);
-      g.idle.remove(id);
-      if (g.launched.add(id)) {
-        nm.startContainerAsync(g.held.get(id), ctx);
-      } else {
-        nm.reInitializeContainerAsync(ContainerId.fromString(id), ctx, true);
-      }
-    }
-    for (String id : g.launched) {
-      if (!ids.contains(id) && g.idle.add(id)) {
-        nm.reInitializeContainerAsync(ContainerId.fromString(id), launch.idle(), true);
-      }
-    }
+    gang.start(run, id -> launch.worker(plan, id, run.attempt(), resume), launch.idle());
   }
 
   /**
@@ -303,11 +246,10 @@ public final class GangMaster implements ProgressServer.Master {
    * or failing, and that decides what comes next.
    */
   private void restartAtNewSize(String why) {
-    Gang g = gang;
-    if (g == null || g.stopping || g.run == null || !g.run.tracker().allRunning()) {
+    if (gang == null || gang.stopping() || gang.run() == null || !gang.run().tracker().allRunning()) {
       return;
     }
-    if (g.members.nextSize() == 0) {
+    if (gang.members.nextSize() == 0) {
       // Spindle leaves fewer than the minimum: nothing can run; like a preemption, the gang is asked for anew.
       preempted("fewer than --min-workers " + spec.minWorkers() + " left (" + why + ")");
       return;
@@ -350,22 +292,20 @@ public final class GangMaster implements ProgressServer.Master {
 
   private synchronized void completed(List<ContainerStatus> statuses) {
     for (ContainerStatus s : statuses) {
-      if (gang == null || gang.stopping) {
+      if (gang == null || gang.stopping()) {
         return; // a stopped gang's workers
       }
       String id = s.getContainerId().toString();
-      if (gang.held.remove(id) == null) {
+      Integer rank = gang.rankOf(s.getContainerId());
+      if (!gang.ended(s.getContainerId())) {
         continue; // released, or never this gang's
       }
-      gang.launched.remove(id);
-      gang.idle.remove(id);
-      Integer rank = gang.run == null ? null : gang.run.rankOf().get(s.getContainerId());
       switch (gang.members.ended(id)) {
         case DEPARTING -> departed(id, rank, s.getExitStatus());
         case WAITING -> {
           note("container " + id + ", allocated to join the gang, ended before it did (exit status "
               + s.getExitStatus() + "); asked for again");
-          ask(1);
+          gang.ask(1);
         }
         case MEMBER -> {
           if (s.getExitStatus() == ContainerExitStatus.PREEMPTED) {
@@ -375,16 +315,16 @@ public final class GangMaster implements ProgressServer.Master {
           }
           String why = s.getExitStatus() == ContainerExitStatus.ABORTED ? "lost: its node left or YARN aborted it"
               : s.getDiagnostics();
-          gang.run.tracker().ended(rank, s.getExitStatus(), why);
+          gang.run().tracker().ended(rank, s.getExitStatus(), why);
         }
         case UNKNOWN -> { }
       }
     }
-    if (gang != null && gang.run != null && !gang.stopping) {
-      if (gang.run.tracker().succeeded()) {
-        finish(FinalApplicationStatus.SUCCEEDED, "all " + gang.run.size() + " worker(s) exited 0");
+    if (gang != null && gang.run() != null && !gang.stopping()) {
+      if (gang.run().tracker().succeeded()) {
+        finish(FinalApplicationStatus.SUCCEEDED, "all " + gang.run().size() + " worker(s) exited 0");
       } else {
-        gang.run.tracker().failure().ifPresent(this::failed);
+        gang.run().tracker().failure().ifPresent(this::failed);
       }
     }
   }
@@ -398,7 +338,7 @@ public final class GangMaster implements ProgressServer.Master {
   private void departed(String id, Integer rank, int exit) {
     note("container " + id + " went back to Spindle" + (exit == ContainerExitStatus.PREEMPTED ? ""
         : " (exit status " + exit + ")"));
-    ask(1);
+    gang.ask(1);
     if (rank != null) {
       restartAtNewSize("Spindle reclaimed rank " + rank + "'s container before the workers checkpointed");
     }
@@ -413,30 +353,17 @@ public final class GangMaster implements ProgressServer.Master {
     preemptions++;
     note("run " + attempt + " preempted by Spindle (" + what + "); the gang is asked for again and resumes from the"
         + " newest checkpoint");
-    stop(gang);
+    gang.stop();
     gang = null;
     askGang();
   }
 
-  private void stop(Gang g) {
-    g.stopping = true;
-    for (Container c : g.held.values()) {
-      if (g.launched.contains(c.getId().toString())) {
-        nm.stopContainerAsync(c.getId(), c.getNodeId());
-      }
-      rm.releaseAssignedContainer(c.getId());
-    }
-    for (ContainerRequest req : g.asked) {
-      rm.removeContainerRequest(req);
-    }
-  }
-
   private synchronized void failed(String reason) {
-    if (gang == null || gang.stopping) {
+    if (gang == null || gang.stopping()) {
       return;
     }
     note("run " + attempt + " failed: " + reason);
-    stop(gang);
+    gang.stop();
     if (!budget.allowsAnother()) {
       finish(FinalApplicationStatus.FAILED, reason + " (no restart left of --max-restarts " + spec.maxRestarts()
           + ")");
@@ -445,8 +372,13 @@ public final class GangMaster implements ProgressServer.Master {
     Duration wait = budget.restartAfter("run " + attempt + ": " + reason);
     note(String.format(Locale.ROOT, "restart %d of %d in %d s", budget.restarts(), spec.maxRestarts(),
         wait.toSeconds()));
-    gang = null;
     askAtMillis = clock.getAsLong() + wait.toMillis();
+    if (gang.asking()) {
+      // An elastic gang below its size still asked for more. Spindle takes an ask for the whole gang as a new run of
+      // it only after the ask went to 0, so the withdrawal must reach the ResourceManager first: two heartbeats.
+      askAtMillis = Math.max(askAtMillis, clock.getAsLong() + 2 * HEARTBEAT_MILLIS);
+    }
+    gang = null;
   }
 
   private synchronized void finish(FinalApplicationStatus status, String text) {
@@ -466,7 +398,7 @@ public final class GangMaster implements ProgressServer.Master {
   @Override
   public synchronized String progress(int reportedAttempt, int rank, long step) {
     if (isCurrent(reportedAttempt, rank)) {
-      gang.run.tracker().progress(rank, step);
+      gang.run().tracker().progress(rank, step);
     }
     Optional<Long> notice = checkpoints.pendingNotice();
     if (notice.isPresent()) {
@@ -485,7 +417,7 @@ public final class GangMaster implements ProgressServer.Master {
     if (!isCurrent(reportedAttempt, rank)) {
       return "ignored: not a worker of the current run\n";
     }
-    gang.run.tracker().progress(rank, step);
+    gang.run().tracker().progress(rank, step);
     note("run " + attempt + ": rank " + rank + " wrote the checkpoint of step " + step + ": " + path);
     Optional<CheckpointNoticeView> notice = checkpoints.pending();
     ElasticGang members = gang.members;
@@ -496,7 +428,7 @@ public final class GangMaster implements ProgressServer.Master {
       checkpoints.checkpointed(path);
     } else if (members.change() == ElasticGang.Change.GROW && notice.isEmpty()) {
       checkpoints.checkpointed(path);
-      restartAtNewSize("grown by " + (members.nextSize() - gang.run.size()) + " worker(s)");
+      restartAtNewSize("grown by " + (members.nextSize() - gang.run().size()) + " worker(s)");
     } else {
       checkpoints.checkpointed(path);
     }
@@ -512,17 +444,17 @@ public final class GangMaster implements ProgressServer.Master {
   }
 
   private boolean isCurrent(int reportedAttempt, int rank) {
-    return gang != null && gang.run != null && !gang.stopping && reportedAttempt == gang.run.attempt() && rank >= 0
-        && rank < gang.run.size();
+    return gang != null && gang.run() != null && !gang.stopping() && reportedAttempt == gang.run().attempt()
+        && rank >= 0 && rank < gang.run().size();
   }
 
   @Override
   public synchronized String status() {
     StringBuilder b = new StringBuilder();
     log.forEach(l -> b.append(l).append('\n'));
-    if (gang != null && gang.run != null) {
-      b.append("-- workers of run ").append(gang.run.attempt()).append('\n');
-      gang.run.tracker().describe().forEach(l -> b.append(l).append('\n'));
+    if (gang != null && gang.run() != null) {
+      b.append("-- workers of run ").append(gang.run().attempt()).append('\n');
+      gang.run().tracker().describe().forEach(l -> b.append(l).append('\n'));
     }
     return b.toString();
   }
@@ -532,7 +464,7 @@ public final class GangMaster implements ProgressServer.Master {
     @Override
     public boolean resize(CheckpointNoticeView notice) {
       synchronized (GangMaster.this) {
-        if (gang == null || gang.stopping || !gang.members.resize(notice.noticeId(), notice.containerIds())) {
+        if (gang == null || gang.stopping() || !gang.members.resize(notice.noticeId(), notice.containerIds())) {
           return false;
         }
         note("run " + attempt + ": asking the workers to checkpoint; then the gang restarts without the "
@@ -586,7 +518,7 @@ public final class GangMaster implements ProgressServer.Master {
 
   /** The rank {@code id} runs in the current run, or null. */
   private Integer rankInRun(ContainerId id) {
-    return gang == null || gang.run == null || gang.stopping ? null : gang.run.rankOf().get(id);
+    return gang == null ? null : gang.rankOf(id);
   }
 
   private final class NmCallbacks extends NMClientAsync.AbstractCallbackHandler {
@@ -604,7 +536,7 @@ public final class GangMaster implements ProgressServer.Master {
       synchronized (GangMaster.this) {
         Integer rank = rankInRun(id);
         if (rank != null) {
-          gang.run.tracker().started(rank);
+          gang.run().tracker().started(rank);
         }
       }
     }
@@ -623,8 +555,8 @@ public final class GangMaster implements ProgressServer.Master {
       synchronized (GangMaster.this) {
         Integer rank = rankInRun(id);
         if (rank != null) {
-          gang.run.tracker().startFailed(rank, String.valueOf(t.getMessage()));
-          gang.run.tracker().failure().ifPresent(GangMaster.this::failed);
+          gang.run().tracker().startFailed(rank, String.valueOf(t.getMessage()));
+          gang.run().tracker().failure().ifPresent(GangMaster.this::failed);
         }
       }
     }
