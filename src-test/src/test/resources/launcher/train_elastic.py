@@ -27,7 +27,8 @@ import torch.distributed as dist
 # ---- spindle-run's worker protocol (as in examples/pytorch/train_ddp.py) ----
 
 def _am(endpoint, **params):
-    """GETs ENDPOINT of the ApplicationMaster with this worker's attempt and rank; None outside spindle-run or on error."""
+    """GETs ENDPOINT of the ApplicationMaster with this worker's attempt and rank; None outside spindle-run or on
+    error."""
     base = os.environ.get("SPINDLE_PROGRESS_URL")
     if not base:
         return None
@@ -43,7 +44,8 @@ def _am(endpoint, **params):
 
 
 def checkpoint_request(step):
-    """Reports STEP; what the ApplicationMaster asks a checkpoint for ("checkpoint <notice>" / "checkpoint grow"), or None."""
+    """Reports STEP; the checkpoint the ApplicationMaster asks for ("checkpoint <notice>", "checkpoint grow"), or
+    None."""
     answer = _am("/progress", step=step)
     return answer if answer is not None and answer.startswith("checkpoint") else None
 

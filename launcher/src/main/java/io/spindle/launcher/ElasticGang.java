@@ -188,7 +188,7 @@ public final class ElasticGang {
     return runners;
   }
 
-  /** Spindle closed notice {@code noticeId}: reclaimed at its deadline, or withdrawn ({@link #cancelWithdrawnShrink}). */
+  /** Spindle closed notice {@code noticeId}: it reclaimed at the deadline, or withdrew it (see below). */
   public void noticeClosed(long noticeId) {
     if (change == Change.SHRINK && shrinkNotice == noticeId && shrinkClosedMillis < 0) {
       shrinkClosedMillis = clockMillis.getAsLong();

@@ -24,11 +24,10 @@ import java.util.Map;
  * @param hangTimeout a worker that reports no progress for this long counts as failed; {@link Duration#ZERO}: never
  * @param command what each worker runs, as given after {@code --}
  */
-public record RunSpec(String queue, String name, int workers, int minWorkers, int workerStep, int gpusPerWorker, int gpuMilli, String migProfile,
-    int memoryMb,
-    int vcores, String topologyLevel, boolean topologyRequired, int priority, Duration maxRuntime,
-    Map<String, String> env, List<String> files, List<String> archives, String checkpointDir, int maxRestarts,
-    Duration restartBackoff, Duration hangTimeout, List<String> command) {
+public record RunSpec(String queue, String name, int workers, int minWorkers, int workerStep, int gpusPerWorker,
+    int gpuMilli, String migProfile, int memoryMb, int vcores, String topologyLevel, boolean topologyRequired,
+    int priority, Duration maxRuntime, Map<String, String> env, List<String> files, List<String> archives,
+    String checkpointDir, int maxRestarts, Duration restartBackoff, Duration hangTimeout, List<String> command) {
 
   // The tags Spindle's scheduler reads (admin-guide.md, "Application tags").
   static final String TAG_GANG_SIZE = "spindle.gang.size";

@@ -41,9 +41,10 @@ public final class RunSpecParser {
       "  --restart-backoff D      wait before the first restart, doubled for each next one (default 10s)",
       "  --hang-timeout D         a worker without a progress report for D counts as failed (default: never)");
 
-  private static final java.util.Set<String> OPTIONS = java.util.Set.of("--queue", "--name", "--workers", "--min-workers", "--worker-step",
-      "--gpus-per-worker", "--gpu-milli", "--mig-profile", "--memory-mb", "--vcores", "--topology", "--priority", "--max-runtime",
-      "--env", "--files", "--archives", "--checkpoint-dir", "--max-restarts", "--restart-backoff", "--hang-timeout");
+  private static final java.util.Set<String> OPTIONS = java.util.Set.of("--queue", "--name", "--workers",
+      "--min-workers", "--worker-step", "--gpus-per-worker", "--gpu-milli", "--mig-profile", "--memory-mb", "--vcores",
+      "--topology", "--priority", "--max-runtime", "--env", "--files", "--archives", "--checkpoint-dir",
+      "--max-restarts", "--restart-backoff", "--hang-timeout");
   private static final Pattern DURATION = Pattern.compile("(\\d+)([smhd])");
   private static final Pattern MIG_PROFILE = Pattern.compile("\\d+g\\.\\d+gb(\\+me)?");
   private static final Pattern ENV_KEY = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");

@@ -464,11 +464,17 @@ public final class GangMaster implements ProgressServer.Master {
     @Override
     public boolean resize(CheckpointNoticeView notice) {
       synchronized (GangMaster.this) {
-        if (gang == null || gang.stopping() || !gang.members.resize(notice.noticeId(), notice.containerIds())) {
+        if (gang == null || gang.stopping()) {
           return false;
         }
-        note("run " + attempt + ": asking the workers to checkpoint; then the gang restarts without the "
-            + gang.members.departing().size() + " worker(s) Spindle takes back");
+        boolean reissued = gang.members.shrinkNotice() == notice.noticeId();
+        if (!gang.members.resize(notice.noticeId(), notice.containerIds())) {
+          return false;
+        }
+        if (!reissued) {
+          note("run " + attempt + ": asking the workers to checkpoint; then the gang restarts without the "
+              + gang.members.departing().size() + " worker(s) Spindle takes back");
+        }
         return true;
       }
     }
