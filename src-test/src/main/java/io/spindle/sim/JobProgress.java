@@ -11,6 +11,11 @@ package io.spindle.sim;
  *
  * <p>The {@link #generation()} changes whenever the job's end time moves (start, pause, resume, stop): events
  * scheduled for an older generation are stale.
+ *
+ * <p>An elastic job runs at a {@link #rate()} below 1 while it holds fewer members than the trace gave it
+ * ({@link ElasticModel}); the rate changes only where progress is folded into a checkpoint (start, resume,
+ * {@link #restartAt}), so between two checkpoints it is constant. Progress is then the trace's run time done, and
+ * "run time" in {@link #catchUp} is wall time.
  */
 final class JobProgress {
 
@@ -22,6 +27,7 @@ final class JobProgress {
   /** Writing a checkpoint on notice since then; -1 when not. */
   private long pausedFrom = -1;
   private long generation;
+  private double rate = 1;
 
   JobProgress(long durationMillis) {
     this.durationMillis = durationMillis;
@@ -29,6 +35,12 @@ final class JobProgress {
 
   /** The job holds all its containers at {@code now}: it runs from its last checkpoint. */
   void start(long now) {
+    start(now, 1);
+  }
+
+  /** The job starts at {@code now} from its last checkpoint, at {@code rate} of its trace speed. */
+  void start(long now, double rate) {
+    this.rate = rate;
     savedAt = now;
     pausedFrom = -1;
     generation++;
@@ -46,6 +58,15 @@ final class JobProgress {
     return generation;
   }
 
+  double rate() {
+    return rate;
+  }
+
+  /** Progress made in {@code wallMillis} at the current rate (exactly the wall time at full speed). */
+  private long progressIn(long wallMillis) {
+    return rate == 1 ? wallMillis : (long) Math.floor(wallMillis * rate);
+  }
+
   long savedProgress() {
     return saved;
   }
@@ -56,7 +77,7 @@ final class JobProgress {
 
   /** Progress at {@code now} (the job runs). */
   long progressAt(long now) {
-    return saved + (paused() ? pausedFrom : now) - savedAt;
+    return saved + progressIn((paused() ? pausedFrom : now) - savedAt);
   }
 
   /** Run time still to go at {@code now}. */
@@ -66,7 +87,10 @@ final class JobProgress {
 
   /** When the job ends if nothing interrupts it; {@code Long.MAX_VALUE} while it writes a checkpoint. */
   long endAt() {
-    return paused() ? Long.MAX_VALUE : savedAt + durationMillis - saved;
+    if (paused()) {
+      return Long.MAX_VALUE;
+    }
+    return rate == 1 ? savedAt + durationMillis - saved : savedAt + (long) Math.ceil((durationMillis - saved) / rate);
   }
 
   /**
@@ -78,7 +102,7 @@ final class JobProgress {
       return false;
     }
     long k = (now - savedAt) / intervalMillis;
-    saved += k * intervalMillis;
+    saved += progressIn(k * intervalMillis);
     savedAt += k * intervalMillis;
     return true;
   }
@@ -95,7 +119,7 @@ final class JobProgress {
    */
   long resume(long now) {
     long took = now - pausedFrom;
-    saved += pausedFrom - savedAt;
+    saved += progressIn(pausedFrom - savedAt);
     savedAt = now;
     pausedFrom = -1;
     generation++;
@@ -107,12 +131,31 @@ final class JobProgress {
     return paused() ? now - pausedFrom : 0;
   }
 
+  /** The checkpoint a resume wrote goes on at {@code rate} from now on (the job resized meanwhile). */
+  void rateFromNow(long now, double newRate) {
+    if (savedAt != now || paused()) {
+      throw new IllegalStateException("the rate changes only at a checkpoint");
+    }
+    rate = newRate;
+    generation++;
+  }
+
   /**
-   * The job is killed at {@code now}: it falls back to its last checkpoint. Returns the progress lost (done since
+   * The job restarts at {@code now} from its last checkpoint at {@code newRate} (it resized without writing one
+   * first). Returns the wall time of run lost, as {@link #stop} does.
+   */
+  long restartAt(long now, double newRate) {
+    long lost = stop(now);
+    start(now, newRate);
+    return lost;
+  }
+
+  /**
+   * The job is killed at {@code now}: it falls back to its last checkpoint. Returns the wall time of run lost (since
    * that checkpoint); a checkpoint being written is lost with it.
    */
   long stop(long now) {
-    long lost = progressAt(now) - saved;
+    long lost = (paused() ? pausedFrom : now) - savedAt;
     savedAt = -1;
     pausedFrom = -1;
     generation++;

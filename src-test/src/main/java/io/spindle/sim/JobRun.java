@@ -28,6 +28,10 @@ final class JobRun {
   /** The checkpoint notice the checkpoint being written answers; -1 for none. */
   long noticeToAnswer = -1;
   int timesPreempted;
+  /** The fewest containers it runs on: all of them, or an elastic gang's minimum. */
+  int minMembers;
+  /** The checkpoint being written is for a change of size (elastic growth), not for a notice. */
+  boolean resizing;
 
   JobRun(SimJob job, int index, Members members, ResourceVector unitDemand) {
     this.job = job;
@@ -37,6 +41,32 @@ final class JobRun {
     this.unitDemand = unitDemand;
     this.mig = members.shape().wantsMig();
     this.progress = new JobProgress(job.durationMillis());
+    this.minMembers = members.count();
+  }
+
+  boolean elastic() {
+    return minMembers < members.count();
+  }
+
+  /** GPUs it holds now: {@link #gpus()} scaled by the share of its containers it holds. */
+  double heldGpus() {
+    return allocationIds.size() == members.count() ? gpus() : gpus() * allocationIds.size() / members.count();
+  }
+
+  /** Its speed on the containers it holds, relative to the trace's. */
+  double rate(ElasticModel model) {
+    return elastic() ? model.rate(allocationIds.size(), members.count()) : 1;
+  }
+
+  /** Some of its containers were killed (an elastic gang's grown members): it runs on without them. */
+  void forget(java.util.Collection<Long> ids) {
+    for (int i = allocationIds.size() - 1; i >= 0; i--) {
+      if (ids.contains(allocationIds.get(i))) {
+        allocationIds.remove(i);
+        charges.remove(i);
+        allocatedAt.remove(i);
+      }
+    }
   }
 
   /** Its containers were killed: it holds nothing until the engine places it again. */
@@ -51,8 +81,9 @@ final class JobRun {
     return job.gpuMilliTotal() / 1000.0;
   }
 
+  /** Whether it holds enough containers to run: all of them, or an elastic gang's minimum. */
   boolean complete() {
-    return allocationIds.size() == members.count();
+    return allocationIds.size() >= minMembers;
   }
 
   boolean started() {

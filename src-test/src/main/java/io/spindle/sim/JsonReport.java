@@ -201,6 +201,10 @@ public final class JsonReport {
     }
     g.writeEndObject();
     g.writeNumberField("urgentServedByPreemption", p.urgentServedByPreemption());
+    if (p.resizes() > 0) { // Only elastic policies resize; other reports keep their bytes.
+      g.writeNumberField("resizes", p.resizes());
+      num(g, "resizingGpuHours", p.resizingGpuHours(), 3);
+    }
     g.writeEndObject();
   }
 

@@ -226,6 +226,22 @@ final class MetricsCollector {
     dirty = true;
   }
 
+  /** A running elastic job grew by a container of {@code charge}: busy from now. */
+  void grew(ResourceVector charge) {
+    busyUnits += charge.gpuUnits();
+    dirty = true;
+  }
+
+  /** A running elastic job gave back a container of {@code charge} (it asks for it again as growth). */
+  void shrank(JobRun r, ResourceVector charge) {
+    int i = q(r);
+    held[i] = held[i].minus(charge);
+    busyUnits -= charge.gpuUnits();
+    heldUnits -= charge.gpuUnits();
+    pending[i] = pending[i].plus(r.unitDemand);
+    dirty = true;
+  }
+
   /** The job was preempted: its containers are gone and it waits again for all of them. Before they are forgotten. */
   void preempted(JobRun r) {
     int i = q(r);

@@ -17,21 +17,35 @@ public final class Policies {
   static final String PREEMPT_COMPARE = "spindle,spindle+" + PreemptionMode.KILL_AFTER_15_S.suffix() + ",spindle+"
       + PreemptionMode.CHECKPOINT.suffix();
 
+  /** {@code elastic-compare}: rigid gangs against elastic ones, with preemption by checkpoint under both. */
+  static final String ELASTIC_COMPARE = "spindle+" + PreemptionMode.CHECKPOINT.suffix() + ",spindle+"
+      + PreemptionMode.CHECKPOINT.suffix() + "+" + ElasticPolicy.SUFFIX;
+
+  /** The policies named, elastic ones with the default model. */
+  public static List<SimPolicy> parse(String names) {
+    return parse(names, SimOptions.defaults());
+  }
+
   /**
    * {@code all}: the baselines and both Spindle modes; {@code ablation}: Spindle's features added one at a time;
-   * {@code preempt-compare}: the two preemption handshakes against none.
+   * {@code preempt-compare}: the two preemption handshakes against none; {@code elastic-compare}: rigid against
+   * elastic gangs. A Spindle policy ending in {@code +elastic} makes gangs elastic as {@code options} say.
    */
-  public static List<SimPolicy> parse(String names) {
+  public static List<SimPolicy> parse(String names, SimOptions options) {
     List<SimPolicy> out = new ArrayList<>();
     for (String raw : names.split(",")) {
       String n = raw.strip();
       switch (n) {
-        case "all" -> out.addAll(parse("fifo,yarn,spindle-helios,spindle"));
-        case "ablation" -> out.addAll(parse(String.join(",", SpindlePolicy.ABLATION)));
-        case "preempt-compare" -> out.addAll(parse(PREEMPT_COMPARE));
+        case "all" -> out.addAll(parse("fifo,yarn,spindle-helios,spindle", options));
+        case "ablation" -> out.addAll(parse(String.join(",", SpindlePolicy.ABLATION), options));
+        case "preempt-compare" -> out.addAll(parse(PREEMPT_COMPARE, options));
+        case "elastic-compare" -> out.addAll(parse(ELASTIC_COMPARE, options));
         case "fifo" -> out.add(new FifoPolicy());
         case "yarn" -> out.add(new StockYarnPolicy());
-        default -> out.add(spindle(n));
+        default -> out.add(n.endsWith("+" + ElasticPolicy.SUFFIX)
+            ? new ElasticPolicy(spindle(n.substring(0, n.length() - ElasticPolicy.SUFFIX.length() - 1)),
+                options.elastic(), options.seed())
+            : spindle(n));
       }
     }
     // "all,ablation" names spindle-helios and spindle twice: run each once, in first-named order.

@@ -34,6 +34,9 @@ final class PreemptionDriver {
   private final long intervalMillis;
   private final long writeMillis;
   private final Timeline timeline;
+  private final ElasticModel elastic;
+  private long resizes;
+  private double resizingGpuMs;
   private final PriorityQueue<Due> periodic = new PriorityQueue<>((a, b) -> a.time != b.time
       ? Long.compare(a.time, b.time) : Long.compare(a.seq, b.seq));
   private long seq;
@@ -50,6 +53,7 @@ final class PreemptionDriver {
   private double writingGpuMs;
 
   PreemptionDriver(PreemptionMode mode, SimOptions options, Timeline timeline) {
+    this.elastic = options.elastic();
     this.mode = mode;
     this.intervalMillis = mode.enabled() ? options.checkpointIntervalMillis() : 0;
     this.writeMillis = options.checkpointWriteMillis();
@@ -61,7 +65,7 @@ final class PreemptionDriver {
     if (r.timesPreempted == 0 && r.job.queue().equals(UrgentJobs.QUEUE)) {
       urgentWaits.add(new double[] {r.job.gpus(), (now - r.job.submitMillis()) / 1000.0});
     }
-    r.progress.start(now);
+    r.progress.start(now, r.rate(elastic));
     scheduleEnd(r);
     schedulePeriodic(r);
   }
@@ -134,7 +138,16 @@ final class PreemptionDriver {
     if (e.generation() != p.generation()) {
       return; // Killed while writing (the deadline came first).
     }
-    writingGpuMs += p.resume(now) * r.gpus();
+    long took = p.resume(now);
+    if (r.resizing) {
+      resizingGpuMs += took * r.heldGpus();
+      r.resizing = false;
+    } else {
+      writingGpuMs += took * r.gpus();
+    }
+    if (r.rate(elastic) != p.rate()) {
+      p.rateFromNow(now, r.rate(elastic));
+    }
     scheduleEnd(r);
     schedulePeriodic(r);
     String where = location(r);
@@ -156,6 +169,46 @@ final class PreemptionDriver {
     }
   }
 
+  /**
+   * An elastic job grew while it ran: it writes a checkpoint ({@link SimOptions#checkpointWriteMillis}, no progress
+   * meanwhile, counted as resizing) and goes on from it on all its members, at their speed; one writing a checkpoint
+   * already goes on at the new speed when that is written.
+   */
+  void grew(JobRun r, long now) {
+    resizes++;
+    JobProgress p = r.progress;
+    if (p.paused()) {
+      return;
+    }
+    p.catchUp(now, intervalMillis);
+    p.pause(now);
+    r.resizing = true;
+    timeline.add(now + writeMillis, Timeline.CHECKPOINT_WRITTEN, r, null, p.generation());
+  }
+
+  /**
+   * Members an elastic job grew by were reclaimed at {@code now} through a resize notice: having checkpointed for the
+   * notice (its DONE came now) it goes on at the smaller size from that checkpoint; killed at the deadline instead, it
+   * goes on from its last checkpoint, doing again what it did since (counted as resizing).
+   */
+  void shrunk(JobRun r, double gpusBefore, long now) {
+    resizes++;
+    JobProgress p = r.progress;
+    if (!p.paused() && p.savedAt() == now) {
+      p.rateFromNow(now, r.rate(elastic));
+    } else {
+      if (r.resizing) {
+        resizingGpuMs += p.writingFor(now) * gpusBefore;
+        r.resizing = false;
+      }
+      p.catchUp(now, intervalMillis);
+      resizingGpuMs += p.restartAt(now, r.rate(elastic)) * gpusBefore;
+    }
+    r.noticeToAnswer = -1;
+    scheduleEnd(r);
+    schedulePeriodic(r);
+  }
+
   /** The job's containers are killed at {@code now}: it falls back to its last checkpoint. */
   void preempted(Decision.Preempt p, JobRun r, long now) {
     preemptions++;
@@ -168,8 +221,9 @@ final class PreemptionDriver {
     JobProgress progress = r.progress;
     progress.catchUp(now, intervalMillis);
     writingGpuMs += progress.writingFor(now) * r.gpus();
-    lostGpuMs += progress.stop(now) * r.gpus();
+    lostGpuMs += progress.stop(now) * r.heldGpus();
     r.noticeToAnswer = -1;
+    r.resizing = false;
   }
 
   RunResult.Preemption result() {
@@ -186,7 +240,8 @@ final class PreemptionDriver {
         mode.description(), intervalMillis == 0 ? "never" : intervalMillis % 60_000 == 0
         ? intervalMillis / 60_000 + " min" : intervalMillis / 1000 + " s", writeMillis / 1000);
     return new RunResult.Preemption(model, notices, withdrawn, preemptions, preemptionsForUrgent, jobsPreempted,
-        lostGpuMs / 3_600_000.0, writingGpuMs / 3_600_000.0, Stats.Tail.of(waits), tails, urgentServed.size());
+        lostGpuMs / 3_600_000.0, writingGpuMs / 3_600_000.0, Stats.Tail.of(waits), tails, urgentServed.size(),
+        resizes, resizingGpuMs / 3_600_000.0);
   }
 
   private void scheduleEnd(JobRun r) {

@@ -67,10 +67,15 @@ public record RunResult(String policy, String implementation, Jobs jobs, Distrib
    * @param urgentWait queueing delay (first start - submit) of the injected urgent jobs; count 0 without them
    * @param urgentWaitByGpus the same by the jobs' GPU count, smallest first
    * @param urgentServedByPreemption urgent jobs for which the engine noticed victims
+   * @param resizes times an elastic job grew or shrank while it ran (a shrink also counts as a notice, not as a
+   *     preemption: the job runs on)
+   * @param resizingGpuHours GPU-time elastic jobs spent re-forming at a new size (a checkpoint written to grow) or
+   *     redoing work after a shrink that came at a deadline
    */
   public record Preemption(String model, long notices, long withdrawn, long preemptions, long preemptionsForUrgent,
       int jobsPreempted, double workLostGpuHours, double checkpointGpuHours, Stats.Tail urgentWait,
-      Map<Integer, Stats.Tail> urgentWaitByGpus, int urgentServedByPreemption) {
+      Map<Integer, Stats.Tail> urgentWaitByGpus, int urgentServedByPreemption, long resizes,
+      double resizingGpuHours) {
 
     public Preemption {
       urgentWaitByGpus = Collections.unmodifiableMap(new TreeMap<>(urgentWaitByGpus));

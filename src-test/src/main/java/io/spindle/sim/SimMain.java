@@ -55,6 +55,10 @@ public final class SimMain {
           --urgent-share F                       the urgent queue's guarantee, a fraction of the cluster (0.2)
           --urgent-gpus LIST                     GPUs per urgent job, drawn from the list (default 8,16,32)
           --urgent-minutes LO-HI                 urgent run times, uniform (default 10-60)
+        elastic gangs (policies ending in +elastic; elastic-compare: rigid against elastic, preempting by checkpoint):
+          --elastic-fraction F                   share of the multi-container gangs made elastic (default 1)
+          --elastic-model linear|amdahl:f        speed on k of n members: k/n, or Amdahl with serial fraction f
+                                                 (default linear); a model, not a measurement
           --out DIR                              where report.json and report.html go (default: sim-out)
           --progress auto|always|never           progress on stderr (auto: on a terminal, or on long runs)
       """;
@@ -114,12 +118,14 @@ public final class SimMain {
         Integer.parseInt(a.getOrDefault("member-gpus", "0")), a.getOrDefault("declared-runtime", "exact"),
         Integer.parseInt(a.getOrDefault("points", "400")),
         Math.round(Double.parseDouble(a.getOrDefault("checkpoint-interval-minutes", "30")) * 60_000),
-        Math.round(Double.parseDouble(a.getOrDefault("checkpoint-write-seconds", "60")) * 1000), urgent);
+        Math.round(Double.parseDouble(a.getOrDefault("checkpoint-write-seconds", "60")) * 1000), urgent,
+        ElasticModel.parse(a.getOrDefault("elastic-model", "linear"),
+            Double.parseDouble(a.getOrDefault("elastic-fraction", "1"))));
     Trace trace = trace(a, cluster);
     if (urgent != null) {
       trace = UrgentJobs.inject(trace, urgent, options.seed());
     }
-    List<SimPolicy> policies = Policies.parse(a.getOrDefault("policy", "all"));
+    List<SimPolicy> policies = Policies.parse(a.getOrDefault("policy", "all"), options);
     for (SimPolicy p : policies) {
       if (urgent != null && p.isolatesPartitions() && !cluster.partitions().isEmpty()) {
         throw new IllegalArgumentException("policy " + p.name() + " keeps queues on their own nodes and the urgent "
@@ -276,5 +282,5 @@ public final class SimMain {
       "time-unit", "duration-unit", "queue", "unknown-queue", "limit", "policy", "seed", "member-gpus",
       "declared-runtime", "points", "out", "progress", "help", "checkpoint-interval-minutes",
       "checkpoint-write-seconds", "urgent-jobs", "urgent-share", "urgent-gpus", "urgent-minutes", "replay", "dump",
-      "app");
+      "app", "elastic-fraction", "elastic-model");
 }

@@ -16,14 +16,16 @@ package io.spindle.sim;
  * @param checkpointWriteMillis how long a victim that checkpoints on notice writes its checkpoint (no progress
  *     meanwhile)
  * @param urgent the urgent workload injected into the trace, or {@code null} for none
+ * @param elastic under {@code +elastic} policies: which gangs are elastic and how fast they run on fewer members
  */
 public record SimOptions(long seed, int memberGpus, String declaredRuntime, int timeSeriesPoints,
-    long checkpointIntervalMillis, long checkpointWriteMillis, UrgentJobs.Spec urgent) {
+    long checkpointIntervalMillis, long checkpointWriteMillis, UrgentJobs.Spec urgent, ElasticModel elastic) {
 
   public static final long DEFAULT_CHECKPOINT_INTERVAL_MILLIS = 30 * 60_000;
   public static final long DEFAULT_CHECKPOINT_WRITE_MILLIS = 60_000;
 
   public SimOptions {
+    elastic = elastic == null ? ElasticModel.LINEAR_ALL : elastic;
     if (!declaredRuntime.equals("exact") && !declaredRuntime.equals("none") && !declaredRuntime.equals("noisy")
         && !declaredRuntime.matches("x\\d+(\\.\\d+)?")) {
       throw new IllegalArgumentException("--declared-runtime is exact, none, noisy or xF (e.g. x2); was "
@@ -37,6 +39,17 @@ public record SimOptions(long seed, int memberGpus, String declaredRuntime, int 
     }
   }
 
+  public SimOptions(long seed, int memberGpus, String declaredRuntime, int timeSeriesPoints,
+      long checkpointIntervalMillis, long checkpointWriteMillis, UrgentJobs.Spec urgent) {
+    this(seed, memberGpus, declaredRuntime, timeSeriesPoints, checkpointIntervalMillis, checkpointWriteMillis, urgent,
+        null);
+  }
+
+  public SimOptions withElastic(ElasticModel e) {
+    return new SimOptions(seed, memberGpus, declaredRuntime, timeSeriesPoints, checkpointIntervalMillis,
+        checkpointWriteMillis, urgent, e);
+  }
+
   public SimOptions(long seed, int memberGpus, String declaredRuntime, int timeSeriesPoints) {
     this(seed, memberGpus, declaredRuntime, timeSeriesPoints, DEFAULT_CHECKPOINT_INTERVAL_MILLIS,
         DEFAULT_CHECKPOINT_WRITE_MILLIS, null);
@@ -48,25 +61,26 @@ public record SimOptions(long seed, int memberGpus, String declaredRuntime, int 
 
   public SimOptions withSeed(long s) {
     return new SimOptions(s, memberGpus, declaredRuntime, timeSeriesPoints, checkpointIntervalMillis,
-        checkpointWriteMillis, urgent);
+        checkpointWriteMillis, urgent, elastic);
   }
 
   public SimOptions withMemberGpus(int g) {
     return new SimOptions(seed, g, declaredRuntime, timeSeriesPoints, checkpointIntervalMillis,
-        checkpointWriteMillis, urgent);
+        checkpointWriteMillis, urgent, elastic);
   }
 
   public SimOptions withDeclaredRuntime(String d) {
     return new SimOptions(seed, memberGpus, d, timeSeriesPoints, checkpointIntervalMillis, checkpointWriteMillis,
-        urgent);
+        urgent, elastic);
   }
 
   public SimOptions withCheckpoints(long intervalMillis, long writeMillis) {
-    return new SimOptions(seed, memberGpus, declaredRuntime, timeSeriesPoints, intervalMillis, writeMillis, urgent);
+    return new SimOptions(seed, memberGpus, declaredRuntime, timeSeriesPoints, intervalMillis, writeMillis, urgent,
+        elastic);
   }
 
   public SimOptions withUrgent(UrgentJobs.Spec u) {
     return new SimOptions(seed, memberGpus, declaredRuntime, timeSeriesPoints, checkpointIntervalMillis,
-        checkpointWriteMillis, u);
+        checkpointWriteMillis, u, elastic);
   }
 }

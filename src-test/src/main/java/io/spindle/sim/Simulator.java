@@ -42,6 +42,10 @@ import java.util.OptionalLong;
  * <p>Under a preempting policy the simulator also plays the applications' side of the checkpoint handshake
  * ({@link PreemptionDriver}) and carries out {@code Preempt} decisions: the victim's containers end, the engine queues
  * it again itself, and it resumes from its last checkpoint when it is placed again.
+ *
+ * <p>An elastic job ({@code +elastic}) runs once it holds its minimum, at the speed {@link ElasticModel} gives its
+ * size; it checkpoints and goes on at the new speed whenever the engine grows it, and a resize's {@code Preempt}
+ * kills only the members named, the job running on.
  */
 public final class Simulator {
 
@@ -133,15 +137,20 @@ public final class Simulator {
         Resources shape = parts.shapeFor(m.shape(), job);
         m = new Members(m.count(), shape);
         JobRun r = new JobRun(job, next, m, unitDemand(shape));
+        io.spindle.core.engine.PlacementSpec spec = policy.placement(job, m, geometry.gpusPerNode(), declared[next]);
+        if (spec.elastic()) {
+          r.minMembers = spec.elasticity().min();
+        }
         runs.put(r.app, r);
         arrived.add(r);
         metrics.submitted(r);
         events.add(new EngineEvent.AppSubmitted(r.app, policy.engineQueue(job), job.user(), 0));
-        events.add(new EngineEvent.Demand(r.app, "workers", shape, m.count(),
-            policy.placement(job, m, geometry.gpusPerNode(), declared[next])));
+        events.add(new EngineEvent.Demand(r.app, "workers", shape, m.count(), spec));
         next++;
       }
       CycleResult result = engine.cycle(events);
+      java.util.Set<JobRun> grown = new java.util.LinkedHashSet<>();
+      java.util.Set<JobRun> starting = new java.util.LinkedHashSet<>();
       for (Decision d : result.decisions()) {
         if (d instanceof Decision.Allocate a) {
           JobRun r = runs.get(a.appId());
@@ -151,12 +160,11 @@ public final class Simulator {
           allocations.put(a.allocationId(), a);
           hold(metrics, a);
           metrics.allocated(r, a.charge());
-          if (r.complete()) {
-            if (!r.started()) {
-              r.startMillis = now;
-            }
-            metrics.started(r, now);
-            apps.started(r, now);
+          if (r.progress.running()) {
+            metrics.grew(a.charge());
+            grown.add(r);
+          } else if (r.complete()) {
+            starting.add(r); // Once every container of this cycle is counted: an elastic gang may start whole.
           }
         } else if (d instanceof Decision.Reject rej) {
           JobRun r = runs.remove(rej.appId());
@@ -189,6 +197,9 @@ public final class Simulator {
           }
         } else if (d instanceof Decision.CancelCheckpoint cc) {
           apps.withdrawn(cc, runs.get(cc.appId()));
+        } else if (d instanceof Decision.Preempt p && p.isResize()) {
+          shrink(p, runs.get(p.appId()), now, apps, metrics, allocations, carried);
+          timeline.wakeOnce(now);
         } else if (d instanceof Decision.Preempt p) {
           kill(p, runs.get(p.appId()), now, apps, metrics, allocations, carried);
           // The kills reach the engine in a cycle at this instant, which hands the capacity on and queues the
@@ -196,6 +207,16 @@ public final class Simulator {
           timeline.wakeOnce(now);
           timeline.wakeOnce(now + starvation);
         }
+      }
+      for (JobRun r : starting) {
+        if (!r.started()) {
+          r.startMillis = now;
+        }
+        metrics.started(r, now);
+        apps.started(r, now);
+      }
+      for (JobRun r : grown) {
+        apps.grew(r, now);
       }
       if (preempting) {
         // Cycles run only when something happens; the engine also decides when a request has starved long enough
@@ -248,6 +269,24 @@ public final class Simulator {
       release(metrics, allocations.remove(id));
     }
     r.forgetContainers();
+  }
+
+  /** Carries out an elastic job's resize: only the members named are killed; the job runs on without them. */
+  private static void shrink(Decision.Preempt p, JobRun r, long now, PreemptionDriver apps, MetricsCollector metrics,
+      Map<Long, Decision.Allocate> allocations, List<EngineEvent> carried) {
+    if (r == null || !r.allocationIds.containsAll(p.allocationIds()) || !r.progress.running()) {
+      throw new IllegalStateException("resize of " + p.allocationIds() + " of application " + p.appId()
+          + " names containers the running job does not hold: " + (r == null ? "not running" : r.allocationIds));
+    }
+    double gpusBefore = r.heldGpus();
+    for (long id : p.allocationIds()) {
+      carried.add(new EngineEvent.ContainerFinished(id));
+      Decision.Allocate a = allocations.remove(id);
+      release(metrics, a);
+      metrics.shrank(r, a.charge());
+    }
+    r.forget(p.allocationIds());
+    apps.shrunk(r, gpusBefore, now);
   }
 
   private static void hold(MetricsCollector metrics, Decision.Allocate a) {

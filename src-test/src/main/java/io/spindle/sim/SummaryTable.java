@@ -39,6 +39,7 @@ final class SummaryTable {
   static boolean showsPreemption(Report report) {
     return report.runs().stream()
         .anyMatch(r -> r.preemption().notices() > 0 || r.preemption().urgentWait().count() > 0
+            || r.preemption().resizes() > 0
             || !r.preemption().model().startsWith("none"));
   }
 
@@ -57,6 +58,16 @@ final class SummaryTable {
           p.workLostGpuHours(), p.checkpointGpuHours(), p.urgentWait().count(), p.urgentWait().mean(),
           p.urgentWait().p50(), p.urgentWait().p95(), p.urgentWait().max(), p.urgentServedByPreemption(),
           r.utilisation().makespanSeconds()));
+    }
+    if (report.runs().stream().anyMatch(r -> r.preemption().resizes() > 0)) {
+      s.append("\nelastic gangs: GPU-time lost to preemption (work redone + checkpoints written on notice) and to"
+          + " resizing (checkpoints written to grow + work redone after a shrink at its deadline):\n\n"
+          + "| policy | preemption GPU-h | resizes | resizing GPU-h |\n|---|---|---|---|\n");
+      for (RunResult r : report.runs()) {
+        RunResult.Preemption p = r.preemption();
+        s.append(String.format(Locale.ROOT, "| %s | %,.2f | %,d | %,.2f |%n", r.policy(), p.wastedGpuHours(),
+            p.resizes(), p.resizingGpuHours()));
+      }
     }
     RunResult first = report.runs().get(0);
     if (first.preemption().urgentWaitByGpus().size() > 1) {

@@ -10,6 +10,7 @@ import io.spindle.core.model.GpuModelCatalog;
 import io.spindle.core.model.InvalidInputException;
 import io.spindle.core.model.MigProfile;
 import io.spindle.core.model.Node;
+import io.spindle.core.model.RequestRef;
 import io.spindle.core.model.ResourceVector;
 import io.spindle.core.model.Resources;
 import io.spindle.core.placement.ClusterState;
@@ -172,7 +173,7 @@ final class Admission {
    * by, in the same shape; nothing waits. Returns whether the request was such an ask.
    */
   private boolean growing(AppState app, Demand e) {
-    GangRun core = gangRuns.elasticCore(new io.spindle.core.model.RequestRef(app.id, e.requestKey()));
+    GangRun core = gangRuns.elasticCore(new RequestRef(app.id, e.requestKey()));
     if (core == null || !core.shape.equals(e.shape())) {
       return false;
     }

@@ -98,7 +98,20 @@ final class ElasticGrowth {
     if (pass.overLimits(app, core.shape.partition(), total).isPresent()) {
       return false;
     }
-    int before = core.gangSize();
+    List<Long> ids = addGroup(core, places, decisions);
+    int after = core.gangSize();
+    decisions.add(new Decision.Resize(app.id, core.requestKey, after - ids.size(), after, ids,
+        "grew by " + ids.size() + " into idle capacity; " + core.wanted + " more asked"));
+    return true;
+  }
+
+  /**
+   * Starts members of a running elastic gang at {@code places}, as groups of its step (what a reclaim takes back one
+   * at a time); returns their allocation ids.
+   */
+  List<Long> addGroup(GangRun core, List<Placement> places, List<Decision> decisions) {
+    AppState app = state.app(core.appId);
+    int step = core.spec.elasticity().step();
     long endsAt = core.spec.maxRuntimeMillis() > 0 ? clock.nowMillis() + core.spec.maxRuntimeMillis()
         : Long.MAX_VALUE;
     List<Long> ids = new ArrayList<>(places.size());
@@ -111,10 +124,10 @@ final class ElasticGrowth {
     if (endsAt != Long.MAX_VALUE) {
       state.durableChange();
     }
-    preemption.started(runs.grew(core, ids));
-    decisions.add(new Decision.Resize(app.id, core.requestKey, before, before + ids.size(), ids,
-        "grew by " + ids.size() + " into idle capacity; " + core.wanted + " more asked"));
-    return true;
+    for (int i = 0; i < ids.size(); i += step) {
+      preemption.started(runs.grew(core, ids.subList(i, Math.min(ids.size(), i + step))));
+    }
+    return ids;
   }
 
   private void addNodes(GangRun run, List<NodeId> out) {

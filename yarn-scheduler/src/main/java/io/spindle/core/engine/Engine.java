@@ -36,6 +36,8 @@ import java.util.function.LongFunction;
  * behind it; the cycle ends when nothing more can be placed. A gang is placed whole or not at all; one that does not
  * fit has nodes reserved for it, which then only drain. With preemption on, requests that starve get running work
  * reclaimed for them after a checkpoint handshake ({@link EnginePreemption}, {@code io.spindle.core.preemption}).
+ * Elastic gangs start at their minimum and grow into what the cycle left idle ({@link ElasticGrowth}); what they grew
+ * by is the first thing reclaimed, through resize notices.
  *
  * <p>Single-threaded and deterministic: the same events in the same order, on the same clock, give the same
  * decisions. Drivers serialise calls.
@@ -125,7 +127,7 @@ public final class Engine {
     reservations.expire(decisions);
     List<DemandState> reclaimedFor = preemption.beforePlacement(decisions);
     PlacementPass pass = new PlacementPass(state, gangPlacer, settings, clock, migRepartitioning, reservations,
-        preemption, gangRuns, admission);
+        preemption, gangRuns, admission, growth);
     List<DemandState> waiting = pass.run(reclaimedFor, decisions);
     preemption.afterPlacement(waiting, state.queues(), decisions);
     growth.run(pass, waiting, decisions);

@@ -34,7 +34,7 @@ import java.util.Set;
  */
 final class GangRun {
 
-  /** Where a run is in its life. Adding a phase (an elastic gang's growing, say) is a change to this class. */
+  /** Where a run is in its life; an elastic gang's core and grown groups each have one (class comment). */
   enum Phase {
     /** Its members run. */
     RUNNING,

@@ -40,6 +40,7 @@ final class PlacementPass {
   private final EnginePreemption preemption;
   private final GangRuns gangRuns;
   private final Admission admission;
+  private final ElasticGrowth growth;
   /** Capacity only shrinks within a cycle, so a shape that found no node stays unplaceable until the cycle ends. */
   private final Set<Resources> noRoom = new HashSet<>();
   /** Requests that had to wait in this cycle, and why: each is tried at most once until the cycle ends. */
@@ -47,8 +48,9 @@ final class PlacementPass {
 
   PlacementPass(EngineState state, GangPlacer gangPlacer, EngineSettings settings, Clock clock,
       MigRepartitioning migRepartitioning, Reservations reservations, EnginePreemption preemption, GangRuns gangRuns,
-      Admission admission) {
+      Admission admission, ElasticGrowth growth) {
     this.state = state;
+    this.growth = growth;
     this.cluster = state.cluster();
     this.gangPlacer = gangPlacer;
     this.settings = settings;
@@ -282,6 +284,21 @@ final class PlacementPass {
    * than the configured number of gangs hold reservations), so later, smaller requests cannot keep it waiting.
    */
   private Optional<Refusal> tryPlaceGang(DemandState d, List<Decision> decisions) {
+    List<Placement> all = wholeElasticGang(d);
+    if (all != null) {
+      reservations.drop(d);
+      List<Long> ids = new ArrayList<>(d.outstanding);
+      for (Placement p : all.subList(0, d.outstanding)) {
+        ids.add(start(d, d.shape, p, decisions));
+      }
+      GangRun core = gangRuns.started(d, ids);
+      preemption.started(core);
+      List<Long> above = growth.addGroup(core, all.subList(ids.size(), all.size()), decisions);
+      startsThisCycle++;
+      decisions.add(new Decision.Resize(d.app.id, d.key, ids.size(), all.size(), above, "started whole: the "
+          + above.size() + " members above its minimum of " + ids.size() + " are the first reclaimed"));
+      return Optional.empty();
+    }
     List<Placement> members = gangPlacer.place(d.shape, d.outstanding, d.requiredDepth, d.reservation);
     if (members == null) {
       if (d.shape.wantsMig() && cluster.migContainersPlaceable(d.shape, d.outstanding) < d.outstanding) {
@@ -315,6 +332,44 @@ final class PlacementPass {
     Refusal r = waitReasons.get(d);
     return r == Refusal.NoRoom.NOW || r instanceof Refusal.ReservationDraining
         || r instanceof Refusal.NoReservationSlot || r instanceof Refusal.NodesHeldForOthers;
+  }
+
+  /**
+   * Where an elastic gang goes whole, all it asks (in whole steps above its minimum), when that fits now within its
+   * limits: then it starts whole, its members above the minimum reclaimable first as if it had grown at once, rather
+   * than at its minimum on nodes with no room to grow. {@code null} otherwise.
+   */
+  private List<Placement> wholeElasticGang(DemandState d) {
+    if (!d.spec.elastic() || d.growBy < d.spec.elasticity().step() || d.reservation != null
+        || othersMayReclaim(d)) {
+      return null;
+    }
+    int step = d.spec.elasticity().step();
+    List<Placement> all = gangPlacer.place(d.shape, d.outstanding + d.growBy / step * step, d.requiredDepth, null);
+    if (all == null) {
+      return null;
+    }
+    ResourceVector total = ResourceVector.ZERO;
+    for (Placement p : all) {
+      total = total.plus(p.charge());
+    }
+    return overLimits(d.app, d.shape.partition(), total).isEmpty() ? all : null;
+  }
+
+  /**
+   * Whether another request of {@code d}'s partition may reclaim running work now ({@link ElasticGrowth}'s rule):
+   * members above an elastic gang's minimum would then have to be given back at once, so it starts at its minimum.
+   */
+  private boolean othersMayReclaim(DemandState d) {
+    for (AppState app : state.apps()) {
+      for (DemandState x : app.demands.values()) {
+        if (x != d && x.outstanding > 0 && x.shape.partition().equals(d.shape.partition())
+            && preemption.mayReclaimFor(x)) {
+          return true;
+        }
+      }
+    }
+    return false;
   }
 
   /** Where a shape would go, and after how many container starts of this cycle it was found. */

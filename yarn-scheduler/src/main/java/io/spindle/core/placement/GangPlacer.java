@@ -8,8 +8,11 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Places a gang — {@code members} containers of one shape that start together or not at all — in the lowest
@@ -92,7 +95,7 @@ public final class GangPlacer {
    */
   public List<Placement> placeNear(Resources shape, int members, int requiredDepth, Collection<NodeId> near) {
     List<NodeState> own = new ArrayList<>();
-    for (NodeId id : new java.util.LinkedHashSet<>(near)) {
+    for (NodeId id : new LinkedHashSet<>(near)) {
       NodeState n = cluster.node(id);
       if (n != null) {
         own.add(n);
@@ -109,7 +112,7 @@ public final class GangPlacer {
     }
     int nodeDepth = cluster.topology().levels().size();
     for (int depth = nodeDepth - 1; depth >= Math.max(0, requiredDepth); depth--) {
-      java.util.Set<Subtree> tried = new java.util.HashSet<>();
+      Set<Subtree> tried = new HashSet<>();
       for (NodeState n : own) {
         Subtree sub = n.ancestors.get(depth);
         if (tried.add(sub) && mayHold(sub, shape, members) && capacity(sub.nodes, shape, members, null) >= members) {

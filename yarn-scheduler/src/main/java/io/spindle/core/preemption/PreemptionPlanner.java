@@ -16,7 +16,10 @@ import java.util.Set;
  * in order, and the probe's answers.
  *
  * <p><b>Who may be taken.</b> A victim of another leaf queue only for a need whose queue has starved below its fair
- * share ({@link Need#crossQueue}); a victim of the need's own leaf only if its application has a lower priority.
+ * share ({@link Need#crossQueue}); a victim of the need's own leaf only if its application has a lower priority, or
+ * if it is members an elastic gang grew by ({@link Candidate#elastic}): those were lent capacity nobody waited for,
+ * and any waiting request of their queue may have it back. A need is never growth (growth only takes idle capacity),
+ * so no gang is shrunk to grow another, and no gang is shrunk below its minimum by these rules.
  * With every victim of a plan taken and the need placed, writing {@code u} for a queue's projected usage before,
  * {@code u'} after, {@code f} for its fair share and {@code ds} for dominant share:
  * <ul>
@@ -149,7 +152,7 @@ public final class PreemptionPlanner {
   /** The quick filter: which kind of victim the need may have at all. */
   private boolean eligible(Need need, Candidate c) {
     if (c.queue().equals(need.queue())) {
-      return c.priority() < need.priority() && !c.appId().equals(need.appId());
+      return (c.priority() < need.priority() || c.elastic()) && !c.appId().equals(need.appId());
     }
     return need.crossQueue() && queues.containsKey(c.queue()) && distanceAboveFairShare(c.queue()) > 0;
   }

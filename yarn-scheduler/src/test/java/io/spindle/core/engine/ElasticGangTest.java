@@ -141,9 +141,15 @@ class ElasticGangTest {
         new Demand(rigid, "g", ONE_GPU, 4, PlacementSpec.gang(null, false)),
         new AppSubmitted(ELASTIC, "b", "u", 0), new Demand(ELASTIC, "g", ONE_GPU, 12, elastic(4, 2)));
     assertThat(ids(r0.allocations(), rigid)).hasSize(4);
-    assertThat(ids(r0.allocations(), ELASTIC)).hasSize(12); // Started at 4, grew by four steps of 2 at once.
-    assertThat(of(r0, Resize.class)).hasSize(4);
-    List<Long> grown = of(r0, Resize.class).stream().flatMap(r -> r.allocationIds().stream()).toList();
+    // All 12 fit: it starts whole, the 8 above its minimum of 4 reclaimable first, as if grown at once.
+    List<Long> elasticIds = ids(r0.allocations(), ELASTIC);
+    assertThat(elasticIds).hasSize(12);
+    List<Long> grown = elasticIds.subList(4, 12);
+    assertThat(of(r0, Resize.class)).singleElement().satisfies(r -> {
+      assertThat(r.fromSize()).isEqualTo(4);
+      assertThat(r.toSize()).isEqualTo(12);
+      assertThat(r.allocationIds()).containsExactlyElementsOf(grown);
+    });
 
     AppId urgent = AppId.of("urgent");
     at(e, 10_000, new AppSubmitted(urgent, "a", "u", 0),
@@ -257,6 +263,26 @@ class ElasticGangTest {
     CycleResult grew = at(e, 3_000, new Demand(ELASTIC, "g", ONE_GPU, 2, elastic(4, 2)));
     assertThat(grew.allocations()).hasSize(2)
         .allSatisfy(a -> assertThat(a.nodeId().value()).startsWith(sibling));
+  }
+
+  @Test
+  void aGangWaitingInTheSameQueueAtTheSamePriorityGetsTheGrownMembersBack() {
+    Engine e = twoNodes(queues("root.queues", "a", "root.a.capacity", "100", "root.a.user-limit-factor", "-1"));
+    CycleResult r0 = at(e, 0, new AppSubmitted(ELASTIC, "a", "u", 0),
+        new Demand(ELASTIC, "g", ONE_GPU, 16, elastic(4, 4)));
+    assertThat(ids(r0.allocations(), ELASTIC)).hasSize(16);
+    AppId peer = AppId.of("peer");
+    at(e, 1_000, new AppSubmitted(peer, "a", "u", 0), new Demand(peer, "g", ONE_GPU, 8,
+        PlacementSpec.gang(null, false)));
+    List<RequestCheckpoint> notices = new ArrayList<>();
+    for (long t = 10_000; t <= 70_000 && notices.isEmpty(); t += 10_000) {
+      notices.addAll(of(at(e, t), RequestCheckpoint.class));
+    }
+    // Lent idle capacity comes back for an equal: two grown groups of 4, the minimum of 4 untouched.
+    assertThat(notices).hasSize(2).allSatisfy(n -> {
+      assertThat(n.appId()).isEqualTo(ELASTIC);
+      assertThat(n.targetSize()).isEqualTo(8);
+    });
   }
 
   private static void addEnds(CycleResult busy, String node, int count, List<EngineEvent> out) {
