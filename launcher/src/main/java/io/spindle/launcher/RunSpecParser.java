@@ -20,6 +20,11 @@ public final class RunSpecParser {
       "  --queue Q                leaf queue to submit to (default: default)",
       "  --name NAME              application name (default: spindle-run)",
       "  --workers N              worker containers, started together as one gang (required, >= 1)",
+      "  --min-workers M          elastic: start once M workers fit, grow to --workers while GPUs are idle, give",
+      "                           workers back on Spindle's resize notices (restarting from the checkpoint each time;",
+      "                           needs --checkpoint-dir)",
+      "  --worker-step S          elastic: grow and shrink S workers at a time (S divides --workers minus",
+      "                           --min-workers; default 1)",
       "  --gpus-per-worker G      whole GPUs per worker (default 0)",
       "  --gpu-milli M            a share of one GPU per worker, 1..999 thousandths (instead of whole GPUs)",
       "  --mig-profile P          one MIG instance of profile P per worker, e.g. 3g.40gb (instead of whole GPUs)",
@@ -37,8 +42,9 @@ public final class RunSpecParser {
       "  --hang-timeout D         a worker without a progress report for D counts as failed (default: never)");
 
   private static final java.util.Set<String> OPTIONS = java.util.Set.of("--queue", "--name", "--workers",
-      "--gpus-per-worker", "--gpu-milli", "--mig-profile", "--memory-mb", "--vcores", "--topology", "--priority", "--max-runtime",
-      "--env", "--files", "--archives", "--checkpoint-dir", "--max-restarts", "--restart-backoff", "--hang-timeout");
+      "--min-workers", "--worker-step", "--gpus-per-worker", "--gpu-milli", "--mig-profile", "--memory-mb", "--vcores",
+      "--topology", "--priority", "--max-runtime", "--env", "--files", "--archives", "--checkpoint-dir",
+      "--max-restarts", "--restart-backoff", "--hang-timeout");
   private static final Pattern DURATION = Pattern.compile("(\\d+)([smhd])");
   private static final Pattern MIG_PROFILE = Pattern.compile("\\d+g\\.\\d+gb(\\+me)?");
   private static final Pattern ENV_KEY = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
@@ -50,6 +56,8 @@ public final class RunSpecParser {
     String queue = "default";
     String name = "spindle-run";
     Integer workers = null;
+    Integer minWorkers = null;
+    Integer step = null;
     int gpus = 0;
     int milli = 0;
     String mig = null;
@@ -94,6 +102,8 @@ public final class RunSpecParser {
         case "--queue" -> queue = nonBlank(opt, value);
         case "--name" -> name = nonBlank(opt, value);
         case "--workers" -> workers = integer(opt, value, 1, 100_000);
+        case "--min-workers" -> minWorkers = integer(opt, value, 1, 100_000);
+        case "--worker-step" -> step = integer(opt, value, 1, 100_000);
         case "--gpus-per-worker" -> gpus = integer(opt, value, 0, 1_024);
         case "--gpu-milli" -> milli = integer(opt, value, 1, 999);
         case "--mig-profile" -> {
@@ -144,8 +154,31 @@ public final class RunSpecParser {
       throw new UsageException("--gpus-per-worker, --gpu-milli and --mig-profile each say how much GPU a worker"
           + " gets; give one");
     }
-    return new RunSpec(queue, name, workers, gpus, milli, mig, memory, vcores, level, required, priority, maxRuntime,
-        env, files, archives, checkpointDir, maxRestarts, restartBackoff, hangTimeout, command);
+    checkElastic(workers, minWorkers, step, checkpointDir);
+    return new RunSpec(queue, name, workers, minWorkers == null ? workers : minWorkers, step == null ? 1 : step, gpus,
+        milli, mig, memory, vcores, level, required, priority, maxRuntime, env, files, archives, checkpointDir,
+        maxRestarts, restartBackoff, hangTimeout, command);
+  }
+
+  private static void checkElastic(int workers, Integer min, Integer step, String checkpointDir) {
+    if (min == null) {
+      if (step != null) {
+        throw new UsageException("--worker-step " + step + " needs --min-workers: only an elastic job changes size");
+      }
+      return;
+    }
+    if (min > workers) {
+      throw new UsageException("--min-workers " + min + " is more than --workers " + workers + ": an elastic job"
+          + " runs with between --min-workers and --workers workers");
+    }
+    if (step != null && (workers - min) % step != 0) {
+      throw new UsageException("--worker-step " + step + " does not divide the " + (workers - min) + " worker(s)"
+          + " between --min-workers " + min + " and --workers " + workers);
+    }
+    if (min < workers && checkpointDir == null) {
+      throw new UsageException("--min-workers " + min + " needs --checkpoint-dir: an elastic job restarts from its"
+          + " newest checkpoint each time it changes size");
+    }
   }
 
   private static String nonBlank(String opt, String value) {

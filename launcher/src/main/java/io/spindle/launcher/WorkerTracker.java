@@ -96,6 +96,16 @@ public final class WorkerTracker {
     return Optional.ofNullable(failure);
   }
 
+  /** Whether every worker's process has started and none has ended: the run can be restarted at another size. */
+  public synchronized boolean allRunning() {
+    for (State s : states) {
+      if (s != State.RUNNING) {
+        return false;
+      }
+    }
+    return failure == null;
+  }
+
   public synchronized boolean succeeded() {
     for (State s : states) {
       if (s != State.SUCCEEDED) {

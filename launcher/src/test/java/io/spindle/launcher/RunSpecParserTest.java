@@ -70,4 +70,37 @@ class RunSpecParserTest {
     assertThat(spec.migProfile()).isEqualTo("1g.10gb");
     assertThat(spec.toString()).startsWith("7 workers x (MIG 1g.10gb, 4096 MB, 1 vcores)");
   }
+
+  @Test
+  void anElasticJobTagsItsMinimumAndStep() {
+    RunSpec spec = RunSpecParser.parse("--workers", "8", "--min-workers", "2", "--worker-step", "2",
+        "--checkpoint-dir", "/ckpt", "--", "torchrun", "train.py");
+    assertThat(spec.elastic()).isTrue();
+    assertThat(spec.applicationTags()).containsExactly("spindle.gang.size=8", "spindle.gang.min=2",
+        "spindle.gang.step=2");
+    assertThat(spec.toString()).startsWith("2 to 8 workers in steps of 2 x (0 GPUs");
+    RunSpec rigid = RunSpecParser.parse("--workers", "4", "--min-workers", "4", "--", "true");
+    assertThat(rigid.elastic()).isFalse();
+    assertThat(rigid.applicationTags()).containsExactly("spindle.gang.size=4");
+    assertThat(RunSpecParser.parse("--workers", "4", "--min-workers", "1", "--checkpoint-dir", "/c", "--", "true")
+        .applicationTags()).containsExactly("spindle.gang.size=4", "spindle.gang.min=1");
+  }
+
+  @Test
+  void badElasticSizesSayWhichOptionAndValue() {
+    assertThatThrownBy(() -> RunSpecParser.parse("--workers", "4", "--min-workers", "5", "--checkpoint-dir", "/c",
+        "--", "true")).isInstanceOf(UsageException.class)
+        .hasMessageStartingWith("--min-workers 5 is more than --workers 4");
+    assertThatThrownBy(() -> RunSpecParser.parse("--workers", "4", "--min-workers", "0", "--", "true"))
+        .hasMessage("--min-workers must be between 1 and 100000, not 0");
+    assertThatThrownBy(() -> RunSpecParser.parse("--workers", "4", "--min-workers", "-1", "--", "true"))
+        .hasMessage("--min-workers must be between 1 and 100000, not -1");
+    assertThatThrownBy(() -> RunSpecParser.parse("--workers", "5", "--min-workers", "2", "--worker-step", "2",
+        "--checkpoint-dir", "/c", "--", "true"))
+        .hasMessage("--worker-step 2 does not divide the 3 worker(s) between --min-workers 2 and --workers 5");
+    assertThatThrownBy(() -> RunSpecParser.parse("--workers", "4", "--worker-step", "2", "--", "true"))
+        .hasMessageStartingWith("--worker-step 2 needs --min-workers");
+    assertThatThrownBy(() -> RunSpecParser.parse("--workers", "4", "--min-workers", "2", "--", "true"))
+        .hasMessageStartingWith("--min-workers 2 needs --checkpoint-dir");
+  }
 }

@@ -28,7 +28,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * {@code spindle-run} end to end on a MiniYARNCluster of two NodeManagers with four GPUs each, with plain shell
  * commands (no framework): the rank/environment contract against the GPUs Spindle really chose, a restart of the whole
- * gang after a worker fails, a hung worker, and the submission checks that leave nothing running.
+ * gang after a worker fails, a hung worker, and the submission checks that leave nothing running (elastic sizes
+ * included).
  */
 class SpindleRunMiniClusterTest {
 
@@ -208,6 +209,11 @@ class SpindleRunMiniClusterTest {
         {"--queue", "a", "--workers", "1", "--gpus-per-worker", "9", "--", "true"},
         {"--queue", "a", "--workers", "1", "--", "no-such-command-here"},
         {"--queue", "a", "--workers", "1", "--checkpoint-dir", "file://" + readOnly + "/ckpt", "--", "true"},
+        {"--queue", "a", "--workers", "2", "--min-workers", "3", "--checkpoint-dir", dir.toString(), "--", "true"},
+        {"--queue", "a", "--workers", "2", "--min-workers", "0", "--", "true"},
+        {"--queue", "a", "--workers", "4", "--min-workers", "1", "--worker-step", "2", "--checkpoint-dir",
+            dir.toString(), "--", "true"},
+        {"--queue", "a", "--workers", "4", "--min-workers", "2", "--", "true"},
     };
     String[] expected = {
         "unknown queue 'nope' (--queue)",
@@ -215,6 +221,10 @@ class SpindleRunMiniClusterTest {
         "a worker asks 9 yarn.io/gpu but no node of this cluster has more than 4",
         "command 'no-such-command-here' not found",
         "--checkpoint-dir file://" + readOnly + "/ckpt is not writable",
+        "--min-workers 3 is more than --workers 2",
+        "--min-workers must be between 1 and 100000, not 0",
+        "--worker-step 2 does not divide the 3 worker(s) between --min-workers 1 and --workers 4",
+        "--min-workers 2 needs --checkpoint-dir",
     };
     for (int i = 0; i < cases.length; i++) {
       SpindleRunJob.Outcome o = run(cases[i]);

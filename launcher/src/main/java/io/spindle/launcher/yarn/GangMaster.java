@@ -1,10 +1,11 @@
 package io.spindle.launcher.yarn;
 
+import io.spindle.client.CheckpointNoticeView;
+import io.spindle.launcher.ElasticGang;
 import io.spindle.launcher.RankPlan;
 import io.spindle.launcher.RestartBudget;
 import io.spindle.launcher.RunSpec;
 import io.spindle.launcher.RunSpecParser;
-import io.spindle.launcher.ShellWords;
 import io.spindle.launcher.WorkerSlot;
 import io.spindle.launcher.WorkerTracker;
 import java.io.IOException;
@@ -14,7 +15,6 @@ import java.nio.file.Files;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -28,12 +28,10 @@ import org.apache.hadoop.yarn.api.records.ApplicationId;
 import org.apache.hadoop.yarn.api.records.Container;
 import org.apache.hadoop.yarn.api.records.ContainerExitStatus;
 import org.apache.hadoop.yarn.api.records.ContainerId;
-import org.apache.hadoop.yarn.api.records.ContainerLaunchContext;
 import org.apache.hadoop.yarn.api.records.ContainerStatus;
 import org.apache.hadoop.yarn.api.records.FinalApplicationStatus;
 import org.apache.hadoop.yarn.api.records.LocalResource;
 import org.apache.hadoop.yarn.api.records.NodeReport;
-import org.apache.hadoop.yarn.api.records.Priority;
 import org.apache.hadoop.yarn.api.records.UpdatedContainer;
 import org.apache.hadoop.yarn.client.api.AMRMClient.ContainerRequest;
 import org.apache.hadoop.yarn.client.api.YarnClient;
@@ -44,16 +42,20 @@ import org.apache.hadoop.yarn.util.resource.ResourceUtils;
 
 /**
  * The ApplicationMaster of a {@code spindle-run} job. It asks for the workers as one request, which Spindle's
- * {@code spindle.gang.size} tag makes one gang; once all are allocated it numbers them by topology
+ * {@code spindle.gang.size} tag makes one gang; once they are allocated it numbers them by topology
  * ({@link RankPlan}), starts each with its rank's environment, and watches them: when every worker exits 0 the job
  * succeeds; when one exits non-zero, is lost with its node, or stops reporting progress for {@code --hang-timeout},
  * the others are stopped and, within {@code --max-restarts}, the whole gang is asked for again after a backoff and
  * started from the newest checkpoint in {@code --checkpoint-dir}.
+ *
+ * <p>An elastic job ({@code --min-workers}) starts with as few as its minimum and changes size while it runs
+ * ({@link ElasticGang} decides when): the workers checkpoint, and the processes are restarted at the new size on the
+ * containers the job keeps. YARN re-initializes a running container with a new launch context, so the job never
+ * gives up a container it keeps, and Spindle never sees the gang stop.
  */
 public final class GangMaster implements ProgressServer.Master {
 
-  /** The workers' request; the AM container is YARN's priority 0. */
-  static final Priority WORKERS = Priority.newInstance(1);
+  private static final int HEARTBEAT_MILLIS = 1_000;
 
   private final Configuration conf;
   private final RunSpec spec;
@@ -65,28 +67,16 @@ public final class GangMaster implements ProgressServer.Master {
   private NMClientAsync nm;
   private ProgressServer progress;
   private CheckpointRelay checkpoints;
+  private WorkerLaunch launch;
   private int preemptions;
-  private Map<String, LocalResource> workerResources;
+  /** Each run's size, for an elastic job's diagnostics. */
+  private final List<Integer> sizes = new ArrayList<>();
 
   private int attempt = -1;
-  private Run run;
+  private Gang gang;
   private long askAtMillis;
   private FinalApplicationStatus outcome;
   private String outcomeText;
-
-  /** One start of the whole gang. */
-  private static final class Run {
-    final int attempt;
-    final List<Container> allocated = new ArrayList<>();
-    final Map<ContainerId, Integer> rankOf = new HashMap<>();
-    final List<ContainerRequest> asked = new ArrayList<>();
-    WorkerTracker tracker;
-    boolean stopping;
-
-    Run(int attempt) {
-      this.attempt = attempt;
-    }
-  }
 
   GangMaster(Configuration conf, RunSpec spec, ApplicationId appId, LongSupplier clock) {
     this.conf = conf;
@@ -132,33 +122,38 @@ public final class GangMaster implements ProgressServer.Master {
 
   int run() throws Exception {
     FileSystem fs = FileSystem.get(conf);
-    workerResources = StagedFiles.workerResources(fs, new Path(System.getenv(StagedFiles.STAGING_ENV)));
+    Map<String, LocalResource> workerResources = StagedFiles.workerResources(fs,
+        new Path(System.getenv(StagedFiles.STAGING_ENV)));
     String host = InetAddress.getLocalHost().getCanonicalHostName();
     progress = new ProgressServer(host, this);
-    rm = AMRMClientAsync.createAMRMClientAsync(1_000, new RmCallbacks());
+    rm = AMRMClientAsync.createAMRMClientAsync(HEARTBEAT_MILLIS, new RmCallbacks());
     rm.init(conf);
     rm.start();
     nm = NMClientAsync.createNMClientAsync(new NmCallbacks());
     nm.init(conf);
     nm.start();
     rm.registerApplicationMaster(host, 0, progress.url() + "/status");
-    checkpoints = CheckpointRelay.connect(conf, appId.toString(), this::note, clock);
+    launch = new WorkerLaunch(spec, appId, progress.url(), workerResources);
+    checkpoints = CheckpointRelay.connect(conf, appId.toString(), this::note, clock, new Resizes());
     note("gang of " + spec.workers() + " worker(s) asked: " + spec);
     synchronized (this) {
       askAtMillis = clock.getAsLong();
       while (outcome == null) {
-        long now = clock.getAsLong();
-        if (run == null && now >= askAtMillis) {
-          askGang();
-        } else if (run != null && run.tracker != null && !run.stopping) {
-          run.tracker.checkHangs().ifPresent(this::failed);
+        if (gang == null) {
+          if (clock.getAsLong() >= askAtMillis) {
+            askGang();
+          }
+        } else if (!gang.stopping()) {
+          tick();
         }
         wait(250);
       }
     }
     rm.unregisterApplicationMaster(outcome, outcomeText + (budget.restarts() > 0
         ? "; restarts: " + String.join("; ", budget.reasons()) : "") + (preemptions > 0
-        ? "; preempted by Spindle " + preemptions + " time(s), resumed each time" : ""), null);
+        ? "; preempted by Spindle " + preemptions + " time(s), resumed each time" : "")
+        + (sizes.size() > 1 && spec.elastic() ? "; ran at " + sizes.stream().map(String::valueOf)
+        .collect(java.util.stream.Collectors.joining(", ")) + " worker(s)" : ""), null);
     checkpoints.close();
     nm.stop();
     rm.stop();
@@ -166,63 +161,100 @@ public final class GangMaster implements ProgressServer.Master {
     return outcome == FinalApplicationStatus.SUCCEEDED ? 0 : 1;
   }
 
-  private void askGang() {
-    attempt++;
-    run = new Run(attempt);
-    for (int i = 0; i < spec.workers(); i++) {
-      ContainerRequest r = new ContainerRequest(WorkerShape.of(spec), null, null, WORKERS);
-      run.asked.add(r);
-      rm.addContainerRequest(r);
+  /** What the master does between events: start a gang that has settled, find hangs, give up waiting. */
+  private void tick() {
+    ElasticGang members = gang.members;
+    if (gang.run() == null) {
+      if (members.readyToStart()) {
+        startRun(null);
+      }
+      return;
     }
-    note("run " + attempt + ": asked for " + spec.workers() + " worker(s) together");
+    Optional<String> hung = gang.run().tracker().checkHangs();
+    if (hung.isPresent()) {
+      failed(hung.get());
+    } else if (members.cancelWithdrawnShrink()) {
+      note("run " + attempt + ": Spindle withdrew its resize notice; the gang runs on at " + gang.run().size());
+    } else if (members.growDue()) {
+      restartAtNewSize("no checkpoint within " + ElasticGang.GROW_WAIT.toSeconds() + " s of asking for one to grow;"
+          + " the newest one there is will do");
+    }
+  }
+
+  private void askGang() {
+    gang = new Gang(spec, clock, rm, nm);
+    gang.ask(spec.workers());
+    note("asked for " + (spec.elastic() ? spec.workers() + " worker(s), starting with at least " + spec.minWorkers()
+        : spec.workers() + " worker(s) together"));
   }
 
   private synchronized void allocated(List<Container> containers) {
+    int joined = 0;
     for (Container c : containers) {
-      if (run == null || run.tracker != null || run.allocated.size() >= spec.workers()) {
-        rm.releaseAssignedContainer(c.getId()); // not asked for (a late grant of a stopped run)
-        continue;
+      if (gang == null) {
+        rm.releaseAssignedContainer(c.getId()); // a late grant of a stopped gang, during the restart's backoff
+      } else if (gang.take(c)) {
+        joined++;
       }
-      run.allocated.add(c);
-      rm.removeContainerRequest(run.asked.remove(run.asked.size() - 1));
     }
-    if (run != null && run.tracker == null && run.allocated.size() == spec.workers()) {
-      launch(run);
+    if (joined == 0) {
+      return;
+    }
+    if (gang.run() == null) {
+      if (gang.members.readyToStart()) {
+        startRun(null);
+      }
+    } else if (gang.members.change() == ElasticGang.Change.GROW) {
+      note(String.format(Locale.ROOT, "run %d: %d more worker(s) allocated; asking the workers to checkpoint, then"
+          + " restarting at %d", attempt, joined, gang.members.nextSize()));
     }
   }
 
-  private void launch(Run r) {
-    List<WorkerSlot> slots = GangTopology.slots(r.allocated, racks(), SpindleStatusApi.of(conf)
+  /**
+   * Starts the workers on the gang's next members: its first run ({@code why} null), or a restart at a new size on
+   * the containers it keeps. Ranks follow topology at every size; when not every candidate makes a whole step, the
+   * first ones in topology order run, so the ranks stay neighbours.
+   */
+  private void startRun(String why) {
+    int before = gang.run() == null ? 0 : gang.run().size();
+    int size = gang.members.nextSize();
+    List<WorkerSlot> slots = GangTopology.slots(gang.candidates(), racks(), SpindleStatusApi.of(conf)
         .flatMap(api -> api.get("nodes")));
-    RankPlan plan = new RankPlan(slots, masterPort(appId, r.attempt));
-    List<String> hosts = plan.ranked().stream().map(WorkerSlot::host).toList();
-    r.tracker = new WorkerTracker(r.attempt, hosts, spec.hangTimeout(), clock);
+    attempt++;
+    RankPlan plan = new RankPlan(new RankPlan(slots, 0).ranked().subList(0, size), masterPort(appId, attempt));
+    Map<ContainerId, Integer> rankOf = new HashMap<>();
+    plan.ranked().forEach(w -> rankOf.put(ContainerId.fromString(w.containerId()), plan.rankOf(w.containerId())));
+    Gang.Run run = new Gang.Run(attempt, rankOf, new WorkerTracker(attempt, plan.ranked().stream()
+        .map(WorkerSlot::host).toList(), spec.hangTimeout(), clock));
+    sizes.add(size);
     Optional<String> resume = newestCheckpoint();
-    note("run " + r.attempt + ": all " + spec.workers() + " worker(s) allocated; ranks:");
-    plan.describe().forEach(this::note);
-    resume.ifPresent(c -> note("run " + r.attempt + ": resuming from " + c));
-    for (Container c : r.allocated) {
-      int rank = plan.rankOf(c.getId().toString());
-      r.rankOf.put(c.getId(), rank);
-      Map<String, String> env = new LinkedHashMap<>(plan.environment(c.getId().toString()));
-      if (env.get("CUDA_VISIBLE_DEVICES").isEmpty() || spec.migProfile() != null || spec.gpuMilli() > 0) {
-        // Unknown here, or a MIG instance or share (named by UUID, with MPS limits): the NodeManager's plugin sets it.
-        env.remove("CUDA_VISIBLE_DEVICES");
-      }
-      env.putAll(spec.env());
-      env.put("SPINDLE_RUN_APP_ID", appId.toString());
-      env.put("SPINDLE_RUN_ATTEMPT", Integer.toString(r.attempt));
-      env.put("SPINDLE_PROGRESS_URL", progress.url() + "/progress?attempt=" + r.attempt + "&rank=" + rank);
-      if (spec.checkpointDir() != null) {
-        env.put("SPINDLE_CHECKPOINT_DIR", spec.checkpointDir());
-      }
-      resume.ifPresent(p -> env.put("SPINDLE_RESUME_FROM", p));
-      String command = ShellWords.join(spec.command()) + " 1>" + ApplicationConstants.LOG_DIR_EXPANSION_VAR
-          + "/stdout 2>" + ApplicationConstants.LOG_DIR_EXPANSION_VAR + "/stderr";
-      ContainerLaunchContext ctx = ContainerLaunchContext.newInstance(workerResources, env, List.of(command), null,
-          (ByteBuffer) null, null);
-      nm.startContainerAsync(c, ctx);
+    if (why != null) {
+      note("run " + attempt + ": " + why + "; restarting at " + size + " worker(s) (was " + before + "); ranks:");
+    } else if (size == spec.workers()) {
+      note("run " + attempt + ": all " + size + " worker(s) allocated; ranks:");
+    } else {
+      note("run " + attempt + ": " + size + " of " + spec.workers() + " worker(s) allocated, starting with them"
+          + " (--min-workers " + spec.minWorkers() + "); ranks:");
     }
+    plan.describe().forEach(this::note);
+    resume.ifPresent(c -> note("run " + attempt + ": resuming from " + c));
+    gang.start(run, id -> launch.worker(plan, id, run.attempt(), resume), launch.idle());
+  }
+
+  /**
+   * Restarts the workers at the gang's next size, unless one of them has ended meanwhile: the run is then finishing
+   * or failing, and that decides what comes next.
+   */
+  private void restartAtNewSize(String why) {
+    if (gang == null || gang.stopping() || gang.run() == null || !gang.run().tracker().allRunning()) {
+      return;
+    }
+    if (gang.members.nextSize() == 0) {
+      // Spindle leaves fewer than the minimum: nothing can run; like a preemption, the gang is asked for anew.
+      preempted("fewer than --min-workers " + spec.minWorkers() + " left (" + why + ")");
+      return;
+    }
+    startRun(why);
   }
 
   private Optional<String> newestCheckpoint() {
@@ -260,70 +292,93 @@ public final class GangMaster implements ProgressServer.Master {
 
   private synchronized void completed(List<ContainerStatus> statuses) {
     for (ContainerStatus s : statuses) {
-      Integer rank = run == null ? null : run.rankOf.get(s.getContainerId());
-      if (rank == null || run.stopping) {
-        continue; // a stopped run's workers, or a container never started
+      if (gang == null || gang.stopping()) {
+        return; // a stopped gang's workers
       }
-      int exit = s.getExitStatus();
-      if (exit == ContainerExitStatus.PREEMPTED) {
-        // Spindle takes gangs back whole and has already asked for them again on this job's behalf: not a failure.
-        preempted(rank);
-        return;
+      String id = s.getContainerId().toString();
+      Integer rank = gang.rankOf(s.getContainerId());
+      if (!gang.ended(s.getContainerId())) {
+        continue; // released, or never this gang's
       }
-      String why = exit == ContainerExitStatus.ABORTED ? "lost: its node left or YARN aborted it"
-          : s.getDiagnostics();
-      run.tracker.ended(rank, exit, why);
+      switch (gang.members.ended(id)) {
+        case DEPARTING -> departed(id, rank, s.getExitStatus());
+        case WAITING -> {
+          note("container " + id + ", allocated to join the gang, ended before it did (exit status "
+              + s.getExitStatus() + "); asked for again");
+          gang.ask(1);
+        }
+        case MEMBER -> {
+          if (s.getExitStatus() == ContainerExitStatus.PREEMPTED) {
+            // Spindle takes gangs back whole and has already asked for them again on this job's behalf.
+            preempted("rank " + rank + "'s container was reclaimed");
+            return;
+          }
+          String why = s.getExitStatus() == ContainerExitStatus.ABORTED ? "lost: its node left or YARN aborted it"
+              : s.getDiagnostics();
+          gang.run().tracker().ended(rank, s.getExitStatus(), why);
+        }
+        case UNKNOWN -> { }
+      }
     }
-    if (run != null && run.tracker != null && !run.stopping) {
-      if (run.tracker.succeeded()) {
-        finish(FinalApplicationStatus.SUCCEEDED, "all " + spec.workers() + " worker(s) exited 0");
+    if (gang != null && gang.run() != null && !gang.stopping()) {
+      if (gang.run().tracker().succeeded()) {
+        finish(FinalApplicationStatus.SUCCEEDED, "all " + gang.run().size() + " worker(s) exited 0");
       } else {
-        run.tracker.failure().ifPresent(this::failed);
+        gang.run().tracker().failure().ifPresent(this::failed);
       }
+    }
+  }
+
+  /**
+   * A container Spindle asked back for a resize has gone. The ResourceManager put it back into the job's ask (the
+   * gang may grow into it again when GPUs are idle); the AMRMClient's own count of the request must say the same, or
+   * its next update of the request would take it out again. When it still ran a worker, Spindle reclaimed it at the
+   * deadline before the workers checkpointed: the others restart now, from the newest checkpoint there is.
+   */
+  private void departed(String id, Integer rank, int exit) {
+    note("container " + id + " went back to Spindle" + (exit == ContainerExitStatus.PREEMPTED ? ""
+        : " (exit status " + exit + ")"));
+    gang.ask(1);
+    if (rank != null) {
+      restartAtNewSize("Spindle reclaimed rank " + rank + "'s container before the workers checkpointed");
     }
   }
 
   /**
    * Spindle reclaimed the gang (after the checkpoint handshake, or at its deadline). The run ends without using a
    * restart, and the gang is asked for again at once, in the same callback: the re-queued containers Spindle asked
-   * for on the job's behalf may come with the next heartbeat, and must find a run waiting for them.
+   * for on the job's behalf may come with the next heartbeat, and must find a gang waiting for them.
    */
-  private void preempted(int rank) {
+  private void preempted(String what) {
     preemptions++;
-    note("run " + run.attempt + " preempted by Spindle (rank " + rank + "'s container was reclaimed);"
-        + " the gang is asked for again and resumes from the newest checkpoint");
-    stop(run);
-    run = null;
+    note("run " + attempt + " preempted by Spindle (" + what + "); the gang is asked for again and resumes from the"
+        + " newest checkpoint");
+    gang.stop();
+    gang = null;
     askGang();
   }
 
-  private void stop(Run r) {
-    r.stopping = true;
-    for (Container c : r.allocated) {
-      nm.stopContainerAsync(c.getId(), c.getNodeId());
-      rm.releaseAssignedContainer(c.getId());
-    }
-    for (ContainerRequest req : r.asked) {
-      rm.removeContainerRequest(req);
-    }
-  }
-
   private synchronized void failed(String reason) {
-    if (run == null || run.stopping) {
+    if (gang == null || gang.stopping()) {
       return;
     }
-    note("run " + run.attempt + " failed: " + reason);
-    stop(run);
+    note("run " + attempt + " failed: " + reason);
+    gang.stop();
     if (!budget.allowsAnother()) {
       finish(FinalApplicationStatus.FAILED, reason + " (no restart left of --max-restarts " + spec.maxRestarts()
           + ")");
       return;
     }
-    Duration wait = budget.restartAfter("run " + run.attempt + ": " + reason);
+    Duration wait = budget.restartAfter("run " + attempt + ": " + reason);
     note(String.format(Locale.ROOT, "restart %d of %d in %d s", budget.restarts(), spec.maxRestarts(),
         wait.toSeconds()));
-    run = null;
     askAtMillis = clock.getAsLong() + wait.toMillis();
+    if (gang.asking()) {
+      // An elastic gang below its size still asked for more. Spindle takes an ask for the whole gang as a new run of
+      // it only after the ask went to 0, so the withdrawal must reach the ResourceManager first: two heartbeats.
+      askAtMillis = Math.max(askAtMillis, clock.getAsLong() + 2 * HEARTBEAT_MILLIS);
+    }
+    gang = null;
   }
 
   private synchronized void finish(FinalApplicationStatus status, String text) {
@@ -343,19 +398,40 @@ public final class GangMaster implements ProgressServer.Master {
   @Override
   public synchronized String progress(int reportedAttempt, int rank, long step) {
     if (isCurrent(reportedAttempt, rank)) {
-      run.tracker.progress(rank, step);
+      gang.run().tracker().progress(rank, step);
     }
-    return checkpoints.pendingNotice().map(id -> "checkpoint " + id + "\n").orElse("ok\n");
+    Optional<Long> notice = checkpoints.pendingNotice();
+    if (notice.isPresent()) {
+      return "checkpoint " + notice.get() + "\n";
+    }
+    return gang != null && gang.members.change() == ElasticGang.Change.GROW ? "checkpoint grow\n" : "ok\n";
   }
 
+  /**
+   * A checkpoint is written. It is what a pending change of size waited for: a shrink restarts the survivors before
+   * Spindle hears DONE (Spindle then kills the containers it takes back, and workers still running beside them would
+   * fail); a grow restarts at once. A whole preemption's notice outranks a grow.
+   */
   @Override
   public synchronized String checkpointed(int reportedAttempt, int rank, long step, String path) {
     if (!isCurrent(reportedAttempt, rank)) {
       return "ignored: not a worker of the current run\n";
     }
-    run.tracker.progress(rank, step);
-    note("run " + run.attempt + ": rank " + rank + " wrote the checkpoint of step " + step + ": " + path);
-    checkpoints.checkpointed(path);
+    gang.run().tracker().progress(rank, step);
+    note("run " + attempt + ": rank " + rank + " wrote the checkpoint of step " + step + ": " + path);
+    Optional<CheckpointNoticeView> notice = checkpoints.pending();
+    ElasticGang members = gang.members;
+    if (members.change() == ElasticGang.Change.SHRINK && notice.isPresent()
+        && notice.get().noticeId() == members.shrinkNotice()) {
+      restartAtNewSize("Spindle takes back " + members.departing().size() + " worker(s) (notice "
+          + members.shrinkNotice() + ")");
+      checkpoints.checkpointed(path);
+    } else if (members.change() == ElasticGang.Change.GROW && notice.isEmpty()) {
+      checkpoints.checkpointed(path);
+      restartAtNewSize("grown by " + (members.nextSize() - gang.run().size()) + " worker(s)");
+    } else {
+      checkpoints.checkpointed(path);
+    }
     return "ok\n";
   }
 
@@ -368,19 +444,49 @@ public final class GangMaster implements ProgressServer.Master {
   }
 
   private boolean isCurrent(int reportedAttempt, int rank) {
-    return run != null && run.tracker != null && reportedAttempt == run.attempt && rank >= 0
-        && rank < spec.workers();
+    return gang != null && gang.run() != null && !gang.stopping() && reportedAttempt == gang.run().attempt()
+        && rank >= 0 && rank < gang.run().size();
   }
 
   @Override
   public synchronized String status() {
     StringBuilder b = new StringBuilder();
     log.forEach(l -> b.append(l).append('\n'));
-    if (run != null && run.tracker != null) {
-      b.append("-- workers of run ").append(run.attempt).append('\n');
-      run.tracker.describe().forEach(l -> b.append(l).append('\n'));
+    if (gang != null && gang.run() != null) {
+      b.append("-- workers of run ").append(gang.run().attempt()).append('\n');
+      gang.run().tracker().describe().forEach(l -> b.append(l).append('\n'));
     }
     return b.toString();
+  }
+
+  /** Spindle's resize notices: which of the gang's containers go, and when the notice closed. */
+  private final class Resizes implements CheckpointRelay.Resizer {
+    @Override
+    public boolean resize(CheckpointNoticeView notice) {
+      synchronized (GangMaster.this) {
+        if (gang == null || gang.stopping()) {
+          return false;
+        }
+        boolean reissued = gang.members.shrinkNotice() == notice.noticeId();
+        if (!gang.members.resize(notice.noticeId(), notice.containerIds())) {
+          return false;
+        }
+        if (!reissued) {
+          note("run " + attempt + ": asking the workers to checkpoint; then the gang restarts without the "
+              + gang.members.departing().size() + " worker(s) Spindle takes back");
+        }
+        return true;
+      }
+    }
+
+    @Override
+    public void closed(long noticeId) {
+      synchronized (GangMaster.this) {
+        if (gang != null) {
+          gang.members.noticeClosed(noticeId);
+        }
+      }
+    }
   }
 
   private final class RmCallbacks extends AMRMClientAsync.AbstractCallbackHandler {
@@ -416,31 +522,53 @@ public final class GangMaster implements ProgressServer.Master {
     }
   }
 
+  /** The rank {@code id} runs in the current run, or null. */
+  private Integer rankInRun(ContainerId id) {
+    return gang == null ? null : gang.rankOf(id);
+  }
+
   private final class NmCallbacks extends NMClientAsync.AbstractCallbackHandler {
     @Override
     public void onContainerStarted(ContainerId id, Map<String, ByteBuffer> allServiceResponse) {
+      running(id);
+    }
+
+    @Override
+    public void onContainerReInitialize(ContainerId id) {
+      running(id);
+    }
+
+    private void running(ContainerId id) {
       synchronized (GangMaster.this) {
-        Integer rank = run == null ? null : run.rankOf.get(id);
+        Integer rank = rankInRun(id);
         if (rank != null) {
-          run.tracker.started(rank);
+          gang.run().tracker().started(rank);
         }
       }
     }
 
     @Override
     public void onStartContainerError(ContainerId id, Throwable t) {
+      notStarted(id, t);
+    }
+
+    @Override
+    public void onContainerReInitializeError(ContainerId id, Throwable t) {
+      notStarted(id, t);
+    }
+
+    private void notStarted(ContainerId id, Throwable t) {
       synchronized (GangMaster.this) {
-        Integer rank = run == null ? null : run.rankOf.get(id);
-        if (rank != null && !run.stopping) {
-          run.tracker.startFailed(rank, String.valueOf(t.getMessage()));
-          run.tracker.failure().ifPresent(GangMaster.this::failed);
+        Integer rank = rankInRun(id);
+        if (rank != null) {
+          gang.run().tracker().startFailed(rank, String.valueOf(t.getMessage()));
+          gang.run().tracker().failure().ifPresent(GangMaster.this::failed);
         }
       }
     }
 
     @Override
     public void onContainerStatusReceived(ContainerId id, ContainerStatus status) {}
-
     @Override
     public void onGetContainerStatusError(ContainerId id, Throwable t) {}
 
