@@ -444,7 +444,8 @@ final class EnginePreemption {
     DemandState existing = app.demands.get(run.requestKey);
     DemandState d = existing;
     if (existing == null) {
-      d = new DemandState(app, run.requestKey, run.shape, run.unitCharge, run.size, run.spec, run.requiredDepth);
+      d = DemandState.asked(app, run.requestKey, run.shape, run.unitCharge, run.elasticCore() ? run.asked() : run.size,
+          run.spec, run.requiredDepth);
       app.demands.put(run.requestKey, d);
       app.leaf.addPending(d.shape.partition(), d.pending());
     } else if (!existing.isGang() && !run.spec.gang() && existing.shape.equals(run.shape)) {
