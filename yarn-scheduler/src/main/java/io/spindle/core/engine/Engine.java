@@ -81,7 +81,7 @@ public final class Engine {
     this.gangPlacer = new GangPlacer(cluster);
     this.state = new EngineState(cluster, tree);
     ShapeCharges charges = new ShapeCharges(catalog, cluster);
-    this.gangRuns = new GangRuns(settings.preemption().enabled(), clock, state);
+    this.gangRuns = new GangRuns(settings.preemption().enabled(), clock);
     this.preemption = new EnginePreemption(settings.preemption(), clock, state, charges, gangPlacer, gangRuns);
     this.reservations = new Reservations(state, gangPlacer, settings, clock, preemption);
     this.admission = new Admission(state, catalog, charges, gangPlacer, clock, settings, migRepartitioning,

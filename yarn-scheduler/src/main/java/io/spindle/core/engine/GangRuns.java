@@ -32,12 +32,9 @@ final class GangRuns {
   private final Map<RequestRef, GangRun> elasticCores = new LinkedHashMap<>();
   private long nextId = 1;
 
-  private final EngineState state;
-
-  GangRuns(boolean preemptionEnabled, Clock clock, EngineState state) {
+  GangRuns(boolean preemptionEnabled, Clock clock) {
     this.preemptionEnabled = preemptionEnabled;
     this.clock = clock;
-    this.state = state;
   }
 
   /** The members of {@code d} just started together; returns their run, or {@code null} when none is needed. */
@@ -261,25 +258,9 @@ final class GangRuns {
     }
     if (run.core != null) {
       run.core.grownBy.remove(run);
-    } else if (run.spec.elastic() && elasticCores.remove(new RequestRef(run.appId, run.requestKey), run)) {
-      waitAgainForWanted(run);
+    } else if (run.spec.elastic()) {
+      // What it still asked for goes with it: an application that ended its gang asks again (a new start) or is done.
+      elasticCores.remove(new RequestRef(run.appId, run.requestKey), run);
     }
-  }
-
-  /**
-   * An elastic gang's core ended on its own (its application released or finished its members) while the application
-   * still asks for more: what it asks is a new start of the gang, waiting for its minimum. An application that stops
-   * its gang and asks for it again in one heartbeat has its ask land before the releases, as growth of the old gang.
-   */
-  private void waitAgainForWanted(GangRun core) {
-    AppState app = state.app(core.appId);
-    if (core.wanted <= 0 || core.phase() != GangRun.Phase.RUNNING || app == null
-        || app.demands.containsKey(core.requestKey)) {
-      return;
-    }
-    DemandState d = DemandState.asked(app, core.requestKey, core.shape, core.unitCharge, core.wanted, core.spec,
-        core.requiredDepth);
-    state.addDemand(d);
-    app.leaf.waitingApps.add(app);
   }
 }

@@ -285,26 +285,6 @@ class ElasticGangTest {
     });
   }
 
-  @Test
-  void anApplicationThatStopsItsGangAndAsksAgainInOneHeartbeatGetsANewStart() {
-    Engine e = twoNodes(queues("root.queues", "a", "root.a.capacity", "100", "root.a.user-limit-factor", "-1"));
-    CycleResult busy = at(e, 0, new AppSubmitted(AppId.of("busy"), "a", "u", 0),
-        new Demand(AppId.of("busy"), "r", ONE_GPU, 14));
-    CycleResult started = at(e, 1_000, new AppSubmitted(ELASTIC, "a", "u", 0),
-        new Demand(ELASTIC, "g", ONE_GPU, 8, elastic(2, 2)));
-    List<Long> first = ids(started.allocations(), ELASTIC);
-    assertThat(first).hasSize(2);
-    // Its launcher stops the gang and asks for all 8 again; YARN hands the engine the ask before the releases.
-    List<EngineEvent> restart = new ArrayList<>();
-    restart.add(new Demand(ELASTIC, "g", ONE_GPU, 8, elastic(2, 2)));
-    first.forEach(id -> restart.add(new ContainerFinished(id)));
-    clock.set(2_000);
-    CycleResult again = e.cycle(restart);
-    assertThat(ids(again.allocations(), ELASTIC)).as("a new start at its minimum").hasSize(2)
-        .doesNotContainAnyElementsOf(first);
-    assertThat(ids(busy.allocations(), AppId.of("busy"))).hasSize(14);
-  }
-
   private static void addEnds(CycleResult busy, String node, int count, List<EngineEvent> out) {
     busy.allocations().stream().filter(a -> a.nodeId().value().startsWith(node)).limit(count)
         .forEach(a -> out.add(new ContainerFinished(a.allocationId())));
