@@ -19,19 +19,24 @@ import java.util.Map;
  * @param reserve a gang that does not fit gets nodes reserved, which then only drain
  * @param runtimes jobs declare their run time, so that short jobs may run on nodes reserved for a gang when they
  *     end before the gang is due
+ * @param shortest every queue orders its jobs shortest declared run time first ({@code spindle.ordering=
+ *     shortest-first}; with {@code runtimes}, else every job declares none and the order is FIFO)
  */
-public record SpindlePolicy(boolean backfill, boolean pool, boolean borrow, boolean reserve, boolean runtimes)
-    implements SimPolicy {
+public record SpindlePolicy(boolean backfill, boolean pool, boolean borrow, boolean reserve, boolean runtimes,
+    boolean shortest) implements SimPolicy {
 
-  static final List<String> FEATURES = List.of("backfill", "pool", "borrow", "reserve", "runtimes");
+  static final List<String> FEATURES = List.of("backfill", "pool", "borrow", "reserve", "runtimes", "shortest");
   /** The order in which {@code --policy ablation} adds features. */
   static final List<String> ABLATION = List.of("spindle-helios", "spindle-helios+backfill",
       "spindle-helios+backfill+pool", "spindle-helios+backfill+pool+borrow",
       "spindle-helios+backfill+pool+borrow+reserve", "spindle");
 
   static SpindlePolicy parse(String name) {
+    if (name.equals("spindle+shortest")) {
+      return new SpindlePolicy(true, true, true, true, true, true);
+    }
     if (name.equals("spindle")) {
-      return new SpindlePolicy(true, true, true, true, true);
+      return new SpindlePolicy(true, true, true, true, true, false);
     }
     if (!name.startsWith("spindle-helios")) {
       throw new IllegalArgumentException("unknown policy '" + name + "'; policies are fifo, yarn, spindle-helios, "
@@ -53,16 +58,16 @@ public record SpindlePolicy(boolean backfill, boolean pool, boolean borrow, bool
         f[i] = true;
       }
     }
-    return new SpindlePolicy(f[0], f[1], f[2], f[3], f[4]);
+    return new SpindlePolicy(f[0], f[1], f[2], f[3], f[4], f[5]);
   }
 
   @Override
   public String name() {
     if (backfill && pool && borrow && reserve && runtimes) {
-      return "spindle";
+      return shortest ? "spindle+shortest" : "spindle";
     }
     StringBuilder s = new StringBuilder("spindle-helios");
-    boolean[] f = {backfill, pool, borrow, reserve, runtimes};
+    boolean[] f = {backfill, pool, borrow, reserve, runtimes, shortest};
     for (int i = 0; i < f.length; i++) {
       if (f[i]) {
         s.append('+').append(FEATURES.get(i));
@@ -79,6 +84,9 @@ public record SpindlePolicy(boolean backfill, boolean pool, boolean borrow, bool
     parts.add(borrow ? "borrowing up to maximum-capacity" : "maximum-capacity = guarantee (no borrowing)");
     parts.add(reserve ? "gangs reserve nodes (4 at most, 900 s timeout)" : "no reservations");
     parts.add(runtimes ? "jobs declare run times (backfill onto reserved nodes)" : "no declared run times");
+    if (shortest) {
+      parts.add("each queue serves the shortest declared run time first (spindle.ordering=shortest-first)");
+    }
     return "engine, " + String.join(", ", parts) + "; multi-GPU jobs are gangs";
   }
 
@@ -91,7 +99,13 @@ public record SpindlePolicy(boolean backfill, boolean pool, boolean borrow, bool
 
   @Override
   public Map<String, String> queueConf(ClusterSpec cluster) {
-    return borrow ? cluster.queueConf() : Policies.withoutBorrowing(cluster);
+    Map<String, String> conf = borrow ? cluster.queueConf() : Policies.withoutBorrowing(cluster);
+    if (!shortest) {
+      return conf;
+    }
+    Map<String, String> ordered = new java.util.LinkedHashMap<>(conf);
+    ordered.put(ClusterSpecs.key("root." + io.spindle.core.queue.AppOrdering.SPINDLE_KEY), "shortest-first");
+    return ordered;
   }
 
   @Override

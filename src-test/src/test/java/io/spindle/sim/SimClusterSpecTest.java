@@ -73,6 +73,11 @@ class SimClusterSpecTest {
     assertThat(Policies.parse("all,ablation")).extracting(SimPolicy::name).hasSize(8);
     assertThat(Policies.parse("spindle-helios+pool+backfill").get(0).name())
         .isEqualTo("spindle-helios+backfill+pool");
+    assertThat(Policies.parse("spindle-helios+shortest+runtimes,spindle+shortest")).extracting(SimPolicy::name)
+        .containsExactly("spindle-helios+runtimes+shortest", "spindle+shortest");
+    assertThat(Policies.parse("spindle+shortest").get(0).queueConf(ClusterSpecs.uniform(1, 8,
+        ClusterSpecs.PLAIN_GPU, 0, 0, null))).containsEntry("yarn.scheduler.capacity.root.spindle.ordering",
+        "shortest-first");
     assertThatThrownBy(() -> Policies.parse("spindle-helios+preempt")).hasMessageContaining("unknown feature");
     assertThat(List.of(Policies.parse("spindle-helios").get(0).isolatesPartitions(),
         Policies.parse("spindle").get(0).isolatesPartitions())).containsExactly(true, false);

@@ -483,6 +483,22 @@ final class PlacementPass {
       this.partition = partition;
       this.seen = seen;
       this.reorder = fair;
+      if (ordering == AppOrdering.SHORTEST_FIRST) {
+        // What an application declares does not change while a cycle places: one sort serves the whole walk.
+        apps.sort(java.util.Comparator.<AppState>comparingInt(a -> -a.priority)
+            .thenComparingLong(LeafCursor::declaredRuntime).thenComparing(AppState.ORDER));
+      }
+    }
+
+    /** The shortest run time its waiting requests declare; those that declare none come last. */
+    private static long declaredRuntime(AppState a) {
+      long shortest = Long.MAX_VALUE;
+      for (DemandState d : a.demands.values()) {
+        if (d.spec.maxRuntimeMillis() > 0) {
+          shortest = Math.min(shortest, d.spec.maxRuntimeMillis());
+        }
+      }
+      return shortest;
     }
 
     /** A container of the current request was placed: under fair ordering the next goes to whoever holds least. */

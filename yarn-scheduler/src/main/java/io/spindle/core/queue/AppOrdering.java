@@ -11,12 +11,19 @@ package io.spindle.core.queue;
  *   <li>{@link #FAIR_BY_SIZE}: {@code fair} with {@code ordering-policy.fair.enable-size-based-weight}: what each
  *       holds is divided by log2(1 + its demand in MB, held plus pending), as CapacityScheduler weighs it, so a larger
  *       application gets a larger share than a smaller one rather than an equal one.
+ *   <li>{@link #SHORTEST_FIRST} (Spindle's {@code spindle.ordering=shortest-first}): higher priority first, then the
+ *       application whose waiting requests declare the shortest run time ({@code spindle.max-runtime}), then the
+ *       older; applications that declare none come after those that do, oldest first.
  * </ul>
  */
 public enum AppOrdering {
   FIFO,
   FAIR,
-  FAIR_BY_SIZE;
+  FAIR_BY_SIZE,
+  SHORTEST_FIRST;
+
+  /** Spindle's own key, inherited by the queues below the one that sets it: {@code fifo} or {@code shortest-first}. */
+  public static final String SPINDLE_KEY = "spindle.ordering";
 
   /** CapacityScheduler's key of a leaf. */
   public static final String KEY = "ordering-policy";
@@ -25,7 +32,7 @@ public enum AppOrdering {
 
   /** Whether applications are ordered by what they hold (either fair ordering). */
   public boolean fair() {
-    return this != FIFO;
+    return this == FAIR || this == FAIR_BY_SIZE;
   }
 
   /** {@link #of(String)}, weighted by size where {@code sizeBasedWeight} is {@code "true"} under fair ordering. */
