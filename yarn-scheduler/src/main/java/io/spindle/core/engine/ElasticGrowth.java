@@ -91,11 +91,7 @@ final class ElasticGrowth {
     if (places == null) {
       return false;
     }
-    ResourceVector total = ResourceVector.ZERO;
-    for (Placement p : places) {
-      total = total.plus(p.charge());
-    }
-    if (pass.overLimits(app, core.shape.partition(), total).isPresent()) {
+    if (pass.overLimits(app, core.shape.partition(), places).isPresent()) {
       return false;
     }
     List<Long> ids = addGroup(core, places, decisions);

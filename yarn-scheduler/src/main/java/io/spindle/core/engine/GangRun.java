@@ -126,14 +126,7 @@ final class GangRun {
 
   /** For an elastic gang: the members that run and are not given back by a completed reclaim. */
   int sizeKept() {
-    GangRun c = core != null ? core : this;
-    int n = gangSize();
-    for (GangRun g : c.grownBy) {
-      if (g.givenBack) {
-        n -= g.members.size();
-      }
-    }
-    return n;
+    return gangSizeWithout(false);
   }
 
   /** Whether this is an elastic gang's core. */
@@ -162,14 +155,19 @@ final class GangRun {
 
   /** For an elastic gang: the members it runs with once the grown groups a reclaim has picked are gone. */
   int sizeAfterReclaims() {
+    return Math.max(1, gangSizeWithout(true));
+  }
+
+  /** {@link #gangSize} less the grown groups given back, and with {@code victimsToo} those a reclaim has picked. */
+  private int gangSizeWithout(boolean victimsToo) {
     GangRun c = core != null ? core : this;
     int n = gangSize();
     for (GangRun g : c.grownBy) {
-      if (g.phase == Phase.VICTIM || g.givenBack) {
+      if (g.givenBack || (victimsToo && g.phase == Phase.VICTIM)) {
         n -= g.members.size();
       }
     }
-    return Math.max(1, n);
+    return n;
   }
 
   /** What its members are charged now. */

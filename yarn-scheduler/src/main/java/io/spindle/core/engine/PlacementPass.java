@@ -307,11 +307,7 @@ final class PlacementPass {
       }
       return Optional.of(reservations.reserveFor(d, decisions));
     }
-    ResourceVector total = ResourceVector.ZERO;
-    for (Placement p : members) {
-      total = total.plus(p.charge());
-    }
-    Optional<Refusal> over = overLimits(d.app, d.shape.partition(), total);
+    Optional<Refusal> over = overLimits(d.app, d.shape.partition(), members);
     if (over.isPresent()) {
       return over;
     }
@@ -349,11 +345,7 @@ final class PlacementPass {
     if (all == null) {
       return null;
     }
-    ResourceVector total = ResourceVector.ZERO;
-    for (Placement p : all) {
-      total = total.plus(p.charge());
-    }
-    return overLimits(d.app, d.shape.partition(), total).isEmpty() ? all : null;
+    return overLimits(d.app, d.shape.partition(), all).isEmpty() ? all : null;
   }
 
   /**
@@ -417,6 +409,15 @@ final class PlacementPass {
    * Whether charging {@code charge} in {@code partition} to the application would break a queue maximum or its user
    * limit there.
    */
+  /** {@link #overLimits} for the members of a gang (or of an elastic gang's step) placed together. */
+  Optional<Refusal> overLimits(AppState app, String partition, List<Placement> members) {
+    ResourceVector total = ResourceVector.ZERO;
+    for (Placement p : members) {
+      total = total.plus(p.charge());
+    }
+    return overLimits(app, partition, total);
+  }
+
   Optional<Refusal> overLimits(AppState app, String partition, ResourceVector charge) {
     shares(partition);
     for (QueueState q = app.leaf; q != null; q = q.parent) {
