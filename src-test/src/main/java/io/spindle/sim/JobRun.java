@@ -21,6 +21,10 @@ final class JobRun {
   final List<Long> allocatedAt = new ArrayList<>();
   /** When it first held all its containers (a preempted job starts again later; its queueing delay ends here). */
   long startMillis = -1;
+  /** When it was last preempted, while it waits to start again; -1 otherwise. */
+  long preemptedAtMillis = -1;
+  /** Time spent waiting to start again after preemptions: part of its queueing delay, as the reference counts it. */
+  long preemptedWaitMillis;
   long endMillis = -1;
   String rejectedReason;
   /** Its run time done and checkpointed, for preemption. */

@@ -221,7 +221,8 @@ final class MetricsCollector {
     held[i] = held[i].minus(h);
     busyUnits -= h.gpuUnits();
     heldUnits -= h.gpuUnits();
-    finished.add(new double[] {i, (r.startMillis - r.job.submitMillis()) / 1000.0,
+    // Queueing delay as the reference baselines count it: the first wait and every wait after a preemption.
+    finished.add(new double[] {i, (r.startMillis - r.job.submitMillis() + r.preemptedWaitMillis) / 1000.0,
         (t - r.job.submitMillis()) / 1000.0});
     dirty = true;
   }

@@ -144,7 +144,8 @@ public final class Simulator {
         runs.put(r.app, r);
         arrived.add(r);
         metrics.submitted(r);
-        events.add(new EngineEvent.AppSubmitted(r.app, policy.engineQueue(job), job.user(), 0));
+        // The trace names no application: a job's kind, for learned run times, is its GPU count.
+        events.add(new EngineEvent.AppSubmitted(r.app, policy.engineQueue(job), job.user(), 0, job.gpus() + " GPUs"));
         events.add(new EngineEvent.Demand(r.app, "workers", shape, m.count(), spec));
         next++;
       }
@@ -211,6 +212,9 @@ public final class Simulator {
       for (JobRun r : starting) {
         if (!r.started()) {
           r.startMillis = now;
+        } else if (r.preemptedAtMillis >= 0) {
+          r.preemptedWaitMillis += now - r.preemptedAtMillis;
+          r.preemptedAtMillis = -1;
         }
         metrics.started(r, now);
         apps.started(r, now);
@@ -264,6 +268,7 @@ public final class Simulator {
     }
     apps.preempted(p, r, now);
     metrics.preempted(r);
+    r.preemptedAtMillis = now;
     for (long id : r.allocationIds) {
       carried.add(new EngineEvent.ContainerFinished(id));
       release(metrics, allocations.remove(id));

@@ -19,56 +19,65 @@ import java.util.Map;
  * @param reserve a gang that does not fit gets nodes reserved, which then only drain
  * @param runtimes jobs declare their run time, so that short jobs may run on nodes reserved for a gang when they
  *     end before the gang is due
- * @param shortest every queue orders its jobs shortest declared run time first ({@code spindle.ordering=
- *     shortest-first}; with {@code runtimes}, else every job declares none and the order is FIFO)
+ * @param shortest every queue orders its jobs shortest run time left first ({@code spindle.ordering=
+ *     shortest-first}): declared with {@code runtimes}, else learned from the finished jobs of the same queue (the
+ *     trace's user) and GPU count
+ * @param attained every queue orders its jobs least attained GPU service first ({@code spindle.ordering=
+ *     least-attained}, two levels split at 18,000 GPU-seconds)
+ * @param reorder with {@code shortest} or {@code attained}: a waiting job may take a running one of its queue that
+ *     the ordering puts after it ({@code spindle.ordering.preemption=true}); needs a {@code +preempt-...} mode
+ * @param unguarded with {@code shortest} or {@code attained}: no starvation bound
+ *     ({@code spindle.ordering.max-wait-seconds=0})
  */
 public record SpindlePolicy(boolean backfill, boolean pool, boolean borrow, boolean reserve, boolean runtimes,
-    boolean shortest) implements SimPolicy {
+    boolean shortest, boolean attained, boolean reorder, boolean unguarded) implements SimPolicy {
 
-  static final List<String> FEATURES = List.of("backfill", "pool", "borrow", "reserve", "runtimes", "shortest");
+  static final List<String> FEATURES = List.of("backfill", "pool", "borrow", "reserve", "runtimes", "shortest",
+      "attained", "reorder", "unguarded");
+  /** Spindle's own features: {@code spindle} has them all, and the ordering features may be added to it. */
+  private static final int BASE_FEATURES = 5;
   /** The order in which {@code --policy ablation} adds features. */
   static final List<String> ABLATION = List.of("spindle-helios", "spindle-helios+backfill",
       "spindle-helios+backfill+pool", "spindle-helios+backfill+pool+borrow",
       "spindle-helios+backfill+pool+borrow+reserve", "spindle");
 
   static SpindlePolicy parse(String name) {
-    if (name.equals("spindle+shortest")) {
-      return new SpindlePolicy(true, true, true, true, true, true);
-    }
-    if (name.equals("spindle")) {
-      return new SpindlePolicy(true, true, true, true, true, false);
-    }
-    if (!name.startsWith("spindle-helios")) {
+    boolean full = name.equals("spindle") || name.startsWith("spindle+");
+    if (!full && !name.startsWith("spindle-helios")) {
       throw new IllegalArgumentException("unknown policy '" + name + "'; policies are fifo, yarn, spindle-helios, "
           + "spindle, spindle-helios+<feature>... (features " + FEATURES + "), all, ablation, preempt-compare; "
           + "a spindle policy may end in +preempt-checkpoint or +preempt-kill-15s");
     }
     boolean[] f = new boolean[FEATURES.size()];
-    String rest = name.substring("spindle-helios".length());
+    if (full) {
+      java.util.Arrays.fill(f, 0, BASE_FEATURES, true);
+    }
+    String rest = name.substring(full ? "spindle".length() : "spindle-helios".length());
     if (!rest.isEmpty()) {
       if (!rest.startsWith("+")) {
         throw new IllegalArgumentException("unknown policy '" + name + "'");
       }
       for (String feature : rest.substring(1).split("\\+")) {
         int i = FEATURES.indexOf(feature);
-        if (i < 0) {
+        if (i < 0 || (full && i < BASE_FEATURES)) {
           throw new IllegalArgumentException("unknown feature '" + feature + "' in '" + name + "'; features are "
               + FEATURES);
         }
         f[i] = true;
       }
     }
-    return new SpindlePolicy(f[0], f[1], f[2], f[3], f[4], f[5]);
+    if ((f[7] || f[8]) && !f[5] && !f[6]) {
+      throw new IllegalArgumentException("'" + name + "': reorder and unguarded need shortest or attained");
+    }
+    return new SpindlePolicy(f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8]);
   }
 
   @Override
   public String name() {
-    if (backfill && pool && borrow && reserve && runtimes) {
-      return shortest ? "spindle+shortest" : "spindle";
-    }
-    StringBuilder s = new StringBuilder("spindle-helios");
-    boolean[] f = {backfill, pool, borrow, reserve, runtimes, shortest};
-    for (int i = 0; i < f.length; i++) {
+    boolean[] f = {backfill, pool, borrow, reserve, runtimes, shortest, attained, reorder, unguarded};
+    boolean full = backfill && pool && borrow && reserve && runtimes;
+    StringBuilder s = new StringBuilder(full ? "spindle" : "spindle-helios");
+    for (int i = full ? BASE_FEATURES : 0; i < f.length; i++) {
       if (f[i]) {
         s.append('+').append(FEATURES.get(i));
       }
@@ -85,7 +94,18 @@ public record SpindlePolicy(boolean backfill, boolean pool, boolean borrow, bool
     parts.add(reserve ? "gangs reserve nodes (4 at most, 900 s timeout)" : "no reservations");
     parts.add(runtimes ? "jobs declare run times (backfill onto reserved nodes)" : "no declared run times");
     if (shortest) {
-      parts.add("each queue serves the shortest declared run time first (spindle.ordering=shortest-first)");
+      parts.add("each queue serves the shortest run time left first (spindle.ordering=shortest-first), "
+          + (runtimes ? "declared" : "learned per queue and GPU count"));
+    }
+    if (attained) {
+      parts.add("each queue serves the least attained GPU service first (spindle.ordering=least-attained)");
+    }
+    if (reorder) {
+      parts.add("a job may preempt one of its queue that the ordering puts after it (spindle.ordering.preemption)");
+    }
+    if ((shortest || attained) && !unguarded) {
+      parts.add("a job that waited " + io.spindle.core.queue.OrderingRules.DEFAULT_MAX_WAIT_SECONDS / 3600
+          + " h goes first (spindle.ordering.max-wait-seconds)");
     }
     return "engine, " + String.join(", ", parts) + "; multi-GPU jobs are gangs";
   }
@@ -100,11 +120,18 @@ public record SpindlePolicy(boolean backfill, boolean pool, boolean borrow, bool
   @Override
   public Map<String, String> queueConf(ClusterSpec cluster) {
     Map<String, String> conf = borrow ? cluster.queueConf() : Policies.withoutBorrowing(cluster);
-    if (!shortest) {
+    if (!shortest && !attained) {
       return conf;
     }
     Map<String, String> ordered = new java.util.LinkedHashMap<>(conf);
-    ordered.put(ClusterSpecs.key("root." + io.spindle.core.queue.AppOrdering.SPINDLE_KEY), "shortest-first");
+    ordered.put(ClusterSpecs.key("root." + io.spindle.core.queue.AppOrdering.SPINDLE_KEY),
+        shortest ? "shortest-first" : "least-attained");
+    if (reorder) {
+      ordered.put(ClusterSpecs.key("root." + io.spindle.core.queue.OrderingRules.PREEMPT_KEY), "true");
+    }
+    if (unguarded) {
+      ordered.put(ClusterSpecs.key("root." + io.spindle.core.queue.OrderingRules.MAX_WAIT_KEY), "0");
+    }
     return ordered;
   }
 

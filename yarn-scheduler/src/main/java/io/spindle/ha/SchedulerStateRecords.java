@@ -53,7 +53,10 @@ final class SchedulerStateRecords {
         map(s.resumeFrom(), r -> new ResumeRecord(r.appId().value(), r.requestKey(), r.location())),
         map(s.starvation().requests(), w -> new WaitingSinceRecord(w.appId().value(), w.requestKey(), w.sinceMillis())),
         map(s.starvation().queues(), b -> new BelowFairShareSinceRecord(b.queue(), b.sinceMillis())),
-        map(s.declaredEnds(), e -> new DeclaredEndRecord(e.container(), e.endsAtMillis())));
+        map(s.declaredEnds(), e -> new DeclaredEndRecord(e.container(), e.endsAtMillis())),
+        map(s.attained(), a -> new io.spindle.ha.avro.AttainedRecord(a.appId().value(), a.gpuUnitMillis(),
+            a.ranMillis(), a.asOfMillis())),
+        map(s.learnedRuntimes(), l -> new io.spindle.ha.avro.LearnedRuntimeRecord(l.user(), l.kind(), l.runMillis())));
   }
 
   static DurableState toState(SchedulerState r) {
@@ -75,7 +78,11 @@ final class SchedulerStateRecords {
                 w.getSinceMillis())),
             map(r.getBelowFairShareSince(), b -> new DurableState.BelowFairShareSince(b.getQueue(),
                 b.getSinceMillis()))),
-        map(r.getDeclaredEnds(), e -> new DurableState.DeclaredEnd(e.getContainer(), e.getEndsAtMillis())));
+        map(r.getDeclaredEnds(), e -> new DurableState.DeclaredEnd(e.getContainer(), e.getEndsAtMillis())),
+        map(r.getAttained(), a -> new DurableState.AttainedState(AppId.of(a.getAppId()), a.getGpuUnitMillis(),
+            a.getRanMillis(), a.getAsOfMillis())),
+        map(r.getLearnedRuntimes(), l -> new DurableState.LearnedRuntime(l.getUser(), l.getKind(),
+            l.getRunMillis())));
   }
 
   private static NoticeRecord notice(DurableState.NoticeState n) {

@@ -39,7 +39,7 @@ final class EventRecords {
     } else if (event instanceof EngineEvent.NodeRemoved e) {
       return new NodeRemovedRecord(e.nodeId().value());
     } else if (event instanceof EngineEvent.AppSubmitted e) {
-      return new AppSubmittedRecord(e.appId().value(), e.queue(), e.user(), e.priority());
+      return new AppSubmittedRecord(e.appId().value(), e.queue(), e.user(), e.priority(), e.kind());
     } else if (event instanceof EngineEvent.AppFinished e) {
       return new AppFinishedRecord(e.appId().value());
     } else if (event instanceof EngineEvent.Demand e) {
@@ -72,7 +72,8 @@ final class EventRecords {
     } else if (record instanceof NodeRemovedRecord r) {
       return new EngineEvent.NodeRemoved(NodeId.of(r.getNodeId()));
     } else if (record instanceof AppSubmittedRecord r) {
-      return new EngineEvent.AppSubmitted(AppId.of(r.getAppId()), r.getQueue(), r.getUser(), r.getPriority());
+      return new EngineEvent.AppSubmitted(AppId.of(r.getAppId()), r.getQueue(), r.getUser(), r.getPriority(),
+          r.getKind());
     } else if (record instanceof AppFinishedRecord r) {
       return new EngineEvent.AppFinished(AppId.of(r.getAppId()));
     } else if (record instanceof DemandRecord r) {

@@ -105,6 +105,24 @@ final class AppLifecycle {
   }
 
   /**
+   * What the application is, for the run times {@code shortest-first} learns: its name and its tags, sorted, without
+   * Spindle's own (which say how it is placed, not what it is). {@code null} without an RMApp.
+   */
+  static String kind(RMApp rmApp) {
+    if (rmApp == null) {
+      return null;
+    }
+    StringBuilder s = new StringBuilder(rmApp.getName() == null ? "" : rmApp.getName());
+    Set<String> tags = rmApp.getApplicationTags() == null ? Set.of() : rmApp.getApplicationTags();
+    for (String tag : new java.util.TreeSet<>(tags)) {
+      if (!tag.startsWith("spindle.")) {
+        s.append(' ').append(tag);
+      }
+    }
+    return s.toString();
+  }
+
+  /**
    * @param placement where the queue mappings placed the application (its parent given in full), or {@code null}:
    *     then {@code queueName}, as submitted, names the leaf
    */
@@ -142,7 +160,8 @@ final class AppLifecycle {
     applications.put(appId, new SchedulerApplication<>(queue, user, priority, unmanagedAm));
     asks.put(appId, new AppAsks(tags, unmanagedAm));
     queue.getMetrics().submitApp(user, unmanagedAm);
-    toEngine.accept(new EngineEvent.AppSubmitted(YarnIds.app(appId), queue.path(), user, priority.getPriority()));
+    toEngine.accept(new EngineEvent.AppSubmitted(YarnIds.app(appId), queue.path(), user, priority.getPriority(),
+        kind(rmApp)));
     if (!parallel.admit(appId, queue.path(), user, amResource(rmApp, unmanagedAm), recovering)) {
       LOG.info("Application {} waits to run: {}", appId, parallel.whyWaiting(appId).orElse(""));
     }

@@ -98,7 +98,7 @@ final class Admission {
       return;
     }
     String user = e.user() == null || e.user().isBlank() ? "unknown" : e.user();
-    state.addApp(e.appId(), state.queue(leaf.get().path()), user, e.priority(), clock.nowMillis());
+    state.addApp(e.appId(), state.queue(leaf.get().path()), user, e.priority(), clock.nowMillis()).kind = e.kind();
   }
 
   void reprioritize(AppPriorityChanged e) {
@@ -122,6 +122,10 @@ final class Admission {
     }
     for (long id : app.allocations.ids()) {
       state.release(id);
+    }
+    if (app.leaf.config.ordering().ranked()) {
+      // Only there is what it ran kept across a failover (DurableState.attained), so only there is it learned from.
+      state.estimates().finished(app, app.attained.ranMillis(clock.nowMillis()));
     }
     state.removeApp(appId);
     state.durableChange();

@@ -24,6 +24,8 @@ final class AppState {
 
   final AppId id;
   final String user;
+  /** What it is, for learning run times: its name and tags as the driver words them; {@code null}: unknown. */
+  String kind;
   /** Changed only through {@link Admission#reprioritize}, which keeps the leaf's waiting order sorted. */
   int priority;
   final long submitTimeMillis;
@@ -32,6 +34,13 @@ final class AppState {
   final Map<String, DemandState> demands = new LinkedHashMap<>();
   final AllocationList allocations = AllocationList.ofApp();
   ResourceVector usage = ResourceVector.ZERO;
+  /** What it has run, settled by {@link EngineState} whenever {@link #usage} changes. */
+  final ServiceAttained attained;
+  /**
+   * The shortest run time its requests have declared ({@code spindle.max-runtime}), {@code 0} if none has: kept
+   * after the request is placed, so a run preempted and queued again is ordered by what it has left.
+   */
+  long declaredRuntimeMillis;
 
   AppState(AppId id, QueueState leaf, String user, int priority, long submitTimeMillis, long seq) {
     this.id = id;
@@ -40,6 +49,19 @@ final class AppState {
     this.priority = priority;
     this.submitTimeMillis = submitTimeMillis;
     this.seq = seq;
+    this.attained = new ServiceAttained(submitTimeMillis);
+  }
+
+  /** A request declares {@code millis} of run time: the application's shortest is kept. */
+  void declared(long millis) {
+    if (millis > 0 && (declaredRuntimeMillis == 0 || millis < declaredRuntimeMillis)) {
+      declaredRuntimeMillis = millis;
+    }
+  }
+
+  /** Time since submission not spent running: what the starvation bound counts. */
+  long waitedMillis(long now) {
+    return Math.max(0, now - submitTimeMillis - attained.ranMillis(now));
   }
 
   boolean hasPending() {

@@ -41,11 +41,23 @@ import java.util.Set;
  * @param resumeFrom where requests re-queued after preemption resume from
  * @param starvation how long requests and queues have starved
  * @param declaredEnds when running containers that declared a run time will have ended
+ * @param attained what each application has run (GPU service and wall time), as of the save: the ranked orderings
+ *     and the starvation bound go on from it
+ * @param learnedRuntimes the run times {@code shortest-first} learned from finished applications
  */
 public record DurableState(long nextNoticeId, long nextUnitId, List<UnitState> units,
     List<ReservationState> reservations,
     List<ReservationBackoff> reservationBackoffs, List<ReclaimState> reclaims, List<CheckpointState> checkpoints,
-    List<ResumeState> resumeFrom, StarvationState starvation, List<DeclaredEnd> declaredEnds) {
+    List<ResumeState> resumeFrom, StarvationState starvation, List<DeclaredEnd> declaredEnds,
+    List<AttainedState> attained, List<LearnedRuntime> learnedRuntimes) {
+
+  /** A state without attained service or learned run times (a scheduler whose queues order FIFO keeps none). */
+  public DurableState(long nextNoticeId, long nextUnitId, List<UnitState> units, List<ReservationState> reservations,
+      List<ReservationBackoff> reservationBackoffs, List<ReclaimState> reclaims, List<CheckpointState> checkpoints,
+      List<ResumeState> resumeFrom, StarvationState starvation, List<DeclaredEnd> declaredEnds) {
+    this(nextNoticeId, nextUnitId, units, reservations, reservationBackoffs, reclaims, checkpoints, resumeFrom,
+        starvation, declaredEnds, List.of(), List.of());
+  }
 
   /** Nothing in flight: what a scheduler that never ran would save. */
   public static final DurableState EMPTY = new DurableState(1, 1, List.of(), List.of(), List.of(), List.of(), List.of(),
@@ -77,6 +89,8 @@ public record DurableState(long nextNoticeId, long nextUnitId, List<UnitState> u
     resumeFrom = copy("resumeFrom", resumeFrom);
     require("starvation", starvation);
     declaredEnds = copy("declaredEnds", declaredEnds);
+    attained = copy("attained", attained);
+    learnedRuntimes = copy("learnedRuntimes", learnedRuntimes);
 
     Map<Long, UnitState> unitsById = new HashMap<>();
     Set<String> containers = new HashSet<>();
@@ -136,6 +150,7 @@ public record DurableState(long nextNoticeId, long nextUnitId, List<UnitState> u
     unique("checkpoint report", checkpoints.stream().map(CheckpointState::appId).toList());
     unique("resume location", resumeFrom.stream().map(r -> new RequestRef(r.appId(), r.requestKey())).toList());
     unique("declared end", declaredEnds.stream().map(DeclaredEnd::container).toList());
+    unique("attained service", attained.stream().map(AttainedState::appId).toList());
   }
 
   /**
@@ -317,6 +332,34 @@ public record DurableState(long nextNoticeId, long nextUnitId, List<UnitState> u
   public record DeclaredEnd(String container, long endsAtMillis) {
     public DeclaredEnd {
       require("container", container);
+    }
+  }
+
+  /**
+   * What an application had run at {@code asOfMillis} (the last change of what it holds, on the engine clock):
+   * GPU-unit milliseconds (840 units a GPU) and wall milliseconds. From then on it runs at the rate of what it holds.
+   */
+  public record AttainedState(AppId appId, long gpuUnitMillis, long ranMillis, long asOfMillis) {
+    public AttainedState {
+      require("appId", appId);
+      if (gpuUnitMillis < 0 || ranMillis < 0) {
+        throw new InvalidInputException("attained", appId, "negative service");
+      }
+    }
+  }
+
+  /**
+   * Run times learned for one user and kind ({@code kind} {@code null}: the user's own), oldest first.
+   */
+  public record LearnedRuntime(String user, String kind, List<Long> runMillis) {
+    public LearnedRuntime {
+      require("user", user);
+      runMillis = copy("runMillis", runMillis);
+      for (long r : runMillis) {
+        if (r <= 0) {
+          throw new InvalidInputException("runMillis", r, "a learned run time is positive");
+        }
+      }
     }
   }
 

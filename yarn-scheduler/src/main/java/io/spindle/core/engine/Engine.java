@@ -79,7 +79,7 @@ public final class Engine {
     this.cluster = new ClusterState(topology, settings.shareCandidates());
     this.migRepartitioning = new MigRepartitioning(cluster, settings, clock, migSlots);
     this.gangPlacer = new GangPlacer(cluster);
-    this.state = new EngineState(cluster, tree);
+    this.state = new EngineState(cluster, tree, clock);
     ShapeCharges charges = new ShapeCharges(catalog, cluster);
     this.gangRuns = new GangRuns(settings.preemption().enabled(), clock);
     this.preemption = new EnginePreemption(settings.preemption(), clock, state, charges, gangPlacer, gangRuns);

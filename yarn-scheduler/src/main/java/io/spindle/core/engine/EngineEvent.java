@@ -33,8 +33,15 @@ public sealed interface EngineEvent {
   /**
    * @param queue leaf queue by name or full path
    * @param priority higher runs first within a queue (YARN's application priority)
+   * @param kind what the application is, for learning run times from finished ones of its kind and user (the YARN
+   *     adapter gives its name and tags); {@code null}: only its user is known
    */
-  record AppSubmitted(AppId appId, String queue, String user, int priority) implements EngineEvent {}
+  record AppSubmitted(AppId appId, String queue, String user, int priority, String kind) implements EngineEvent {
+
+    public AppSubmitted(AppId appId, String queue, String user, int priority) {
+      this(appId, queue, user, priority, null);
+    }
+  }
 
   /**
    * The application's priority changed while it runs ({@code yarn application -updatePriority}): its waiting

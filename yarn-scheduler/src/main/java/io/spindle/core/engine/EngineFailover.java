@@ -1,5 +1,6 @@
 package io.spindle.core.engine;
 
+import io.spindle.core.model.AppId;
 import io.spindle.core.model.InvalidInputException;
 import io.spindle.core.placement.ClusterState;
 import io.spindle.core.placement.Reservation;
@@ -68,9 +69,22 @@ final class EngineFailover {
       }
     }
     ends.sort(Comparator.comparing(DurableState.DeclaredEnd::container)); // Same state, same record.
+    List<DurableState.AttainedState> attained = new ArrayList<>();
+    for (AppState app : state.apps()) {
+      // Only where the order depends on it: elsewhere it would make every start and end a change to save.
+      if (app.leaf.config.ordering().ranked()
+          && (app.attained.settledRanMillis() > 0 || !app.usage.equals(io.spindle.core.model.ResourceVector.ZERO))) {
+        attained.add(new DurableState.AttainedState(app.id, app.attained.settledGpuUnitMillis(),
+            app.attained.settledRanMillis(), app.attained.asOfMillis()));
+      }
+    }
+    List<DurableState.LearnedRuntime> learned = new ArrayList<>();
+    for (RuntimeEstimates.Learned l : state.estimates().export()) {
+      learned.add(new DurableState.LearnedRuntime(l.user(), l.kind(), l.runMillis()));
+    }
     return new DurableState(preemption.nextNoticeId(), preemption.nextUnitId(), preemption.unitStates(containerName),
         held, backoffs, preemption.reclaimStates(containerName), preemption.checkpointStates(),
-        preemption.resumeStates(), preemption.starvationState(), ends);
+        preemption.resumeStates(), preemption.starvationState(), ends, attained, learned);
   }
 
   /**
@@ -78,7 +92,7 @@ final class EngineFailover {
    * the state only after cycles that moved it.
    */
   long durableVersion() {
-    return state.durableChanges() + preemption.durableChanges();
+    return state.durableChanges() + preemption.durableChanges() + state.estimates().changes();
   }
 
   /**
@@ -156,8 +170,31 @@ final class EngineFailover {
         dropped.add("reservation backoff of " + b.appId() + "/" + b.requestKey() + ": application not recovered");
       }
     }
+    // Last: what preemption takes over charges held containers again, and what was run is counted on from the save.
+    restoreHistory(saved, dropped);
     restored = true;
     return new RestoreReport(taken.units(), taken.notices(), restoredReservations.size(), dropped);
+  }
+
+  /** Attained service of the applications that came back, and every learned run time. */
+  private void restoreHistory(DurableState saved, List<String> dropped) {
+    List<AppId> gone = new ArrayList<>();
+    for (DurableState.AttainedState a : saved.attained()) {
+      AppState app = state.app(a.appId());
+      if (app == null) {
+        gone.add(a.appId());
+      } else {
+        app.attained.restore(a.gpuUnitMillis(), a.ranMillis(), a.asOfMillis());
+      }
+    }
+    if (!gone.isEmpty()) {
+      dropped.add("attained service of " + gone + ": application not recovered");
+    }
+    List<RuntimeEstimates.Learned> learned = new ArrayList<>();
+    for (DurableState.LearnedRuntime l : saved.learnedRuntimes()) {
+      learned.add(new RuntimeEstimates.Learned(l.user(), l.kind(), l.runMillis()));
+    }
+    state.estimates().restore(learned);
   }
 
   /** Restored reservations and backoffs meet the asks: after the events of the first cycle after a restore. */

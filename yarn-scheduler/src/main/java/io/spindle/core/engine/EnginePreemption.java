@@ -277,7 +277,7 @@ final class EnginePreemption {
       int planned = activePlansFor(d);
       int wanted = d.isGang() ? (planned == 0 ? 1 : 0) : d.outstanding - planned;
       for (int i = 0; i < wanted && budget > 0; i++) {
-        Optional<Plan> plan = planner.plan(snapshot.need(d, cross), snapshot.probe(d),
+        Optional<Plan> plan = planner.plan(snapshot.need(d, cross, now), snapshot.probe(d),
             firstPlan ? Integer.MAX_VALUE : budget);
         if (plan.isEmpty()) {
           break;
@@ -379,6 +379,22 @@ final class EnginePreemption {
     return enabled() ? failover.regroupLate(saved, recovered, dropped) : 0;
   }
 
+  /** Why a victim of the need's own queue is taken: a lower priority, or a later place in the queue's ordering. */
+  private static String sameQueueReason(io.spindle.core.preemption.Need need, DemandState d, Candidate v) {
+    String who = "request " + d.key + " of application " + d.app.id;
+    if (v.priority() < need.priority() || !need.reorders() || v.rank() <= need.rank()) {
+      return who + " (priority " + d.app.priority + ") outranks this application (priority " + v.priority()
+          + ") in queue " + v.queue();
+    }
+    return switch (d.app.leaf.config.ordering()) {
+      case LEAST_ATTAINED -> who + " has attained less GPU service (level " + need.rank() + ", this application "
+          + v.rank() + ") in queue " + v.queue() + ", ordered least-attained";
+      default -> who + " has less run time left (" + need.rank() / 1000 + " s, this application "
+          + (v.rank() == LeafOrder.UNKNOWN ? "unknown" : v.rank() / 1000 + " s") + ") in queue " + v.queue()
+          + ", ordered shortest-first";
+    };
+  }
+
   // ---------------------------------------------------------------- views
 
   OptionalLong nextDeadlineMillis() {
@@ -394,8 +410,7 @@ final class EnginePreemption {
   private void open(Plan plan, DemandState d, List<Decision> decisions) {
     ReclaimLedger.InFlight p = ledger.open(plan, clock.nowMillis(), settings.checkpointGraceMillis(),
         this::maxExtensions, this::maxExtensionMillis, v -> v.queue().equals(d.app.leaf.path())
-            ? "request " + d.key + " of application " + d.app.id + " (priority " + d.app.priority
-                + ") outranks this application (priority " + v.priority() + ") in queue " + v.queue()
+            ? sameQueueReason(plan.need(), d, v)
             : "queue " + d.app.leaf.path() + " is below its fair share and its request " + d.key + " of application "
                 + d.app.id + " has waited " + preemption.starvation.waitedMillis(d.ref, clock.nowMillis()) / 1000
                 + " s; queue " + v.queue() + " is above its own");

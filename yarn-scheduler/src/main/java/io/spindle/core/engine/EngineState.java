@@ -70,9 +70,23 @@ final class EngineState {
   /** Counts changes to what the engine exports for a failover (reservations, backoffs, declared ends). */
   private long durableChanges;
 
-  EngineState(ClusterState cluster, QueueTree tree) {
+  private final Clock clock;
+  private final RuntimeEstimates estimates = new RuntimeEstimates();
+
+  EngineState(ClusterState cluster, QueueTree tree, Clock clock) {
     this.cluster = cluster;
+    this.clock = clock;
     install(tree);
+  }
+
+  /** The engine clock's now: attained service is read at it. */
+  long nowMillis() {
+    return clock.nowMillis();
+  }
+
+  /** Run times learned from finished applications. */
+  RuntimeEstimates estimates() {
+    return estimates;
   }
 
   ClusterState cluster() {
@@ -199,6 +213,7 @@ final class EngineState {
   /** Adds a request's outstanding containers to its application and to its leaf's pending demand. */
   void addDemand(DemandState d) {
     d.app.demands.put(d.key, d);
+    d.app.declared(d.spec.maxRuntimeMillis());
     d.app.leaf.addPending(d.shape.partition(), d.pending());
   }
 
@@ -309,8 +324,12 @@ final class EngineState {
   }
 
   /** Charges the application (all partitions together) and, in the request's partition, its queues and user. */
-  private static void addUsage(AppState app, String partition, ResourceVector delta) {
+  private void addUsage(AppState app, String partition, ResourceVector delta) {
     app.usage = app.usage.plus(delta);
+    app.attained.settle(clock.nowMillis(), app.usage);
+    if (app.leaf.config.ordering().ranked()) {
+      durableChanges++; // What it has run is kept for a failover where the order depends on it.
+    }
     chargeQueues(app, partition, delta);
   }
 

@@ -122,7 +122,7 @@ final class PlacementPass {
     }
     for (QueueState q : state.queues()) {
       if (q.isLeaf() && !q.waitingApps.isEmpty()) {
-        cursors.put(q, new LeafCursor(new ArrayList<>(q.waitingApps), q.config.ordering(), partition, seen));
+        cursors.put(q, new LeafCursor(q, partition, seen));
         for (QueueState p = q; p != null; p = p.parent) {
           p.activeLeaves++;
         }
@@ -473,33 +473,23 @@ final class PlacementPass {
     private int demandIndex;
 
     /**
-     * @param ordering the leaf's; under fair ordering by what each application holds, afresh after every placement
+     * Walks {@code leaf}'s waiting applications in its order; under fair ordering by what each holds, afresh after
+     * every placement.
+     *
      * @param partition the partition whose requests it walks
      * @param seen where the partitions of the requests it skips are added; {@code null}: nowhere
      */
-    LeafCursor(List<AppState> apps, AppOrdering ordering, String partition, Set<String> seen) {
-      this.apps = apps;
-      this.ordering = ordering;
+    LeafCursor(QueueState leaf, String partition, Set<String> seen) {
+      this.apps = new ArrayList<>(leaf.waitingApps);
+      this.ordering = leaf.config.ordering();
       this.fair = ordering.fair();
       this.partition = partition;
       this.seen = seen;
       this.reorder = fair;
-      if (ordering == AppOrdering.SHORTEST_FIRST) {
-        // What an application declares does not change while a cycle places: one sort serves the whole walk.
-        apps.sort(java.util.Comparator.<AppState>comparingInt(a -> -a.priority)
-            .thenComparingLong(LeafCursor::declaredRuntime).thenComparing(AppState.ORDER));
+      if (ordering.ranked()) {
+        // Ranks change with time, not while a cycle places: one sort serves the whole walk.
+        new LeafOrder(leaf, state.estimates(), clock.nowMillis()).sort(apps);
       }
-    }
-
-    /** The shortest run time its waiting requests declare; those that declare none come last. */
-    private static long declaredRuntime(AppState a) {
-      long shortest = Long.MAX_VALUE;
-      for (DemandState d : a.demands.values()) {
-        if (d.spec.maxRuntimeMillis() > 0) {
-          shortest = Math.min(shortest, d.spec.maxRuntimeMillis());
-        }
-      }
-      return shortest;
     }
 
     /** A container of the current request was placed: under fair ordering the next goes to whoever holds least. */

@@ -124,9 +124,12 @@ final class PreemptionSnapshot {
         // An elastic gang gives back what it grew by before it can be taken whole; a restarting one stops anyway.
         continue;
       }
+      LeafOrder order = new LeafOrder(app.leaf, state.estimates(), now);
+      boolean reorderable = reordering(app.leaf) && !order.aged(app)
+          && now - run.startMillis >= app.leaf.config.orderingRules().minRuntimeMillis();
       candidates.add(new Candidate(run.id, run.appId, run.requestKey, app.leaf.path(), app.user, app.priority,
           run.charge(state), run.startMillis, preemption.lastCheckpointMillis(run.appId),
-          new ArrayList<>(run.members), run.core != null));
+          new ArrayList<>(run.members), run.core != null, reorderable ? order.rank(app) : 0, reorderable));
     }
     ResourceVector used = queues.iterator().next().usage(partition); // Root comes first and holds everything.
     ResourceVector capacity = cluster.capacity(partition);
@@ -148,13 +151,20 @@ final class PreemptionSnapshot {
     }
   }
 
-  /** What {@code d} needs of one plan: a gang whole, else one container. */
-  Need need(DemandState d, boolean crossQueue) {
+  /** What {@code d} needs of one plan at {@code now}: a gang whole, else one container. */
+  Need need(DemandState d, boolean crossQueue, long now) {
     int containers = d.isGang() ? d.outstanding : 1;
     AppState app = d.app;
+    boolean reorders = reordering(app.leaf);
     return new Need(app.id, d.key, app.leaf.path(), app.user, app.priority, d.unitCharge.times(containers),
         containers, d.isGang(), crossQueue, app.leaf.userUsage(d.shape.partition()).getOrDefault(app.user,
-            ResourceVector.ZERO), UserLimits.limit(app.leaf, d.shape.partition(), app.user));
+            ResourceVector.ZERO), UserLimits.limit(app.leaf, d.shape.partition(), app.user), reorders,
+        reorders ? new LeafOrder(app.leaf, state.estimates(), now).rank(app) : 0);
+  }
+
+  /** Whether work of {@code leaf} may be taken by a queue-mate its ordering puts first. */
+  private static boolean reordering(QueueState leaf) {
+    return leaf.config.ordering().ranked() && leaf.config.orderingRules().preempt();
   }
 
   /** The request of a plan's need, if it still waits. */

@@ -15,12 +15,25 @@ import java.util.List;
  * @param startMillis when it started
  * @param checkpointMillis when its application last reported a checkpoint, {@link Long#MIN_VALUE} if never
  * @param elastic members an elastic gang grew by: taken before anything else ({@link VictimOrder})
+ * @param rank where its queue's ordering puts its application ({@code least-attained}: the level of its attained
+ *     service; {@code shortest-first}: the run time it has left), lower first
+ * @param reorderable whether a need of its queue that ranks before it may take it ({@link Need#reorders}): its queue
+ *     preempts by ordering, it has run its queue's minimum run time since it started, and its application has not
+ *     waited the queue's starvation bound
  */
 public record Candidate(long unitId, AppId appId, String requestKey, String queue, String user, int priority,
-    ResourceVector charge, long startMillis, long checkpointMillis, List<Long> allocationIds, boolean elastic) {
+    ResourceVector charge, long startMillis, long checkpointMillis, List<Long> allocationIds, boolean elastic,
+    long rank, boolean reorderable) {
 
   public Candidate {
     allocationIds = List.copyOf(allocationIds);
+  }
+
+  /** Not taken by ordering. */
+  public Candidate(long unitId, AppId appId, String requestKey, String queue, String user, int priority,
+      ResourceVector charge, long startMillis, long checkpointMillis, List<Long> allocationIds, boolean elastic) {
+    this(unitId, appId, requestKey, queue, user, priority, charge, startMillis, checkpointMillis, allocationIds,
+        elastic, 0, false);
   }
 
   /** A whole gang, or one container. */

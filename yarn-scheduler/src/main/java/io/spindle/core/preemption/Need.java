@@ -14,6 +14,18 @@ import io.spindle.core.model.ResourceVector;
  *     starvation delay. Without it, only lower-priority work of its own queue is eligible.
  * @param userUsage what the request's user holds in its queue now
  * @param userLimit the most that user may hold in the queue, {@code null} for no per-user limit
+ * @param reorders its queue preempts by its ordering ({@code spindle.ordering.preemption}): it may take work of its
+ *     own queue and priority whose {@link Candidate#rank} is strictly above its own
+ * @param rank where its queue's ordering puts it, lower first (see {@link Candidate#rank})
  */
 public record Need(AppId appId, String requestKey, String queue, String user, int priority, ResourceVector charge,
-    int containers, boolean gang, boolean crossQueue, ResourceVector userUsage, ResourceVector userLimit) {}
+    int containers, boolean gang, boolean crossQueue, ResourceVector userUsage, ResourceVector userLimit,
+    boolean reorders, long rank) {
+
+  /** A need that takes nothing by its queue's ordering (as every need restored after a failover). */
+  public Need(AppId appId, String requestKey, String queue, String user, int priority, ResourceVector charge,
+      int containers, boolean gang, boolean crossQueue, ResourceVector userUsage, ResourceVector userLimit) {
+    this(appId, requestKey, queue, user, priority, charge, containers, gang, crossQueue, userUsage, userLimit, false,
+        0);
+  }
+}

@@ -18,7 +18,9 @@ import java.util.Set;
  * <p><b>Who may be taken.</b> A victim of another leaf queue only for a need whose queue has starved below its fair
  * share ({@link Need#crossQueue}); a victim of the need's own leaf only if its application has a lower priority, or
  * if it is members an elastic gang grew by ({@link Candidate#elastic}): those were lent capacity nobody waited for,
- * and any waiting request of their queue may have it back. A need is never growth (growth only takes idle capacity),
+ * and any waiting request of their queue may have it back; or, in a queue that preempts by its ordering
+ * ({@link Need#reorders}), if it has the need's priority and ranks strictly after it ({@link Candidate#rank}) and
+ * is {@link Candidate#reorderable} (it has run its minimum run time and has not waited its starvation bound). A need is never growth (growth only takes idle capacity),
  * so no gang is shrunk to grow another, and no gang is shrunk below its minimum by these rules.
  * With every victim of a plan taken and the need placed, writing {@code u} for a queue's projected usage before,
  * {@code u'} after, {@code f} for its fair share and {@code ds} for dominant share:
@@ -152,7 +154,8 @@ public final class PreemptionPlanner {
   /** The quick filter: which kind of victim the need may have at all. */
   private boolean eligible(Need need, Candidate c) {
     if (c.queue().equals(need.queue())) {
-      return (c.priority() < need.priority() || c.elastic()) && !c.appId().equals(need.appId());
+      return !c.appId().equals(need.appId()) && (c.priority() < need.priority() || c.elastic()
+          || (need.reorders() && c.reorderable() && c.priority() == need.priority() && c.rank() > need.rank()));
     }
     return need.crossQueue() && queues.containsKey(c.queue()) && distanceAboveFairShare(c.queue()) > 0;
   }
@@ -180,10 +183,17 @@ public final class PreemptionPlanner {
         }
       }
     }
+    boolean reordering = reorderingOnly(need, victims);
     for (Map.Entry<String, ResourceVector> d : delta.entrySet()) {
       QueueView q = queues.get(d.getKey());
       if (q.parent() == null || !q.hasSibling()) {
         continue; // Capacity a queue without siblings gives up can only go back into its own subtree.
+      }
+      if (reordering) {
+        // A swap inside one queue by its ordering may leave it below its fair share by what the victims free beyond
+        // the need: that capacity is the queue's to use first (it is now the furthest below its share), and any
+        // sibling that takes it meanwhile is reclaimed from under the fair-share rules above, which never loop.
+        continue;
       }
       double fair = ds(q.fairShare());
       if (ds(usage.get(q.path())) >= fair && ds(usage.get(q.path()).plus(d.getValue())) < fair) {
@@ -191,6 +201,17 @@ public final class PreemptionPlanner {
       }
     }
     return true;
+  }
+
+  /** Whether every victim is taken by the ordering of the need's own queue (none for priority or growth). */
+  private static boolean reorderingOnly(Need need, List<Candidate> victims) {
+    for (Candidate v : victims) {
+      if (!v.queue().equals(need.queue()) || !need.reorders() || !v.reorderable() || v.priority() != need.priority()
+          || v.rank() <= need.rank()) {
+        return false;
+      }
+    }
+    return !victims.isEmpty();
   }
 
   /** The rules about what is given: the need's side stays within its fair share, its maxima and its user limit. */

@@ -14,6 +14,7 @@ import java.util.List;
  * @param minimumUserLimitPercent CapacityScheduler's {@code minimum-user-limit-percent}: with N users asking, each may
  *     hold at most the larger of 1/N of the queue and this percent of it; 100 (the default) bounds nobody
  * @param labels its node labels (partitions) and its capacities in them
+ * @param orderingRules a leaf's starvation bound, attained-service levels and intra-queue preemption (Spindle keys)
  */
 public record QueueConfig(
     String path,
@@ -25,26 +26,28 @@ public record QueueConfig(
     QueuePreemption preemption,
     AppOrdering ordering,
     double minimumUserLimitPercent,
-    QueueLabels labels) {
+    QueueLabels labels,
+    OrderingRules orderingRules) {
 
   public QueueConfig {
     labels = labels == null ? QueueLabels.INHERIT : labels;
     children = List.copyOf(children);
     preemption = preemption == null ? QueuePreemption.INHERIT : preemption;
     ordering = ordering == null ? AppOrdering.FIFO : ordering;
+    orderingRules = orderingRules == null ? OrderingRules.DEFAULTS : orderingRules;
   }
 
   /** A queue that inherits every preemption bound and orders FIFO. */
   public QueueConfig(String path, List<String> children, Capacity capacity, Capacity maximumCapacity,
       double userLimitFactor, double weight) {
     this(path, children, capacity, maximumCapacity, userLimitFactor, weight, QueuePreemption.INHERIT,
-        AppOrdering.FIFO, 100, QueueLabels.INHERIT);
+        AppOrdering.FIFO, 100, QueueLabels.INHERIT, OrderingRules.DEFAULTS);
   }
 
   /** This queue with {@code c} as its capacity. */
   public QueueConfig withCapacity(Capacity c) {
     return new QueueConfig(path, children, c, maximumCapacity, userLimitFactor, weight, preemption, ordering,
-        minimumUserLimitPercent, labels);
+        minimumUserLimitPercent, labels, orderingRules);
   }
 
   public boolean isLeaf() {

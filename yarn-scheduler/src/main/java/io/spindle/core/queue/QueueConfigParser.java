@@ -26,6 +26,7 @@ import java.util.regex.Pattern;
  *   <li>{@code yarn.scheduler.capacity.<p>.user-limit-factor}: default 1; -1 for no per-user limit
  *   <li>{@code yarn.scheduler.capacity.<p>.disable_preemption}: no container of the queue is a victim; inherited
  *   <li>{@code yarn.scheduler.capacity.<p>.ordering-policy} of a leaf: {@link AppOrdering}
+ *   <li>{@code yarn.scheduler.capacity.<p>.spindle.ordering} and the keys under it: {@link OrderingRulesParser}
  *   <li>{@code yarn.scheduler.capacity.<p>.minimum-user-limit-percent}: default 100 (see {@link QueueConfig})
  *   <li>{@code yarn.scheduler.capacity.<p>.spindle.weight}: share of idle capacity when borrowing; default 1
  *   <li>{@code yarn.scheduler.capacity.<p>.spindle.preemption.max-extensions} and
@@ -72,8 +73,8 @@ public final class QueueConfigParser {
 
   /** Spindle per-queue keys this parser owns; other {@code spindle.*} keys are declared by later features. */
   private static final Set<String> SPINDLE_QUEUE_KEYS =
-      Set.of(WEIGHT, PREEMPTION_MAX_EXTENSIONS, PREEMPTION_MAX_EXTENSION_SECONDS, AUTO_CREATED,
-          AppOrdering.SPINDLE_KEY);
+      union(Set.of(WEIGHT, PREEMPTION_MAX_EXTENSIONS, PREEMPTION_MAX_EXTENSION_SECONDS, AUTO_CREATED),
+          OrderingRulesParser.KEYS);
   private static final Set<String> STANDARD_QUEUE_KEYS = Set.of(QUEUES, CAPACITY, MAXIMUM_CAPACITY, USER_LIMIT_FACTOR);
   private static final Pattern QUEUE_NAME = Pattern.compile("[A-Za-z0-9_-]+");
   private static final double PERCENT_TOLERANCE = 1e-6;
@@ -149,7 +150,7 @@ public final class QueueConfigParser {
   private static QueueConfig createdQueue(String path, AutoCreation auto, List<String> children) {
     return children.isEmpty() ? new QueueConfig(path, List.of(), auto.templateCapacity(), auto.templateMaximum(),
         auto.templateUserLimitFactor(), DEFAULT_WEIGHT, QueuePreemption.INHERIT, AppOrdering.FIFO, 100,
-        auto.templateLabels())
+        auto.templateLabels(), OrderingRules.DEFAULTS)
         : new QueueConfig(path, children, new Capacity.Weight(1, Double.NaN),
             new Capacity.Percent(DEFAULT_MAXIMUM_PERCENT), DEFAULT_USER_LIMIT_FACTOR, DEFAULT_WEIGHT);
   }
@@ -446,13 +447,14 @@ public final class QueueConfigParser {
     QueuePreemption preemption = new QueuePreemption(extensions == null ? null : extensions.intValue(),
         extensionSeconds == null ? null : extensionSeconds * 1000, parseHadoopBoolean(c.get(key(path,
             DISABLE_PREEMPTION))));
-    AppOrdering ordering = children.isEmpty() ? ordering(c, path) : AppOrdering.FIFO;
+    AppOrdering ordering = children.isEmpty() ? OrderingRulesParser.ordering(c, path) : AppOrdering.FIFO;
+    OrderingRules orderingRules = children.isEmpty() ? OrderingRulesParser.rules(c, path) : OrderingRules.DEFAULTS;
     double mulp = parseNumber(c, key(path, MINIMUM_USER_LIMIT_PERCENT), 100);
     if (!(mulp >= 0)) {
       throw new QueueConfigException(key(path, MINIMUM_USER_LIMIT_PERCENT), "must not be negative; was " + mulp);
     }
     return new QueueConfig(path, children, capacity, maximum, ulf, weight, preemption, ordering, mulp,
-        QueueLabels.read(c, path));
+        QueueLabels.read(c, path), orderingRules);
   }
 
   /**
@@ -466,30 +468,6 @@ public final class QueueConfigParser {
     }
     String v = raw.strip();
     return v.equalsIgnoreCase("true") ? Boolean.TRUE : v.equalsIgnoreCase("false") ? Boolean.FALSE : null;
-  }
-
-  /**
-   * A leaf's ordering: Spindle's {@code spindle.ordering}, set on it or inherited from the nearest ancestor that sets
-   * it, where it says {@code shortest-first}; else CapacityScheduler's {@code ordering-policy} of the leaf.
-   */
-  private static AppOrdering ordering(Map<String, String> c, String path) {
-    for (String p = path; p != null; p = p.contains(".") ? p.substring(0, p.lastIndexOf('.')) : null) {
-      String v = c.get(key(p, AppOrdering.SPINDLE_KEY));
-      if (v == null) {
-        continue;
-      }
-      switch (v.strip()) {
-        case "shortest-first" -> {
-          return AppOrdering.SHORTEST_FIRST;
-        }
-        case "fifo" -> {
-          return AppOrdering.of(c.get(key(path, AppOrdering.KEY)), c.get(key(path, AppOrdering.SIZE_BASED_WEIGHT)));
-        }
-        default -> throw new QueueConfigException(key(p, AppOrdering.SPINDLE_KEY),
-            "is fifo or shortest-first; was '" + v.strip() + "'");
-      }
-    }
-    return AppOrdering.of(c.get(key(path, AppOrdering.KEY)), c.get(key(path, AppOrdering.SIZE_BASED_WEIGHT)));
   }
 
   /** A whole number in 0..max, or {@code null} when the key is absent (the queue inherits). */

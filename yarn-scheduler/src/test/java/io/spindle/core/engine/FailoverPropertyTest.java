@@ -54,7 +54,11 @@ class FailoverPropertyTest {
   private static final Topology RACKS = Topology.builder("rack").location("/r1").location("/r2").build();
   private static final QueueTree TREE = queues("root.queues", "a,b,c", "root.a.capacity", "50",
       "root.b.capacity", "25", "root.c.capacity", "25", "root.a.user-limit-factor", "-1",
-      "root.b.user-limit-factor", "-1", "root.c.user-limit-factor", "-1");
+      "root.b.user-limit-factor", "-1", "root.c.user-limit-factor", "-1",
+      // The ranked orders keep what applications attained and learned run times across failovers.
+      "root.b.spindle.ordering", "least-attained", "root.b.spindle.ordering.preemption", "true",
+      "root.b.spindle.ordering.attained-thresholds-gpu-seconds", "120",
+      "root.b.spindle.ordering.preemption.min-runtime-seconds", "30", "root.c.spindle.ordering", "shortest-first");
   private static final Resources AM = Resources.of(1024, 1);
 
   enum Behaviour { DONE_SOON, DONE_LATE, EXTEND_THEN_DONE, SILENT }
@@ -113,7 +117,8 @@ class FailoverPropertyTest {
       for (int j = 0; j < jobCount; j++) {
         Job job = randomJob(AppId.of("j" + j));
         jobs.put(job.app(), job);
-        at(job.arrival(), new AppSubmitted(job.app(), job.queue(), "u" + rnd.nextInt(2), job.priority()));
+        at(job.arrival(), new AppSubmitted(job.app(), job.queue(), "u" + rnd.nextInt(2), job.priority(),
+            "kind" + job.priority()));
         at(job.arrival(), new Demand(job.app(), "am", AM, 1, PlacementSpec.APPLICATION_MASTER));
         at(job.arrival(), new Demand(job.app(), "r", job.shape(), job.members(), job.spec()));
       }

@@ -29,7 +29,9 @@ import java.util.TreeMap;
 import org.junit.jupiter.api.Test;
 
 /**
- * 500 random workloads with preemption on, on four 8-GPU nodes, under a flat or a two-level queue tree, with gangs,
+ * 500 random workloads with preemption on, on four 8-GPU nodes, under a flat or a two-level queue tree or a flat one
+ * whose queues order least-attained and preempt by that order (two levels: one application may take another of its
+ * queue and priority that has attained more service, and is never taken back by it), with gangs,
  * single containers, CPU-only (memory-dominant) work and priorities; a driver plays the applications: it answers
  * notices with DONE (early or late), EXTEND (once or twice) or silence, reports checkpoints now and then, and kills
  * what is preempted a little later. Half the workloads are <em>stable</em>: jobs arrive in the first 300 s and then
@@ -97,12 +99,15 @@ class PreemptionPropertyTest {
     int preempted = 0;
     int withdrawn = 0;
     int extended = 0;
+    int reordered = 0;
     for (int seed = 0; seed < WORKLOADS; seed++) {
       int[] c = new Workload(seed).run();
       preempted += c[0];
       withdrawn += c[1];
       extended += c[2];
+      reordered += c[4];
     }
+    assertThat(reordered).as("notices by a least-attained queue's ordering").isGreaterThan(100);
     // The workloads must exercise what they check.
     assertThat(preempted).as("reclaims").isGreaterThan(1_000);
     assertThat(withdrawn).as("withdrawn notices").isGreaterThan(20);
@@ -147,6 +152,9 @@ class PreemptionPropertyTest {
     final List<Edge> edges = new ArrayList<>();
     final List<Long> loadChanges = new ArrayList<>();
     int withdrawnCount;
+    /** Reclaims inside a least-attained queue between applications of the same priority. */
+    int reorderedCount;
+    boolean reordering;
     int extendedCount;
     int noticeCount;
 
@@ -157,14 +165,22 @@ class PreemptionPropertyTest {
     }
 
     int[] run() {
-      QueueTree tree = rnd.nextBoolean()
+      int layout = rnd.nextInt(3);
+      reordering = layout == 2;
+      QueueTree tree = layout == 0
           ? queues("root.queues", "a,b,c", "root.a.capacity", "50", "root.b.capacity", "25", "root.c.capacity", "25",
               "root.a.user-limit-factor", "-1", "root.b.user-limit-factor", "-1", "root.c.user-limit-factor", "-1",
               "root.b.spindle.weight", "2")
-          : queues("root.queues", "p,z", "root.p.capacity", "60", "root.z.capacity", "40",
+          : layout == 1 ? queues("root.queues", "p,z", "root.p.capacity", "60", "root.z.capacity", "40",
               "root.p.queues", "x,y", "root.p.x.capacity", "50", "root.p.y.capacity", "50",
               "root.p.x.user-limit-factor", "-1", "root.p.y.user-limit-factor", "-1", "root.z.user-limit-factor", "-1",
-              "root.p.y.spindle.preemption.max-extensions", "2");
+              "root.p.y.spindle.preemption.max-extensions", "2")
+          // Least-attained with preemption inside each queue: two levels split at 120 GPU-s, a minimum of 30 s.
+          : queues("root.queues", "a,b", "root.a.capacity", "70", "root.b.capacity", "30",
+              "root.a.user-limit-factor", "-1", "root.b.user-limit-factor", "-1",
+              "root.spindle.ordering", "least-attained", "root.spindle.ordering.preemption", "true",
+              "root.spindle.ordering.attained-thresholds-gpu-seconds", "120",
+              "root.spindle.ordering.preemption.min-runtime-seconds", "30");
       List<String> leaves = tree.leaves().stream().map(q -> q.name()).toList();
       PreemptionSettings p = PreemptionSettings.defaults().withEnabled(true).withStarvationMillis(STARVATION)
           .withCheckpointGraceMillis(GRACE).withExtensions(1, MAX_EXTENSION).withMaxVictimsPerCycle(2 + rnd.nextInt(15));
@@ -237,7 +253,7 @@ class PreemptionPropertyTest {
       if (!stable) {
         checkNoLoops();
       }
-      return new int[] {edges.size(), withdrawnCount, extendedCount, noticeCount};
+      return new int[] {edges.size(), withdrawnCount, extendedCount, noticeCount, reorderedCount};
     }
 
     /** Drops what no longer applies: a natural end of a container already gone, an answer to a dead notice. */
@@ -351,8 +367,10 @@ class PreemptionPropertyTest {
         ResourceVector cap = snap.get("root").guarantee();
         assertThat(s.usage().dominantShare(cap)).as("seed %d: %s below its fair share", seed, s.path())
             .isLessThan(s.fairShare().dominantShare(cap));
-      } else {
-        assertThat(victim.priority()).isLessThan(beneficiary.priority());
+      } else if (victim.priority() >= beneficiary.priority()) {
+        assertThat(reordering).as("seed %d: same-queue victim of equal priority only by ordering", seed).isTrue();
+        assertThat(victim.priority()).isEqualTo(beneficiary.priority());
+        reorderedCount++;
       }
       for (long id : n.allocationIds()) {
         assertThat(running).as("seed %d: notice names a running container", seed).containsKey(id);

@@ -75,6 +75,6 @@ class ShortestFirstOrderingTest {
   void anUnknownOrderingIsRefusedWithItsKey() {
     assertThatThrownBy(() -> queues("root.queues", "a", "root.a.capacity", "100", "root.a.spindle.ordering",
         "random")).isInstanceOf(QueueConfigException.class)
-        .hasMessageContaining("yarn.scheduler.capacity.root.a.spindle.ordering").hasMessageContaining("fifo or shortest-first");
+        .hasMessageContaining("yarn.scheduler.capacity.root.a.spindle.ordering").hasMessageContaining("shortest-first or least-attained");
   }
 }

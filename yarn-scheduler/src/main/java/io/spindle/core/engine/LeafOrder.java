@@ -1,0 +1,68 @@
+package io.spindle.core.engine;
+
+import io.spindle.core.queue.AppOrdering;
+import io.spindle.core.queue.OrderingRules;
+import java.util.Comparator;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The order of a leaf whose policy ranks applications by how long they run ({@link AppOrdering#ranked()}), at one
+ * instant: higher priority first; then those that have waited the leaf's {@link OrderingRules#maxWaitMillis} (the
+ * starvation bound), oldest first; then the lowest rank; then the oldest. Placement serves a leaf's waiting
+ * applications in this order, and intra-queue preemption lets an application take from one of its leaf that ranks
+ * strictly after it.
+ *
+ * <p>A rank is a function of the application's state at the instant, so the order is deterministic and replayable:
+ * under {@code least-attained} the level of its attained GPU service; under {@code shortest-first} the run time it
+ * has left, what it declared (or, declaring none, what its kind's finished runs took) less what it has run.
+ */
+final class LeafOrder {
+
+  /** The rank of an application that has no run time, declared or learned: after every one that has. */
+  static final long UNKNOWN = Long.MAX_VALUE;
+
+  private final AppOrdering ordering;
+  private final OrderingRules rules;
+  private final RuntimeEstimates estimates;
+  private final long now;
+
+  LeafOrder(QueueState leaf, RuntimeEstimates estimates, long now) {
+    this.ordering = leaf.config.ordering();
+    this.rules = leaf.config.orderingRules();
+    this.estimates = estimates;
+    this.now = now;
+  }
+
+  /** Lower is served first; {@code 0} for every application under a policy that does not rank. */
+  long rank(AppState app) {
+    return switch (ordering) {
+      case LEAST_ATTAINED -> rules.level(app.attained.gpuSeconds(now));
+      case SHORTEST_FIRST -> remaining(app);
+      default -> 0;
+    };
+  }
+
+  private long remaining(AppState app) {
+    long expected = app.declaredRuntimeMillis > 0 ? app.declaredRuntimeMillis : estimates.expectedMillis(app);
+    return expected <= 0 ? UNKNOWN : Math.max(0, expected - app.attained.ranMillis(now));
+  }
+
+  /** Whether it has waited the starvation bound: then it goes before all of its priority that have not. */
+  boolean aged(AppState app) {
+    return rules.maxWaitMillis() > 0 && app.waitedMillis(now) >= rules.maxWaitMillis();
+  }
+
+  /** Sorts {@code apps} into this order; each rank is computed once. */
+  void sort(List<AppState> apps) {
+    Map<AppState, long[]> keys = new IdentityHashMap<>();
+    for (AppState a : apps) {
+      keys.put(a, new long[] {aged(a) ? 0 : 1, rank(a)});
+    }
+    apps.sort(Comparator.<AppState>comparingInt(a -> -a.priority)
+        .thenComparingLong(a -> keys.get(a)[0])
+        .thenComparingLong(a -> keys.get(a)[0] == 0 ? 0 : keys.get(a)[1])
+        .thenComparing(AppState.ORDER));
+  }
+}
