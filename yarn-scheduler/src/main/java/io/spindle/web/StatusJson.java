@@ -143,6 +143,9 @@ final class StatusJson {
     o.put("submitTimeMillis", a.submitTimeMillis());
     o.put("containers", a.containers());
     o.set("usage", vector(a.usage()));
+    if (a.ordering() != null) {
+      o.put("ordering", a.ordering());
+    }
     ArrayNode requests = o.putArray("requests");
     for (EngineStatus.Request r : a.requests()) {
       requests.add(request(a, r, nowMillis));

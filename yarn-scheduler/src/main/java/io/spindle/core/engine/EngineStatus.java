@@ -36,11 +36,20 @@ public record EngineStatus(long cycle, long timeMillis, List<QueueSnapshot> queu
     return queues.stream().filter(q -> q.path().equals(path)).findFirst();
   }
 
-  /** An application the engine knows: submitted and not finished (or rejected). */
+  /**
+   * An application the engine knows: submitted and not finished (or rejected).
+   *
+   * @param ordering where its queue's ranked ordering puts it, for people ({@code null} in a FIFO or fair queue)
+   */
   public record App(AppId appId, String queue, String user, int priority, long submitTimeMillis,
-      ResourceVector usage, int containers, List<Request> requests) {
+      ResourceVector usage, int containers, List<Request> requests, String ordering) {
     public App {
       requests = List.copyOf(requests);
+    }
+
+    public App(AppId appId, String queue, String user, int priority, long submitTimeMillis, ResourceVector usage,
+        int containers, List<Request> requests) {
+      this(appId, queue, user, priority, submitTimeMillis, usage, containers, requests, null);
     }
   }
 

@@ -54,6 +54,27 @@ final class LeafOrder {
     return rules.maxWaitMillis() > 0 && app.waitedMillis(now) >= rules.maxWaitMillis();
   }
 
+  /** Where this order puts {@code app}, for {@code why} and the status API. */
+  String describe(AppState app) {
+    String rank = switch (ordering) {
+      case LEAST_ATTAINED -> String.format(java.util.Locale.ROOT,
+          "least-attained: level %d of %d (%,.0f GPU-seconds attained; levels start at %s)", rank(app),
+          rules.attainedThresholdsGpuSeconds().size() + 1, app.attained.gpuSeconds(now),
+          rules.attainedThresholdsGpuSeconds());
+      default -> {
+        long left = remaining(app);
+        yield "shortest-first: " + (left == UNKNOWN ? "no run time declared or learned, so after those that have one"
+            : left / 1000 + " s of run time left, " + (app.declaredRuntimeMillis > 0 ? "declared" : "learned from "
+                + "finished runs of its kind"));
+      }
+    };
+    String bound = rules.maxWaitMillis() == 0 ? "no starvation bound"
+        : aged(app) ? "it has waited its queue's bound of " + rules.maxWaitMillis() / 1000 + " s and goes first"
+        : "it has waited " + app.waitedMillis(now) / 1000 + " s of its queue's bound of " + rules.maxWaitMillis() / 1000
+            + " s";
+    return "its queue orders " + rank + "; " + bound;
+  }
+
   /** Sorts {@code apps} into this order; each rank is computed once. */
   void sort(List<AppState> apps) {
     Map<AppState, long[]> keys = new IdentityHashMap<>();

@@ -25,7 +25,8 @@ import java.util.Set;
  * refused, shapes that found no room, requests that had to wait and why) is gone when the cycle ends. Places one
  * container at a time, each time serving the queue furthest below its fair share (walking down the tree: at each
  * level the child with the lowest usage-to-fair-share ratio), and inside a leaf the application with the highest
- * priority, then the oldest (or, in a leaf whose ordering is fair, the one holding least). A request that cannot be placed is skipped for the rest of the cycle with a reason, so
+ * priority, then the oldest (in a leaf whose ordering is fair, the one holding least; in a ranked one, as
+ * {@link LeafOrder} says). A request that cannot be placed is skipped for the rest of the cycle with a reason, so
  * it never blocks the requests behind it. A gang is placed whole or not at all.
  */
 final class PlacementPass {

@@ -112,6 +112,9 @@ public final class WhyExplainer {
     for (EngineStatus.Request r : app.requests()) {
       sentences.add(describe(r) + " is pending: " + r.reason() + "." + reservation(r, status.timeMillis()));
     }
+    if (app.ordering() != null && !app.requests().isEmpty()) {
+      sentences.add("In order: " + app.ordering() + ".");
+    }
     for (String note : driverNotes) {
       sentences.add("Held back before scheduling: " + note + ".");
     }

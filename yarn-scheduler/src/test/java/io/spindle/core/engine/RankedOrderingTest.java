@@ -99,6 +99,11 @@ class RankedOrderingTest {
     at(levelled, MINUTE, submit("young", "r", 0, null).toArray(EngineEvent[]::new));
     at(levelled, 2 * MINUTE, submit("younger", "r", 0, null).toArray(EngineEvent[]::new));
     at(levelled, 2 * HOUR, new Demand(AppId.of("old"), "r2", ONE_GPU, 1));
+    assertThat(levelled.status().app(AppId.of("old")).orElseThrow().ordering())
+        .isEqualTo("its queue orders least-attained: level 1 of 2 (7,200 GPU-seconds attained; levels start at "
+            + "[3600]); it has waited 0 s of its queue's bound of 259200 s");
+    assertThat(io.spindle.core.status.WhyExplainer.explain(AppId.of("young"), levelled.status(), List.of(),
+        List.of()).text()).contains("In order: its queue orders least-attained: level 0 of 2 (0 GPU-seconds");
     assertThat(servedAfter(levelled, held, 2 * HOUR + MINUTE, 3)).as("old is at level 1, the others at 0")
         .containsExactly("young", "younger", "old");
     assertThat(levelled.queueTree().leaf("root.a").orElseThrow().ordering()).isEqualTo(AppOrdering.LEAST_ATTAINED);
