@@ -35,7 +35,7 @@ import java.util.OptionalLong;
  * <p>Events of one instant go into one cycle in a fixed order — job ends, MIG layout reports, checkpoints written on
  * notice, periodic checkpoints, arrivals in trace order — and the clock jumps straight to the next instant (the
  * engine's decisions depend only on events and the clock, so cycles in between would change nothing, except
- * reservation timeouts, MIG re-partitions coming into service, and under preemption a request's starvation delay and
+ * reservations' deadlines and backoffs, MIG re-partitions coming into service, and under preemption a request's starvation delay and
  * checkpoint deadlines, for which the simulator schedules a wake-up). Nothing reads the wall clock; the same inputs
  * give the same result, bit for bit.
  *
@@ -208,6 +208,11 @@ public final class Simulator {
           timeline.wakeOnce(now);
           timeline.wakeOnce(now + starvation);
         }
+      }
+      OptionalLong reservationDue = engine.nextReservationDeadlineMillis();
+      if (reservationDue.isPresent() && reservationDue.getAsLong() > now) {
+        // A reservation lives as long as its nodes are expected to drain, which no decision announces.
+        timeline.wakeOnce(reservationDue.getAsLong());
       }
       for (JobRun r : starting) {
         if (!r.started()) {

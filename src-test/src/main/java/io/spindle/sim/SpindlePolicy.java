@@ -91,7 +91,7 @@ public record SpindlePolicy(boolean backfill, boolean pool, boolean borrow, bool
     parts.add(backfill ? "jobs that do not fit are skipped (backfill)" : "strict queue order (no backfill)");
     parts.add(pool ? "all nodes shared" : "each queue on its own partition's nodes");
     parts.add(borrow ? "borrowing up to maximum-capacity" : "maximum-capacity = guarantee (no borrowing)");
-    parts.add(reserve ? "gangs reserve nodes (4 at most, 900 s timeout)" : "no reservations");
+    parts.add(reserve ? reservations(engineSettings()) : "no reservations");
     parts.add(runtimes ? "jobs declare run times (backfill onto reserved nodes)" : "no declared run times");
     if (shortest) {
       parts.add("each queue serves the shortest run time left first (spindle.ordering=shortest-first), "
@@ -108,6 +108,14 @@ public record SpindlePolicy(boolean backfill, boolean pool, boolean borrow, bool
           + " h goes first (spindle.ordering.max-wait-seconds)");
     }
     return "engine, " + String.join(", ", parts) + "; multi-GPU jobs are gangs";
+  }
+
+  /** What the reservations do under these settings, in words: where their lifetime comes from. */
+  private String reservations(EngineSettings s) {
+    return "gangs reserve nodes (" + s.maxReservations() + " at most, on the nodes expected to drain soonest; held "
+        + (runtimes ? "until the declared run times of what runs there end, " + s.reservationTimeoutMillis() / 1000
+            + " s to " + s.reservationMaxDrainMillis() / 1000 + " s"
+            : s.reservationTimeoutMillis() / 1000 + " s, the drain being unknown") + ")";
   }
 
   @Override

@@ -20,6 +20,8 @@ final class DemandState {
   final int requiredDepth;
   /** For gangs: nodes held while the gang waits, or {@code null}. */
   Reservation reservation;
+  /** For gangs: what planning saw when {@link #reservation} was last planned (see Reservations#planVersion). */
+  long reservationPlannedAt = -1;
   /** For gangs: after a reservation timed out, none is made again before this time, so others get a turn. */
   long noReservationBeforeMillis;
   int outstanding;

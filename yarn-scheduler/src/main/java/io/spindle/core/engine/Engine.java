@@ -306,6 +306,14 @@ public final class Engine {
     return preemption.nextDeadlineMillis();
   }
 
+  /**
+   * When the first reservation held now is due to be dropped if its gang has not started: a driver that runs cycles
+   * only when something happens (the simulator) should run one then. Empty when no gang holds a reservation.
+   */
+  public OptionalLong nextReservationDeadlineMillis() {
+    return reservations.nextDeadlineMillis();
+  }
+
   /** Where a request re-queued after preemption should resume from, as its application last said. */
   public Optional<String> resumeCheckpoint(AppId appId, String requestKey) {
     return preemption.resumeFrom(appId, requestKey);

@@ -219,7 +219,7 @@ final class EngineFailover {
       }
       try {
         d.reservation = cluster.reserveAgain(d.ref, r.subtree(), r.nodeIds(), r.createdMillis());
-        d.reservation.projectedStartMillis(reservations.projectedStart(d.reservation));
+        d.reservation.projectedStartMillis(reservations.projectedStart(d));
       } catch (InvalidInputException gone) {
         // A node left in this cycle's events, or another gang holds it by now: the gang reserves afresh.
       }

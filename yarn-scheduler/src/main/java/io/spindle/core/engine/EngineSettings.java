@@ -12,9 +12,14 @@ import java.util.Map;
  *     ({@code yarn.scheduler.spindle.mig.reconfigure-seconds})
  * @param maxMigReconfigurationsPerCycle at most this many GPUs are re-partitioned in one cycle
  *     ({@code yarn.scheduler.spindle.mig.max-reconfigurations-per-cycle})
- * @param reservationTimeoutMillis how long nodes stay held for a waiting gang before the reservation is dropped and
- *     the gang re-queued ({@code yarn.scheduler.spindle.gang.reservation-timeout-seconds})
+ * @param reservationTimeoutMillis how long nodes stay held for a waiting gang at least, and all the time they are held
+ *     when something on them declared no run time (the drain is unknown); once the reservation is dropped the gang
+ *     re-queues and may not reserve again for as long ({@code yarn.scheduler.spindle.gang.reservation-timeout-seconds})
  * @param maxReservations how many gangs may hold reservations at once ({@code yarn.scheduler.spindle.gang.max-reservations})
+ * @param reservationMaxDrainMillis the longest a reservation is held while the work on its nodes is expected to
+ *     drain: a reservation lasts until its nodes' containers are expected to have ended (their declared run times)
+ *     plus a margin, at least {@code reservationTimeoutMillis} and at most this; at or below the timeout, the timeout
+ *     alone holds ({@code yarn.scheduler.spindle.gang.reservation-max-drain-seconds})
  * @param strictQueueOrder {@code true}: inside a leaf queue, the first request that cannot be placed stops that leaf
  *     for the cycle (head-of-line blocking, no backfill), as strict FIFO schedulers and the HeliosArtifact simulator
  *     do; {@code false} (the default): it is skipped and the requests behind it may start
@@ -30,14 +35,16 @@ import java.util.Map;
  *     ({@code yarn.scheduler.spindle.placement.share-candidates})
  */
 public record EngineSettings(long migReconfigureMillis, int maxMigReconfigurationsPerCycle,
-    long reservationTimeoutMillis, int maxReservations, boolean strictQueueOrder, PreemptionSettings preemption,
-    long registrationSettleMillis, int shareCandidates) {
+    long reservationTimeoutMillis, int maxReservations, long reservationMaxDrainMillis, boolean strictQueueOrder,
+    PreemptionSettings preemption, long registrationSettleMillis, int shareCandidates) {
 
   public static final String MIG_RECONFIGURE_SECONDS = "yarn.scheduler.spindle.mig.reconfigure-seconds";
   public static final String MAX_MIG_RECONFIGURATIONS_PER_CYCLE =
       "yarn.scheduler.spindle.mig.max-reconfigurations-per-cycle";
   public static final String RESERVATION_TIMEOUT_SECONDS = "yarn.scheduler.spindle.gang.reservation-timeout-seconds";
   public static final String MAX_RESERVATIONS = "yarn.scheduler.spindle.gang.max-reservations";
+  public static final String RESERVATION_MAX_DRAIN_SECONDS =
+      "yarn.scheduler.spindle.gang.reservation-max-drain-seconds";
   public static final String STRICT_QUEUE_ORDER = "yarn.scheduler.spindle.queue.strict-order";
   public static final String PREEMPTION_ENABLED = "yarn.scheduler.spindle.preemption.enabled";
   public static final String PREEMPTION_STARVATION_SECONDS = "yarn.scheduler.spindle.preemption.starvation-seconds";
@@ -55,6 +62,12 @@ public record EngineSettings(long migReconfigureMillis, int maxMigReconfiguratio
   public static final long DEFAULT_REGISTRATION_SETTLE_MILLIS = 10_000;
   public static final long DEFAULT_RESERVATION_TIMEOUT_MILLIS = 900_000;
   public static final int DEFAULT_MAX_RESERVATIONS = 4;
+  /**
+   * A week. On the Philly trace gangs wait days for long jobs to drain; with a one-day cap their reservations were
+   * dropped before the drain, re-made in a different order, and the worst wait grew (benchmarks.md). Holding is cheap
+   * where waiting work declares run times (it backfills the draining nodes), dear where it does not.
+   */
+  public static final long DEFAULT_RESERVATION_MAX_DRAIN_MILLIS = 604_800_000;
   public static final long DEFAULT_MIG_RECONFIGURE_MILLIS = 30_000;
   public static final int DEFAULT_MAX_MIG_RECONFIGURATIONS_PER_CYCLE = 16;
 
@@ -62,7 +75,7 @@ public record EngineSettings(long migReconfigureMillis, int maxMigReconfiguratio
     if (migReconfigureMillis < 0) {
       throw new IllegalArgumentException("migReconfigureMillis must not be negative: " + migReconfigureMillis);
     }
-    if (reservationTimeoutMillis < 0 || maxReservations < 0) {
+    if (reservationTimeoutMillis < 0 || maxReservations < 0 || reservationMaxDrainMillis < 0) {
       throw new IllegalArgumentException("reservation settings must not be negative");
     }
     if (maxMigReconfigurationsPerCycle < 0) {
@@ -81,9 +94,9 @@ public record EngineSettings(long migReconfigureMillis, int maxMigReconfiguratio
   /** Settings with preemption as by default (off). */
   public EngineSettings(long migReconfigureMillis, int maxMigReconfigurationsPerCycle,
       long reservationTimeoutMillis, int maxReservations, boolean strictQueueOrder) {
-    this(migReconfigureMillis, maxMigReconfigurationsPerCycle, reservationTimeoutMillis,
-        maxReservations, strictQueueOrder, PreemptionSettings.defaults(), DEFAULT_REGISTRATION_SETTLE_MILLIS,
-        DEFAULT_SHARE_CANDIDATES);
+    this(migReconfigureMillis, maxMigReconfigurationsPerCycle, reservationTimeoutMillis, maxReservations,
+        DEFAULT_RESERVATION_MAX_DRAIN_MILLIS, strictQueueOrder, PreemptionSettings.defaults(),
+        DEFAULT_REGISTRATION_SETTLE_MILLIS, DEFAULT_SHARE_CANDIDATES);
   }
 
   /** Settings with the default queue order (requests that cannot be placed are skipped, not waited behind). */
@@ -108,6 +121,7 @@ public record EngineSettings(long migReconfigureMillis, int maxMigReconfiguratio
     long perCycle = readLong(conf, MAX_MIG_RECONFIGURATIONS_PER_CYCLE, d.maxMigReconfigurationsPerCycle(), 0, 100_000);
     long timeout = readLong(conf, RESERVATION_TIMEOUT_SECONDS, d.reservationTimeoutMillis() / 1000, 1, 604_800);
     long reservations = readLong(conf, MAX_RESERVATIONS, d.maxReservations(), 0, 10_000);
+    long maxDrain = readLong(conf, RESERVATION_MAX_DRAIN_SECONDS, d.reservationMaxDrainMillis() / 1000, 0, 2_592_000);
     boolean strict = readBoolean(conf, STRICT_QUEUE_ORDER, d.strictQueueOrder());
     PreemptionSettings p = d.preemption();
     PreemptionSettings preemption = new PreemptionSettings(
@@ -120,7 +134,7 @@ public record EngineSettings(long migReconfigureMillis, int maxMigReconfiguratio
         (int) readLong(conf, PREEMPTION_MAX_VICTIMS_PER_CYCLE, p.maxVictimsPerCycle(), 1, 100_000));
     long settle = readLong(conf, REGISTRATION_SETTLE_SECONDS, d.registrationSettleMillis() / 1000, 0, 3_600);
     long candidates = readLong(conf, SHARE_CANDIDATES, d.shareCandidates(), 1, 1_024);
-    return new EngineSettings(seconds * 1000, (int) perCycle, timeout * 1000, (int) reservations,
+    return new EngineSettings(seconds * 1000, (int) perCycle, timeout * 1000, (int) reservations, maxDrain * 1000,
         strict, preemption, settle * 1000, (int) candidates);
   }
 
@@ -155,32 +169,41 @@ public record EngineSettings(long migReconfigureMillis, int maxMigReconfiguratio
 
   public EngineSettings withMigReconfigureMillis(long millis) {
     return new EngineSettings(millis, maxMigReconfigurationsPerCycle, reservationTimeoutMillis,
-        maxReservations, strictQueueOrder, preemption, registrationSettleMillis, shareCandidates);
+        maxReservations, reservationMaxDrainMillis, strictQueueOrder, preemption, registrationSettleMillis,
+        shareCandidates);
   }
 
   public EngineSettings withReservations(long timeoutMillis, int max) {
     return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle, timeoutMillis, max,
-        strictQueueOrder, preemption, registrationSettleMillis, shareCandidates);
+        reservationMaxDrainMillis, strictQueueOrder, preemption, registrationSettleMillis, shareCandidates);
+  }
+
+  public EngineSettings withReservationMaxDrainMillis(long millis) {
+    return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle, reservationTimeoutMillis,
+        maxReservations, millis, strictQueueOrder, preemption, registrationSettleMillis, shareCandidates);
   }
 
   public EngineSettings withStrictQueueOrder(boolean strict) {
     return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle,
-        reservationTimeoutMillis, maxReservations, strict, preemption, registrationSettleMillis, shareCandidates);
+        reservationTimeoutMillis, maxReservations, reservationMaxDrainMillis, strict, preemption,
+        registrationSettleMillis, shareCandidates);
   }
 
   public EngineSettings withPreemption(PreemptionSettings settings) {
     return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle,
-        reservationTimeoutMillis, maxReservations, strictQueueOrder, settings, registrationSettleMillis,
-        shareCandidates);
+        reservationTimeoutMillis, maxReservations, reservationMaxDrainMillis, strictQueueOrder, settings,
+        registrationSettleMillis, shareCandidates);
   }
 
   public EngineSettings withRegistrationSettleMillis(long millis) {
     return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle,
-        reservationTimeoutMillis, maxReservations, strictQueueOrder, preemption, millis, shareCandidates);
+        reservationTimeoutMillis, maxReservations, reservationMaxDrainMillis, strictQueueOrder, preemption, millis,
+        shareCandidates);
   }
 
   public EngineSettings withShareCandidates(int candidates) {
     return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle,
-        reservationTimeoutMillis, maxReservations, strictQueueOrder, preemption, registrationSettleMillis, candidates);
+        reservationTimeoutMillis, maxReservations, reservationMaxDrainMillis, strictQueueOrder, preemption,
+        registrationSettleMillis, candidates);
   }
 }

@@ -69,6 +69,7 @@ final class EngineState {
   private long nextAppSeq;
   /** Counts changes to what the engine exports for a failover (reservations, backoffs, declared ends). */
   private long durableChanges;
+  private long drainChanges;
 
   private final Clock clock;
   private final RuntimeEstimates estimates = new RuntimeEstimates();
@@ -282,6 +283,7 @@ final class EngineState {
   /** Changes an allocation's declared end (a restore); nothing else of it. */
   void replace(Allocation a) {
     allocations.get(a.id()).allocation = a;
+    drainChanges++;
   }
 
   /** Commits {@code a} on its node and charges it to its application, its leaf (and parents) and its user. */
@@ -303,6 +305,7 @@ final class EngineState {
     if (e == null) {
       return null;
     }
+    drainChanges++;
     Allocation a = e.allocation;
     if (a.endsAtMillis() != Long.MAX_VALUE) {
       durableChanges++;
@@ -317,6 +320,14 @@ final class EngineState {
       listener.accept(allocationId);
     }
     return a;
+  }
+
+  /**
+   * Counts what can make a node drain sooner than planned: an allocation released, or its declared end changed (a
+   * restore). Reservations re-plan when it moved.
+   */
+  long drainChanges() {
+    return drainChanges;
   }
 
   void onRelease(LongConsumer listener) {

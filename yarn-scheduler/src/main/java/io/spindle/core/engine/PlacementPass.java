@@ -301,6 +301,10 @@ final class PlacementPass {
       return Optional.empty();
     }
     List<Placement> members = gangPlacer.place(d.shape, d.outstanding, d.requiredDepth, d.reservation);
+    if (members == null && d.spec.maxRuntimeMillis() > 0 && !d.spec.elastic()) {
+      // Like a single container, a gang that ends before a reservation's projected start may use its nodes.
+      members = cluster.findBackfill(d.shape, d.outstanding, clock.nowMillis() + d.spec.maxRuntimeMillis());
+    }
     if (members == null) {
       if (d.shape.wantsMig() && cluster.migContainersPlaceable(d.shape, d.outstanding) < d.outstanding) {
         // Instances are missing, not nodes: the MIG planner makes them for the gang.

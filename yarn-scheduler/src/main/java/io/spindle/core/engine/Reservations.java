@@ -1,16 +1,25 @@
 package io.spindle.core.engine;
 
-import io.spindle.core.model.NodeId;
 import io.spindle.core.placement.ClusterState;
 import io.spindle.core.placement.GangPlacer;
 import io.spindle.core.placement.Reservation;
+import io.spindle.core.placement.RunningWork;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.OptionalLong;
 
 /**
- * Nodes held for gangs that do not fit yet: made when a gang cannot start (while slots are free), dropped when it
- * starts, leaves or times out (then it backs off for as long), and each given a projected start from the declared
- * run times of what runs on its nodes.
+ * Nodes held for gangs that do not fit yet: made when a gang cannot start (while slots are free), on the nodes
+ * expected to hold it soonest; dropped when it starts, leaves, or its lifetime ends (then it backs off for the
+ * timeout). A reservation lives as long as its nodes are expected to take to drain for the gang (its projected
+ * start, {@link ReservationLifetime}), and is re-planned when that estimate changes: its projected start and deadline
+ * follow what runs on its nodes each cycle, and when work ended somewhere it moves to other nodes that are expected to
+ * hold the gang sooner.
+ *
+ * <p>Every estimate comes from {@link ExpectedEnd} (declared run times today), so a learned estimate changes where
+ * gangs reserve and how long they hold without touching this class. Nothing new is kept for a failover: the deadline
+ * is derived from the reservation's creation time (kept) and the allocations' declared ends (kept).
  */
 final class Reservations {
 
@@ -20,24 +29,40 @@ final class Reservations {
   private final EngineSettings settings;
   private final Clock clock;
   private final EnginePreemption preemption;
+  private final ExpectedEnd expectedEnd;
+  private final ReservationLifetime lifetime;
+  /** Reservations given up, which leaves their nodes to be planned again (see {@link #planVersion}). */
+  private long released;
 
   Reservations(EngineState state, GangPlacer placer, EngineSettings settings, Clock clock,
       EnginePreemption preemption) {
+    this(state, placer, settings, clock, preemption, ExpectedEnd.DECLARED);
+  }
+
+  Reservations(EngineState state, GangPlacer placer, EngineSettings settings, Clock clock,
+      EnginePreemption preemption, ExpectedEnd expectedEnd) {
     this.state = state;
     this.cluster = state.cluster();
     this.placer = placer;
     this.settings = settings;
     this.clock = clock;
     this.preemption = preemption;
+    this.expectedEnd = expectedEnd;
+    this.lifetime = ReservationLifetime.of(settings);
   }
 
   /**
    * Why the gang waits, reserving nodes for it first when it has none and a reservation slot is free (fewer than the
-   * configured number of gangs hold reservations, and its backoff after a timed-out one has passed).
+   * configured number of gangs hold reservations, and its backoff after a dropped one has passed). A gang that holds
+   * a reservation re-plans it here when what planning sees changed: at its turn in the placement pass, so that older
+   * gangs (earlier in their queue) get the first pick of nodes that drain sooner, before younger ones reserve them.
    */
   Refusal reserveFor(DemandState d, List<Decision> decisions) {
     String level = d.spec.required() ? "one " + d.spec.topologyLevel() : "the cluster";
     if (d.reservation != null) {
+      if (d.reservationPlannedAt != planVersion() && !preemption.reclaimingFor(d)) {
+        replan(d, decisions);
+      }
       return new Refusal.ReservationDraining(d.outstanding, d.reservation.subtree(),
           d.reservation.projectedStartMillis());
     }
@@ -45,46 +70,138 @@ final class Reservations {
     if (cluster.reservations().size() >= settings.maxReservations() || now < d.noReservationBeforeMillis) {
       return new Refusal.NoReservationSlot(d.outstanding, level);
     }
-    Reservation r = placer.reserve(d.ref, d.shape, d.outstanding, d.requiredDepth, now);
+    Reservation r = placer.reserve(d.ref, d.shape, d.outstanding, d.requiredDepth, now, work());
     if (r == null) {
       return new Refusal.NodesHeldForOthers(d.outstanding, level);
     }
     d.reservation = r;
+    d.reservationPlannedAt = planVersion();
     state.durableChange();
-    r.projectedStartMillis(projectedStart(r));
+    r.projectedStartMillis(projectedStart(d));
     decisions.add(new Decision.Reserve(d.app.id, d.key, r.subtree(), r.nodeIds(), r.projectedStartMillis()));
     return new Refusal.ReservationDraining(d.outstanding, r.subtree(), r.projectedStartMillis());
   }
 
-  /** The last declared end of what runs on the reserved nodes: when the gang is due to fit at the latest. */
-  long projectedStart(Reservation r) {
-    long latest = clock.nowMillis();
-    for (NodeId node : r.nodeIds()) {
-      for (long id : state.onNode(node)) {
-        latest = Math.max(latest, state.allocation(id).endsAtMillis());
-      }
-    }
-    return latest;
+  /**
+   * When the gang is due to fit on its reserved nodes (not before now): once the containers there expected to end
+   * first have left room for it; {@code Long.MAX_VALUE} when one that declared no run time must end first.
+   */
+  long projectedStart(DemandState d) {
+    return Math.max(clock.nowMillis(), fitsAt(d, d.reservation));
   }
 
-  /** Drops reservations held longer than the timeout; their gangs re-queue and may not reserve again for as long. */
+  private long fitsAt(DemandState d, Reservation r) {
+    return placer.fitsAtMillis(r, d.shape, d.outstanding, work());
+  }
+
+  /**
+   * Drops reservations whose lifetime has ended (their gangs re-queue and may not reserve again for the timeout),
+   * and brings the others' projected starts up to date with what runs on their nodes.
+   */
   void expire(List<Decision> decisions) {
     long now = clock.nowMillis();
     for (Reservation r : new ArrayList<>(cluster.reservations())) {
       DemandState d = owning(r);
       if (d == null) {
         cluster.releaseReservation(r);
+        released++;
         state.durableChange();
-      } else if (now - r.createdMillis() >= settings.reservationTimeoutMillis() && !preemption.reclaimingFor(d)) {
+        continue;
+      }
+      if (preemption.reclaimingFor(d)) {
+        r.projectedStartMillis(projectedStart(d)); // Kept, and where it is: the reclaim frees these nodes.
+        continue;
+      }
+      long fits = fitsAt(d, r);
+      long due = dueMillis(r, fits);
+      long deadline = lifetime.deadlineMillis(r.createdMillis(), due);
+      if (now >= deadline) {
         drop(d);
         d.noReservationBeforeMillis = now + settings.reservationTimeoutMillis();
-        d.reportedReason = "re-queued: reservation on " + r.subtree() + " timed out after "
-            + settings.reservationTimeoutMillis() / 1000 + " s";
+        d.reportedReason = "re-queued: reservation on " + r.subtree() + " " + whyDropped(r, due, deadline);
         decisions.add(new Decision.Wait(d.app.id, d.key, d.reportedReason));
-      } else {
-        r.projectedStartMillis(projectedStart(r));
+        continue;
+      }
+      if (fits != Long.MIN_VALUE) { // Else its nodes hold it now: it starts in this cycle, with the start it had.
+        r.projectedStartMillis(Math.max(now, fits));
       }
     }
+  }
+
+  /**
+   * Changes whenever a node may have come to drain sooner than a reservation was planned for: a container ended (or
+   * its declared end changed), or a reservation was given up. Where nothing changed a re-plan would choose the same.
+   */
+  private long planVersion() {
+    return state.drainChanges() + released;
+  }
+
+  /**
+   * When the gang was due on its nodes, for its deadline: {@code fits}, or once its nodes hold it (then {@code fits}
+   * is {@code Long.MIN_VALUE}), the projected start it had until then — so a reservation whose drain came as expected
+   * is not dropped at that very moment (before its gang's turn in the cycle), yet one whose gang still cannot start
+   * (a queue limit) is dropped a margin later.
+   */
+  private static long dueMillis(Reservation r, long fits) {
+    return fits == Long.MIN_VALUE ? r.projectedStartMillis() : fits;
+  }
+
+  private String whyDropped(Reservation r, long fits, long deadline) {
+    if (!lifetime.extended(r.createdMillis(), deadline)) {
+      return "timed out after " + settings.reservationTimeoutMillis() / 1000 + " s";
+    }
+    String held = "held " + (deadline - r.createdMillis()) / 1000 + " s";
+    String expected = "its nodes were expected to hold the gang by " + Instant.ofEpochMilli(fits);
+    return deadline - r.createdMillis() >= settings.reservationMaxDrainMillis()
+        ? held + ", the most a reservation waits for a drain (" + expected + ")"
+        : held + ": " + expected;
+  }
+
+  /**
+   * Moves the gang's reservation to nodes expected to hold it at least a margin sooner, if any (a move is a new
+   * {@code Reserve}); one whose nodes are about to hold the gang stays.
+   */
+  private void replan(DemandState d, List<Decision> decisions) {
+    d.reservationPlannedAt = planVersion();
+    Reservation r = d.reservation;
+    long fits = fitsAt(d, r);
+    if (fits != Long.MAX_VALUE && fits - clock.nowMillis() <= ReservationLifetime.DEFAULT_MARGIN_MILLIS) {
+      return;
+    }
+    Reservation moved = placer.replan(r, d.shape, d.outstanding, d.requiredDepth, work(),
+        ReservationLifetime.DEFAULT_MARGIN_MILLIS);
+    if (moved != r) {
+      d.reservation = moved;
+      state.durableChange();
+      moved.projectedStartMillis(projectedStart(d));
+      decisions.add(new Decision.Reserve(d.app.id, d.key, moved.subtree(), moved.nodeIds(),
+          moved.projectedStartMillis()));
+    }
+  }
+
+  /** When the reservation that is due first must be dropped (a driver that runs cycles only on events wakes then). */
+  OptionalLong nextDeadlineMillis() {
+    long next = Long.MAX_VALUE;
+    for (Reservation r : cluster.reservations()) {
+      DemandState d = owning(r);
+      if (d != null && d.reservation == r) {
+        next = Math.min(next, lifetime.deadlineMillis(r.createdMillis(), dueMillis(r, fitsAt(d, r))));
+      }
+    }
+    return next == Long.MAX_VALUE ? OptionalLong.empty() : OptionalLong.of(next);
+  }
+
+  /** What runs on each node and when it is expected to end, as {@link ExpectedEnd} says. */
+  private RunningWork work() {
+    return node -> {
+      List<Long> ids = state.onNode(node);
+      List<RunningWork.Running> out = new ArrayList<>(ids.size());
+      for (long id : ids) {
+        Allocation a = state.allocation(id);
+        out.add(new RunningWork.Running(a.shape(), a.placement(), expectedEnd.of(a)));
+      }
+      return out;
+    };
   }
 
   /** The request holding the reservation, or {@code null} when its application or request is gone. */
@@ -98,6 +215,7 @@ final class Reservations {
     if (d.reservation != null) {
       cluster.releaseReservation(d.reservation);
       d.reservation = null;
+      released++;
       state.durableChange();
     }
   }

@@ -143,63 +143,131 @@ public final class GangPlacer {
   }
 
   /**
-   * Reserves nodes for a gang that does not fit now: at the lowest level where a subtree's nodes, once drained,
-   * hold the gang, the subtree (and within it the nodes) with the most room already free, so the wait is short.
-   * {@code null} when no unreserved set of nodes could ever hold it.
+   * Reserves nodes for a gang that does not fit now, as {@code plan} chooses them; {@code null} when no unreserved
+   * set of nodes could ever hold it.
+   *
+   * @param createdMillis when the gang first reserved (its lifetime counts from then)
    */
-  public Reservation reserve(RequestRef owner, Resources shape, int members, int requiredDepth, long nowMillis) {
-    int nodeDepth = cluster.topology().levels().size();
-    List<Reservation> candidates = new ArrayList<>();
+  public Reservation reserve(RequestRef owner, Resources shape, int members, int requiredDepth, long createdMillis,
+      RunningWork work) {
+    Reservation r = plan(owner, shape, members, requiredDepth, createdMillis, new FitTimes(work), null);
+    if (r != null) {
+      cluster.reserve(r);
+    }
+    return r;
+  }
+
+  /**
+   * Moves {@code current} to other nodes if they are expected to hold the gang at least {@code minGainMillis}
+   * sooner: the estimate changed since it was made (work ended early elsewhere, or later than expected on its own
+   * nodes). The moved reservation keeps its creation time, so its lifetime runs on. Returns the reservation now held
+   * (the same one when nothing better exists).
+   */
+  public Reservation replan(Reservation current, Resources shape, int members, int requiredDepth, RunningWork work,
+      long minGainMillis) {
+    FitTimes fits = new FitTimes(work);
+    Reservation better = plan(current.owner(), shape, members, requiredDepth, current.createdMillis(), fits, current);
+    if (better == null || better.nodeIds().equals(current.nodeIds()) || !soonerBy(
+        fits.fitsAt(better.nodes(), shape, members), fits.fitsAt(current.nodes(), shape, members), minGainMillis)) {
+      return current; // Untouched: where nothing changed, re-planning changes nothing, not even the order.
+    }
+    cluster.releaseReservation(current);
+    cluster.reserve(better);
+    return better;
+  }
+
+  /**
+   * When the reserved nodes are expected to hold the gang (see {@link FitTimes}): {@code Long.MIN_VALUE} if they do
+   * already, {@code Long.MAX_VALUE} if a container that declared no end must end first.
+   */
+  public long fitsAtMillis(Reservation r, Resources shape, int members, RunningWork work) {
+    return new FitTimes(work).fitsAt(r.nodes(), shape, members);
+  }
+
+  /**
+   * Whether a candidate is worth a move. One that holds the gang already is not: the gang is placed in this cycle
+   * wherever it fits best, as without a reservation.
+   */
+  private static boolean soonerBy(long candidate, long current, long minGainMillis) {
+    if (candidate == Long.MAX_VALUE || candidate == FitTimes.NOW) {
+      return false;
+    }
+    return current == Long.MAX_VALUE || candidate <= current - minGainMillis;
+  }
+
+  /**
+   * The nodes to reserve for a gang that does not fit now, not yet held: at the lowest level where a subtree's nodes,
+   * once drained, hold the gang, those expected to hold it soonest (what runs there ends by then), then those with the
+   * most room already free. Where nothing is known of when work ends this is the most free room, so the wait is
+   * short. {@code null} when no unreserved set of nodes could ever hold it. The nodes of {@code own} (the gang's
+   * reservation being re-planned, or {@code null}) count as unreserved.
+   */
+  private Reservation plan(RequestRef owner, Resources shape, int members, int requiredDepth, long createdMillis,
+      FitTimes fits, Reservation own) {
     NodeState bestNode = null;
+    long bestFit = Long.MAX_VALUE;
     for (NodeState state : cluster.nodeStates()) {
-      if (state.reservation == null && state.emptyCapacityFor(shape, members) >= members
-          && (bestNode == null || state.capacityFor(shape, members) > bestNode.capacityFor(shape, members))) {
-        bestNode = state;
+      if (mayReserve(state, own) && state.emptyCapacityFor(shape, members) >= members) {
+        long fit = fits.fitsAt(List.of(state), shape, members);
+        if (bestNode == null || fit < bestFit
+            || (fit == bestFit && state.capacityFor(shape, members) > bestNode.capacityFor(shape, members))) {
+          bestNode = state;
+          bestFit = fit;
+        }
       }
     }
     if (bestNode != null) {
-      candidates.add(new Reservation(owner, bestNode.id().value(), List.of(bestNode), nowMillis));
+      return new Reservation(owner, bestNode.id().value(), List.of(bestNode), createdMillis);
     }
-    for (int depth = nodeDepth - 1; candidates.isEmpty() && depth >= Math.max(0, requiredDepth); depth--) {
+    for (int depth = cluster.topology().levels().size() - 1; depth >= Math.max(0, requiredDepth); depth--) {
       Reservation best = null;
       long bestFree = -1;
+      bestFit = Long.MAX_VALUE;
       for (Subtree sub : cluster.subtreesAt(depth)) {
-        List<NodeState> chosen = drainSet(sub.nodes, shape, members);
+        List<NodeState> chosen = drainSet(sub.nodes, shape, members, fits, own);
         if (chosen != null) {
+          long fit = fits.fitsAt(chosen, shape, members);
           long free = chosen.stream().mapToLong(n -> n.capacityFor(shape, members)).sum();
-          if (free > bestFree) {
-            best = new Reservation(owner, sub.path, chosen, nowMillis);
+          if (best == null || fit < bestFit || (fit == bestFit && free > bestFree)) {
+            best = new Reservation(owner, sub.path, chosen, createdMillis);
             bestFree = free;
+            bestFit = fit;
           }
         }
       }
       if (best != null) {
-        candidates.add(best);
+        return best;
       }
     }
-    if (candidates.isEmpty() && requiredDepth < 0) {
-      List<NodeState> chosen = drainSet(cluster.nodeStates(), shape, members);
+    if (requiredDepth < 0) {
+      List<NodeState> chosen = drainSet(cluster.nodeStates(), shape, members, fits, own);
       if (chosen != null) {
-        candidates.add(new Reservation(owner, "/", chosen, nowMillis));
+        return new Reservation(owner, "/", chosen, createdMillis);
       }
     }
-    if (candidates.isEmpty()) {
-      return null;
-    }
-    Reservation r = candidates.get(0);
-    cluster.reserve(r);
-    return r;
+    return null;
   }
 
-  /** Unreserved nodes, most free room first, until their empty capacity holds the gang; {@code null} if never. */
-  private static List<NodeState> drainSet(Collection<NodeState> nodes, Resources shape, int members) {
+  private static boolean mayReserve(NodeState n, Reservation own) {
+    return n.reservation == null || n.reservation == own;
+  }
+
+  /**
+   * Unreserved nodes, those expected to drain soonest first (then the most free room), until their empty capacity
+   * holds the gang; {@code null} if never.
+   */
+  private static List<NodeState> drainSet(Collection<NodeState> nodes, Resources shape, int members, FitTimes fits,
+      Reservation own) {
     List<NodeState> free = new ArrayList<>();
+    Map<NodeState, Long> drained = new HashMap<>();
     for (NodeState n : nodes) {
-      if (n.reservation == null && n.emptyCapacityFor(shape, members) > 0) {
+      if (mayReserve(n, own) && n.emptyCapacityFor(shape, members) > 0) {
         free.add(n);
+        drained.put(n, fits.drainedAt(List.of(n)));
       }
     }
-    free.sort(Comparator.comparingInt((NodeState n) -> -n.capacityFor(shape, members)).thenComparingInt(n -> n.seq));
+    free.sort(Comparator.comparingLong((NodeState n) -> drained.get(n))
+        .thenComparingInt(n -> -n.capacityFor(shape, members)).thenComparingInt(n -> n.seq));
     List<NodeState> chosen = new ArrayList<>();
     int total = 0;
     for (NodeState n : free) {

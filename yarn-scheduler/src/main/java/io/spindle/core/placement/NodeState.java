@@ -155,6 +155,28 @@ final class NodeState {
     return (int) Math.max(0, c);
   }
 
+  /**
+   * How many containers of a shape that asks for whole GPUs (or none) would fit here once containers holding {@code
+   * memoryMb}, {@code vcores} and {@code wholeGpus} more have ended, at most {@code limit}: {@link #capacityFor}'s
+   * count, with the freed room added.
+   */
+  int capacityWithFreed(Resources shape, int limit, long memoryMb, long vcores, long wholeGpus) {
+    if (!inPartition(shape) || (shape.wantsGpu() && !shape.models().accepts(node.gpuModel()))) {
+      return 0;
+    }
+    long c = limit;
+    if (shape.memoryMb() > 0) {
+      c = Math.min(c, (freeMemoryMb + memoryMb) / shape.memoryMb());
+    }
+    if (shape.vcores() > 0) {
+      c = Math.min(c, (freeVcores + vcores) / shape.vcores());
+    }
+    if (shape.gpus() > 0) {
+      c = Math.min(c, (freeWholeGpus + wholeGpus) / shape.gpus());
+    }
+    return (int) Math.max(0, c);
+  }
+
   /** How many containers of the shape would fit on this node if it were empty, at most {@code limit}. */
   int emptyCapacityFor(Resources shape, int limit) {
     if (!inPartition(shape)) {

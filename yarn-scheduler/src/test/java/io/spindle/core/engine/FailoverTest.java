@@ -254,8 +254,10 @@ class FailoverTest {
 
   @Test
   void aReservationTimesOutWhenItWouldHaveAndItsBackoffHoldsAcrossFailovers() {
-    // Preemption off: reservations and the run times containers declared are kept all the same.
-    FailoverTwin t = twin(ONE, EngineSettings.defaults().withReservations(100_000, 4), 2);
+    // Preemption off: reservations and the run times containers declared are kept all the same. A drain cap of 0
+    // leaves the timeout alone, though the nodes' drain is known (the next test has it follow the drain).
+    FailoverTwin t = twin(ONE, EngineSettings.defaults().withReservations(100_000, 4).withReservationMaxDrainMillis(0),
+        2);
     t.cycle(new AppSubmitted(AppId.of("fill"), "q", "u", 0),
         new Demand(AppId.of("fill"), "r", ONE_GPU, 12, PlacementSpec.SINGLE.withMaxRuntimeMillis(1_000_000)));
     CycleResult reserved = at(t, 10_000, new AppSubmitted(AppId.of("gang"), "q", "u", 0),
@@ -274,6 +276,29 @@ class FailoverTest {
     assertThat(of(at(t, 209_999), Decision.Reserve.class)).isEmpty();
     assertThat(of(at(t, 210_000), Decision.Reserve.class)).singleElement()
         .satisfies(r -> assertThat(r.projectedStartMillis()).as("from the declared run times").isEqualTo(1_000_000));
+  }
+
+  @Test
+  void aReservationThatFollowsTheDrainEndsWhenItWouldHaveAcrossFailoversWithNothingNewKept() {
+    // The deadline derives from the reservation's age and the declared ends, both kept: the drain is due at
+    // 1,000,000 (fill declared it), so the reservation holds until 1,060,000 (a minute's margin), not the timeout.
+    // The node where "stuck" (no declared end) runs is never chosen: its drain is unknown.
+    FailoverTwin t = twin(ONE, EngineSettings.defaults().withReservations(100_000, 4), 2);
+    t.cycle(new AppSubmitted(AppId.of("fill"), "q", "u", 0),
+        new Demand(AppId.of("fill"), "r", ONE_GPU, 12, PlacementSpec.SINGLE.withMaxRuntimeMillis(1_000_000)),
+        new AppSubmitted(AppId.of("stuck"), "q", "u", 0), new Demand(AppId.of("stuck"), "r", ONE_GPU, 2));
+    at(t, 10_000, new AppSubmitted(AppId.of("gang"), "q", "u", 0),
+        new Demand(AppId.of("gang"), "workers", ONE_GPU, 8, PlacementSpec.gang(null, false)));
+    t.failover();
+    assertThat(of(at(t, 110_000), Decision.Wait.class)).as("past the timeout: still held")
+        .noneMatch(w -> w.reason().startsWith("re-queued"));
+    t.failover();
+    assertThat(t.standbyState().reservations()).singleElement()
+        .satisfies(r -> assertThat(r.createdMillis()).isEqualTo(10_000));
+    // No end is reported: the fill overran what it declared, and the reservation goes a margin after the drain.
+    assertThat(of(at(t, 1_059_999), Decision.Wait.class)).noneMatch(w -> w.reason().startsWith("re-queued"));
+    assertThat(of(at(t, 1_060_000), Decision.Wait.class))
+        .anySatisfy(w -> assertThat(w.reason()).startsWith("re-queued").contains("held 1050 s"));
   }
 
   @Test
