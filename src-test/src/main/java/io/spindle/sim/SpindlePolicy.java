@@ -26,14 +26,16 @@ import java.util.Map;
  *     least-attained}, two levels split at 18,000 GPU-seconds)
  * @param reorder with {@code shortest} or {@code attained}: a waiting job may take a running one of its queue that
  *     the ordering puts after it ({@code spindle.ordering.preemption=true}); needs a {@code +preempt-...} mode
- * @param unguarded with {@code shortest} or {@code attained}: no starvation bound
- *     ({@code spindle.ordering.max-wait-seconds=0})
+ * @param maxWaitHours with {@code shortest} or {@code attained}: the starvation bound
+ *     ({@code spindle.ordering.max-wait-seconds}) in hours, feature {@code maxwait<H>h}; {@code unguarded} is 0 (no
+ *     bound); {@code -1}: the default
  */
 public record SpindlePolicy(boolean backfill, boolean pool, boolean borrow, boolean reserve, boolean runtimes,
-    boolean shortest, boolean attained, boolean reorder, boolean unguarded) implements SimPolicy {
+    boolean shortest, boolean attained, boolean reorder, int maxWaitHours) implements SimPolicy {
 
   static final List<String> FEATURES = List.of("backfill", "pool", "borrow", "reserve", "runtimes", "shortest",
-      "attained", "reorder", "unguarded");
+      "attained", "reorder");
+  private static final java.util.regex.Pattern MAX_WAIT = java.util.regex.Pattern.compile("maxwait(\\d+)h");
   /** Spindle's own features: {@code spindle} has them all, and the ordering features may be added to it. */
   private static final int BASE_FEATURES = 5;
   /** The order in which {@code --policy ablation} adds features. */
@@ -49,6 +51,7 @@ public record SpindlePolicy(boolean backfill, boolean pool, boolean borrow, bool
           + "a spindle policy may end in +preempt-checkpoint or +preempt-kill-15s");
     }
     boolean[] f = new boolean[FEATURES.size()];
+    int maxWaitHours = -1;
     if (full) {
       java.util.Arrays.fill(f, 0, BASE_FEATURES, true);
     }
@@ -58,6 +61,11 @@ public record SpindlePolicy(boolean backfill, boolean pool, boolean borrow, bool
         throw new IllegalArgumentException("unknown policy '" + name + "'");
       }
       for (String feature : rest.substring(1).split("\\+")) {
+        java.util.regex.Matcher wait = MAX_WAIT.matcher(feature);
+        if (feature.equals("unguarded") || wait.matches()) {
+          maxWaitHours = wait.matches() ? Integer.parseInt(wait.group(1)) : 0;
+          continue;
+        }
         int i = FEATURES.indexOf(feature);
         if (i < 0 || (full && i < BASE_FEATURES)) {
           throw new IllegalArgumentException("unknown feature '" + feature + "' in '" + name + "'; features are "
@@ -66,21 +74,25 @@ public record SpindlePolicy(boolean backfill, boolean pool, boolean borrow, bool
         f[i] = true;
       }
     }
-    if ((f[7] || f[8]) && !f[5] && !f[6]) {
-      throw new IllegalArgumentException("'" + name + "': reorder and unguarded need shortest or attained");
+    if ((f[7] || maxWaitHours >= 0) && !f[5] && !f[6]) {
+      throw new IllegalArgumentException("'" + name + "': reorder, unguarded and maxwait<H>h need shortest or "
+          + "attained");
     }
-    return new SpindlePolicy(f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8]);
+    return new SpindlePolicy(f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], maxWaitHours);
   }
 
   @Override
   public String name() {
-    boolean[] f = {backfill, pool, borrow, reserve, runtimes, shortest, attained, reorder, unguarded};
+    boolean[] f = {backfill, pool, borrow, reserve, runtimes, shortest, attained, reorder};
     boolean full = backfill && pool && borrow && reserve && runtimes;
     StringBuilder s = new StringBuilder(full ? "spindle" : "spindle-helios");
     for (int i = full ? BASE_FEATURES : 0; i < f.length; i++) {
       if (f[i]) {
         s.append('+').append(FEATURES.get(i));
       }
+    }
+    if (maxWaitHours >= 0) {
+      s.append(maxWaitHours == 0 ? "+unguarded" : "+maxwait" + maxWaitHours + "h");
     }
     return s.toString();
   }
@@ -103,9 +115,10 @@ public record SpindlePolicy(boolean backfill, boolean pool, boolean borrow, bool
     if (reorder) {
       parts.add("a job may preempt one of its queue that the ordering puts after it (spindle.ordering.preemption)");
     }
-    if ((shortest || attained) && !unguarded) {
-      parts.add("a job that waited " + io.spindle.core.queue.OrderingRules.DEFAULT_MAX_WAIT_SECONDS / 3600
-          + " h goes first (spindle.ordering.max-wait-seconds)");
+    if ((shortest || attained) && maxWaitHours != 0) {
+      parts.add("a job that waited " + (maxWaitHours < 0
+          ? io.spindle.core.queue.OrderingRules.DEFAULT_MAX_WAIT_SECONDS / 3600 : maxWaitHours)
+          + " h goes first and takes back what overtook it (spindle.ordering.max-wait-seconds)");
     }
     return "engine, " + String.join(", ", parts) + "; multi-GPU jobs are gangs";
   }
@@ -137,8 +150,9 @@ public record SpindlePolicy(boolean backfill, boolean pool, boolean borrow, bool
     if (reorder) {
       ordered.put(ClusterSpecs.key("root." + io.spindle.core.queue.OrderingRules.PREEMPT_KEY), "true");
     }
-    if (unguarded) {
-      ordered.put(ClusterSpecs.key("root." + io.spindle.core.queue.OrderingRules.MAX_WAIT_KEY), "0");
+    if (maxWaitHours >= 0) {
+      ordered.put(ClusterSpecs.key("root." + io.spindle.core.queue.OrderingRules.MAX_WAIT_KEY),
+          Long.toString(maxWaitHours * 3600L));
     }
     return ordered;
   }

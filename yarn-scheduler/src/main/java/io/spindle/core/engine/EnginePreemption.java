@@ -386,6 +386,11 @@ final class EnginePreemption {
       return who + " (priority " + d.app.priority + ") outranks this application (priority " + v.priority()
           + ") in queue " + v.queue();
     }
+    if (need.rank() == io.spindle.core.preemption.Need.AGED) {
+      return who + " has waited its queue's starvation bound of "
+          + d.app.leaf.config.orderingRules().maxWaitMillis() / 1000 + " s in queue " + v.queue()
+          + " and takes back what was submitted after it";
+    }
     return switch (d.app.leaf.config.ordering()) {
       case LEAST_ATTAINED -> who + " has attained less GPU service (level " + need.rank() + ", this application "
           + v.rank() + ") in queue " + v.queue() + ", ordered least-attained";

@@ -49,6 +49,15 @@ final class LeafOrder {
     return expected <= 0 ? UNKNOWN : Math.max(0, expected - app.attained.ranMillis(now));
   }
 
+  /**
+   * Its rank as a request that may preempt: {@link io.spindle.core.preemption.Need#AGED} for an application that has
+   * waited the starvation bound (it may take back what was submitted after it and overtook it); otherwise
+   * {@link #rank}.
+   */
+  long preemptionRank(AppState app) {
+    return aged(app) ? io.spindle.core.preemption.Need.AGED : rank(app);
+  }
+
   /** Whether it has waited the starvation bound: then it goes before all of its priority that have not. */
   boolean aged(AppState app) {
     return rules.maxWaitMillis() > 0 && app.waitedMillis(now) >= rules.maxWaitMillis();

@@ -20,10 +20,12 @@ import java.util.List;
  * @param reorderable whether a need of its queue that ranks before it may take it ({@link Need#reorders}): its queue
  *     preempts by ordering, it has run its queue's minimum run time since it started, and its application has not
  *     waited the queue's starvation bound
+ * @param submitMillis when its application was submitted: a need that has waited its starvation bound may take work
+ *     submitted after it
  */
 public record Candidate(long unitId, AppId appId, String requestKey, String queue, String user, int priority,
     ResourceVector charge, long startMillis, long checkpointMillis, List<Long> allocationIds, boolean elastic,
-    long rank, boolean reorderable) {
+    long rank, boolean reorderable, long submitMillis) {
 
   public Candidate {
     allocationIds = List.copyOf(allocationIds);
@@ -33,7 +35,7 @@ public record Candidate(long unitId, AppId appId, String requestKey, String queu
   public Candidate(long unitId, AppId appId, String requestKey, String queue, String user, int priority,
       ResourceVector charge, long startMillis, long checkpointMillis, List<Long> allocationIds, boolean elastic) {
     this(unitId, appId, requestKey, queue, user, priority, charge, startMillis, checkpointMillis, allocationIds,
-        elastic, 0, false);
+        elastic, 0, false, 0);
   }
 
   /** A whole gang, or one container. */

@@ -16,16 +16,22 @@ import io.spindle.core.model.ResourceVector;
  * @param userLimit the most that user may hold in the queue, {@code null} for no per-user limit
  * @param reorders its queue preempts by its ordering ({@code spindle.ordering.preemption}): it may take work of its
  *     own queue and priority whose {@link Candidate#rank} is strictly above its own
- * @param rank where its queue's ordering puts it, lower first (see {@link Candidate#rank})
+ * @param rank where its queue's ordering puts it, lower first (see {@link Candidate#rank}); {@link #AGED} for an
+ *     application that has waited its queue's starvation bound, which may take work submitted after it whatever its
+ *     rank
+ * @param submitMillis when its application was submitted
  */
 public record Need(AppId appId, String requestKey, String queue, String user, int priority, ResourceVector charge,
     int containers, boolean gang, boolean crossQueue, ResourceVector userUsage, ResourceVector userLimit,
-    boolean reorders, long rank) {
+    boolean reorders, long rank, long submitMillis) {
+
+  /** The rank of a need whose application has waited its queue's starvation bound. */
+  public static final long AGED = Long.MIN_VALUE;
 
   /** A need that takes nothing by its queue's ordering (as every need restored after a failover). */
   public Need(AppId appId, String requestKey, String queue, String user, int priority, ResourceVector charge,
       int containers, boolean gang, boolean crossQueue, ResourceVector userUsage, ResourceVector userLimit) {
     this(appId, requestKey, queue, user, priority, charge, containers, gang, crossQueue, userUsage, userLimit, false,
-        0);
+        0, 0);
   }
 }

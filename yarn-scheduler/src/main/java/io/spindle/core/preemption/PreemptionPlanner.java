@@ -19,8 +19,9 @@ import java.util.Set;
  * share ({@link Need#crossQueue}); a victim of the need's own leaf only if its application has a lower priority, or
  * if it is members an elastic gang grew by ({@link Candidate#elastic}): those were lent capacity nobody waited for,
  * and any waiting request of their queue may have it back; or, in a queue that preempts by its ordering
- * ({@link Need#reorders}), if it has the need's priority and ranks strictly after it ({@link Candidate#rank}) and
- * is {@link Candidate#reorderable} (it has run its minimum run time and has not waited its starvation bound). A need is never growth (growth only takes idle capacity),
+ * ({@link Need#reorders}), if it has the need's priority and ranks strictly after it ({@link Candidate#rank}; for a
+ * need that has waited its starvation bound, was submitted after it) and is {@link Candidate#reorderable} (it has
+ * run its minimum run time and has not waited its starvation bound). A need is never growth (growth only takes idle capacity),
  * so no gang is shrunk to grow another, and no gang is shrunk below its minimum by these rules.
  * With every victim of a plan taken and the need placed, writing {@code u} for a queue's projected usage before,
  * {@code u'} after, {@code f} for its fair share and {@code ds} for dominant share:
@@ -94,7 +95,7 @@ public final class PreemptionPlanner {
     ResourceVector freed = ResourceVector.ZERO;
     boolean fits = false;
     try {
-      for (Candidate c : ordered) {
+      for (Candidate c : need.reorders() ? reorderedFirst(need) : ordered) {
         if (taken.contains(c.unitId()) || !eligible(need, c) || !probe.mayHelp(c)) {
           continue;
         }
@@ -142,6 +143,23 @@ public final class PreemptionPlanner {
     return Optional.of(plan);
   }
 
+  /**
+   * The candidates for a need of a queue that preempts by its ordering: those its ordering may take, the last in the
+   * order first (the most attained service, the most run time left), as the ordering would have served them last;
+   * then the rest in {@link VictimOrder}.
+   */
+  private List<Candidate> reorderedFirst(Need need) {
+    List<Candidate> byOrder = new ArrayList<>();
+    List<Candidate> rest = new ArrayList<>();
+    for (Candidate c : ordered) {
+      (c.queue().equals(need.queue()) && c.reorderable() && ranksAfter(c, need) ? byOrder : rest).add(c);
+    }
+    // Stable: equal ranks keep the victim order (the least work since a checkpoint first).
+    byOrder.sort(java.util.Comparator.comparingLong(Candidate::rank).reversed());
+    byOrder.addAll(rest);
+    return byOrder;
+  }
+
   private void accept(Plan plan) {
     for (Map.Entry<String, ResourceVector> d : delta(plan.need(), plan.victims()).entrySet()) {
       usage.merge(d.getKey(), d.getValue(), ResourceVector::plus);
@@ -155,7 +173,7 @@ public final class PreemptionPlanner {
   private boolean eligible(Need need, Candidate c) {
     if (c.queue().equals(need.queue())) {
       return !c.appId().equals(need.appId()) && (c.priority() < need.priority() || c.elastic()
-          || (need.reorders() && c.reorderable() && c.priority() == need.priority() && c.rank() > need.rank()));
+          || (need.reorders() && c.reorderable() && c.priority() == need.priority() && ranksAfter(c, need)));
     }
     return need.crossQueue() && queues.containsKey(c.queue()) && distanceAboveFairShare(c.queue()) > 0;
   }
@@ -203,11 +221,19 @@ public final class PreemptionPlanner {
     return true;
   }
 
+  /**
+   * Whether the queue's ordering puts {@code c} after {@code need}: a strictly higher rank, or, for a need that has
+   * waited its starvation bound, a later submission (it takes back what overtook it, never what came before).
+   */
+  private static boolean ranksAfter(Candidate c, Need need) {
+    return need.rank() == Need.AGED ? c.submitMillis() > need.submitMillis() : c.rank() > need.rank();
+  }
+
   /** Whether every victim is taken by the ordering of the need's own queue (none for priority or growth). */
   private static boolean reorderingOnly(Need need, List<Candidate> victims) {
     for (Candidate v : victims) {
       if (!v.queue().equals(need.queue()) || !need.reorders() || !v.reorderable() || v.priority() != need.priority()
-          || v.rank() <= need.rank()) {
+          || !ranksAfter(v, need)) {
         return false;
       }
     }
