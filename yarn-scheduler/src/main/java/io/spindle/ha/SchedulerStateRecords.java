@@ -55,7 +55,7 @@ final class SchedulerStateRecords {
         map(s.starvation().queues(), b -> new BelowFairShareSinceRecord(b.queue(), b.sinceMillis())),
         map(s.declaredEnds(), e -> new DeclaredEndRecord(e.container(), e.endsAtMillis())),
         map(s.attained(), a -> new io.spindle.ha.avro.AttainedRecord(a.appId().value(), a.gpuUnitMillis(),
-            a.ranMillis(), a.asOfMillis())),
+            a.ranMillis(), a.asOfMillis(), a.submittedMillis())),
         map(s.learnedRuntimes(), l -> new io.spindle.ha.avro.LearnedRuntimeRecord(l.user(), l.kind(), l.runMillis())));
   }
 
@@ -80,7 +80,7 @@ final class SchedulerStateRecords {
                 b.getSinceMillis()))),
         map(r.getDeclaredEnds(), e -> new DurableState.DeclaredEnd(e.getContainer(), e.getEndsAtMillis())),
         map(r.getAttained(), a -> new DurableState.AttainedState(AppId.of(a.getAppId()), a.getGpuUnitMillis(),
-            a.getRanMillis(), a.getAsOfMillis())),
+            a.getRanMillis(), a.getAsOfMillis(), a.getSubmittedMillis())),
         map(r.getLearnedRuntimes(), l -> new DurableState.LearnedRuntime(l.getUser(), l.getKind(),
             l.getRunMillis())));
   }
@@ -127,13 +127,13 @@ final class SchedulerStateRecords {
   private static NeedRecord need(Need n) {
     return new NeedRecord(n.appId().value(), n.requestKey(), n.queue(), n.user(), n.priority(), vector(n.charge()),
         n.containers(), n.gang(), n.crossQueue(), vector(n.userUsage()),
-        n.userLimit() == null ? null : vector(n.userLimit()));
+        n.userLimit() == null ? null : vector(n.userLimit()), n.reorders(), n.rank(), n.submitMillis());
   }
 
   private static Need need(NeedRecord n) {
     return new Need(AppId.of(n.getAppId()), n.getRequestKey(), n.getQueue(), n.getUser(), n.getPriority(),
         vector(n.getCharge()), n.getContainers(), n.getGang(), n.getCrossQueue(), vector(n.getUserUsage()),
-        n.getUserLimit() == null ? null : vector(n.getUserLimit()));
+        n.getUserLimit() == null ? null : vector(n.getUserLimit()), n.getReorders(), n.getRank(), n.getSubmitMillis());
   }
 
   private static ResourceVectorRecord vector(ResourceVector v) {

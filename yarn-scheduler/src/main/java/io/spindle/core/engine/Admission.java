@@ -98,7 +98,11 @@ final class Admission {
       return;
     }
     String user = e.user() == null || e.user().isBlank() ? "unknown" : e.user();
-    state.addApp(e.appId(), state.queue(leaf.get().path()), user, e.priority(), clock.nowMillis()).kind = e.kind();
+    AppState app = state.addApp(e.appId(), state.queue(leaf.get().path()), user, e.priority(), clock.nowMillis());
+    app.kind = e.kind();
+    if (app.leaf.config.ordering().ranked()) {
+      state.durableChange(); // When it was submitted is kept: its starvation bound counts from it.
+    }
   }
 
   void reprioritize(AppPriorityChanged e) {

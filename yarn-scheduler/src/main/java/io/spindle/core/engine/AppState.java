@@ -59,9 +59,9 @@ final class AppState {
     }
   }
 
-  /** Time since submission not spent running: what the starvation bound counts. */
+  /** Time since submission not spent running: what the starvation bound counts (kept across a failover). */
   long waitedMillis(long now) {
-    return Math.max(0, now - submitTimeMillis - attained.ranMillis(now));
+    return attained.waitedMillis(now);
   }
 
   boolean hasPending() {

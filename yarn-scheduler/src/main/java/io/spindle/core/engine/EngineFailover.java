@@ -72,10 +72,9 @@ final class EngineFailover {
     List<DurableState.AttainedState> attained = new ArrayList<>();
     for (AppState app : state.apps()) {
       // Only where the order depends on it: elsewhere it would make every start and end a change to save.
-      if (app.leaf.config.ordering().ranked()
-          && (app.attained.settledRanMillis() > 0 || !app.usage.equals(io.spindle.core.model.ResourceVector.ZERO))) {
+      if (app.leaf.config.ordering().ranked()) {
         attained.add(new DurableState.AttainedState(app.id, app.attained.settledGpuUnitMillis(),
-            app.attained.settledRanMillis(), app.attained.asOfMillis()));
+            app.attained.settledRanMillis(), app.attained.asOfMillis(), app.attained.submittedMillis()));
       }
     }
     List<DurableState.LearnedRuntime> learned = new ArrayList<>();
@@ -184,7 +183,7 @@ final class EngineFailover {
       if (app == null) {
         gone.add(a.appId());
       } else {
-        app.attained.restore(a.gpuUnitMillis(), a.ranMillis(), a.asOfMillis());
+        app.attained.restore(a.gpuUnitMillis(), a.ranMillis(), a.asOfMillis(), a.submittedMillis());
       }
     }
     if (!gone.isEmpty()) {

@@ -130,7 +130,7 @@ final class PreemptionSnapshot {
       candidates.add(new Candidate(run.id, run.appId, run.requestKey, app.leaf.path(), app.user, app.priority,
           run.charge(state), run.startMillis, preemption.lastCheckpointMillis(run.appId),
           new ArrayList<>(run.members), run.core != null, reorderable ? order.rank(app) : 0, reorderable,
-          app.submitTimeMillis));
+          app.attained.submittedMillis()));
     }
     ResourceVector used = queues.iterator().next().usage(partition); // Root comes first and holds everything.
     ResourceVector capacity = cluster.capacity(partition);
@@ -160,7 +160,8 @@ final class PreemptionSnapshot {
     return new Need(app.id, d.key, app.leaf.path(), app.user, app.priority, d.unitCharge.times(containers),
         containers, d.isGang(), crossQueue, app.leaf.userUsage(d.shape.partition()).getOrDefault(app.user,
             ResourceVector.ZERO), UserLimits.limit(app.leaf, d.shape.partition(), app.user), reorders,
-        reorders ? new LeafOrder(app.leaf, state.estimates(), now).preemptionRank(app) : 0, app.submitTimeMillis);
+        reorders ? new LeafOrder(app.leaf, state.estimates(), now).preemptionRank(app) : 0,
+        reorders ? app.attained.submittedMillis() : 0);
   }
 
   /** Whether work of {@code leaf} may be taken by a queue-mate its ordering puts first. */

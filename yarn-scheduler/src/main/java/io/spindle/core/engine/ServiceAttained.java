@@ -12,12 +12,24 @@ final class ServiceAttained {
 
   private long gpuUnitMillis;
   private long ranMillis;
+  /** When the application was submitted (on the first leader's clock, after a failover). */
+  private long submittedMillis;
   private long asOfMillis;
   private long unitsHeld;
   private boolean holding;
 
-  ServiceAttained(long sinceMillis) {
-    this.asOfMillis = sinceMillis;
+  ServiceAttained(long submittedMillis) {
+    this.asOfMillis = submittedMillis;
+    this.submittedMillis = submittedMillis;
+  }
+
+  long submittedMillis() {
+    return submittedMillis;
+  }
+
+  /** Time since submission not spent running: what the starvation bound counts. */
+  long waitedMillis(long now) {
+    return Math.max(0, now - submittedMillis - ranMillis(now));
   }
 
   /** What the application holds changes at {@code now}: what it held until now is settled. */
@@ -66,10 +78,11 @@ final class ServiceAttained {
    * After a failover: what the old leader had settled at {@code asOf}, counted on from then at the rate of what the
    * application holds now (its recovered containers, which are those it held then unless some ended meanwhile).
    */
-  void restore(long settledGpuUnitMillis, long settledRanMillis, long asOf) {
+  void restore(long settledGpuUnitMillis, long settledRanMillis, long asOf, long submitted) {
     this.gpuUnitMillis = settledGpuUnitMillis;
     this.ranMillis = settledRanMillis;
     this.asOfMillis = asOf;
+    this.submittedMillis = submitted;
   }
 
   private static long saturatedTimes(long a, long b) {

@@ -226,8 +226,10 @@ class RankedOrderingTest {
     assertThat(leader.durableVersion()).as("time passing is no change to save").isEqualTo(version);
     DurableState saved = io.spindle.ha.SchedulerStateCodec.decode(io.spindle.ha.SchedulerStateCodec.encode(
         leader.durableState(id -> id == running ? "c-old" : null), 1)).state();
-    assertThat(saved.attained()).as("what ran; young never has").extracting(DurableState.AttainedState::appId)
-        .containsExactly(AppId.of("old"));
+    assertThat(saved.attained()).extracting(DurableState.AttainedState::appId)
+        .containsExactly(AppId.of("old"), AppId.of("young"));
+    assertThat(saved.attained().get(1).submittedMillis()).as("the bound counts from the first leader's submission")
+        .isEqualTo(MINUTE);
 
     // The standby learns the same applications and the running container from YARN, two hours in.
     clock = new ManualClock(2 * HOUR);
