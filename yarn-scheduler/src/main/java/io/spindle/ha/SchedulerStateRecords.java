@@ -55,7 +55,7 @@ final class SchedulerStateRecords {
         map(s.starvation().queues(), b -> new BelowFairShareSinceRecord(b.queue(), b.sinceMillis())),
         map(s.declaredEnds(), e -> new DeclaredEndRecord(e.container(), e.endsAtMillis())),
         map(s.attained(), a -> new io.spindle.ha.avro.AttainedRecord(a.appId().value(), a.gpuUnitMillis(),
-            a.ranMillis(), a.asOfMillis(), a.submittedMillis())),
+            a.ranMillis(), a.asOfMillis(), a.submittedMillis(), a.declaredMillis())),
         map(s.learnedRuntimes(), l -> new io.spindle.ha.avro.LearnedRuntimeRecord(l.user(), l.kind(), l.runMillis())));
   }
 
@@ -80,7 +80,7 @@ final class SchedulerStateRecords {
                 b.getSinceMillis()))),
         map(r.getDeclaredEnds(), e -> new DurableState.DeclaredEnd(e.getContainer(), e.getEndsAtMillis())),
         map(r.getAttained(), a -> new DurableState.AttainedState(AppId.of(a.getAppId()), a.getGpuUnitMillis(),
-            a.getRanMillis(), a.getAsOfMillis(), a.getSubmittedMillis())),
+            a.getRanMillis(), a.getAsOfMillis(), a.getSubmittedMillis(), a.getDeclaredMillis())),
         map(r.getLearnedRuntimes(), l -> new DurableState.LearnedRuntime(l.getUser(), l.getKind(),
             l.getRunMillis())));
   }

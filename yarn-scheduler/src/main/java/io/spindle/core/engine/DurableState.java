@@ -338,9 +338,12 @@ public record DurableState(long nextNoticeId, long nextUnitId, List<UnitState> u
   /**
    * What an application of a ranked leaf had run at {@code asOfMillis} (the last change of what it holds, on the
    * engine clock): GPU-unit milliseconds (840 units a GPU) and wall milliseconds. From then on it runs at the rate of
-   * what it holds. {@code submittedMillis}: when it was submitted, from which the starvation bound counts its wait.
+   * what it holds. {@code submittedMillis}: when it was submitted, from which the starvation bound counts its wait;
+   * {@code declaredMillis}: the shortest run time its requests declared ({@code 0}: none), which placed requests are
+   * not asked for again to tell.
    */
-  public record AttainedState(AppId appId, long gpuUnitMillis, long ranMillis, long asOfMillis, long submittedMillis) {
+  public record AttainedState(AppId appId, long gpuUnitMillis, long ranMillis, long asOfMillis, long submittedMillis,
+      long declaredMillis) {
     public AttainedState {
       require("appId", appId);
       if (gpuUnitMillis < 0 || ranMillis < 0) {

@@ -74,7 +74,8 @@ final class EngineFailover {
       // Only where the order depends on it: elsewhere it would make every start and end a change to save.
       if (app.leaf.config.ordering().ranked()) {
         attained.add(new DurableState.AttainedState(app.id, app.attained.settledGpuUnitMillis(),
-            app.attained.settledRanMillis(), app.attained.asOfMillis(), app.attained.submittedMillis()));
+            app.attained.settledRanMillis(), app.attained.asOfMillis(), app.attained.submittedMillis(),
+            app.declaredRuntimeMillis));
       }
     }
     List<DurableState.LearnedRuntime> learned = new ArrayList<>();
@@ -184,6 +185,7 @@ final class EngineFailover {
         gone.add(a.appId());
       } else {
         app.attained.restore(a.gpuUnitMillis(), a.ranMillis(), a.asOfMillis(), a.submittedMillis());
+        app.declared(a.declaredMillis());
       }
     }
     if (!gone.isEmpty()) {

@@ -214,7 +214,11 @@ final class EngineState {
   /** Adds a request's outstanding containers to its application and to its leaf's pending demand. */
   void addDemand(DemandState d) {
     d.app.demands.put(d.key, d);
+    long declared = d.app.declaredRuntimeMillis;
     d.app.declared(d.spec.maxRuntimeMillis());
+    if (d.app.declaredRuntimeMillis != declared && d.app.leaf.config.ordering().ranked()) {
+      durableChanges++; // Kept for a failover (DurableState.AttainedState.declaredMillis).
+    }
     d.app.leaf.addPending(d.shape.partition(), d.pending());
   }
 
