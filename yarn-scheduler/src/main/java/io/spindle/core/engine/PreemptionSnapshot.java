@@ -120,6 +120,11 @@ final class PreemptionSnapshot {
           || app.leaf.preemptionDisabled() || !partitionOf(run).equals(partition)) {
         continue;
       }
+      if (run.startMillis >= now) {
+        // Placed in this very cycle: reclaiming it at once would only churn (its application has not even been told
+        // of its containers yet); the request waits for the next cycle's plan.
+        continue;
+      }
       if (!run.grownBy.isEmpty() || (run.core != null && run.core.phase() == GangRun.Phase.RESTARTING)) {
         // An elastic gang gives back what it grew by before it can be taken whole; a restarting one stops anyway.
         continue;
