@@ -100,7 +100,7 @@ final class Admission {
     String user = e.user() == null || e.user().isBlank() ? "unknown" : e.user();
     AppState app = state.addApp(e.appId(), state.queue(leaf.get().path()), user, e.priority(), clock.nowMillis());
     app.kind = e.kind();
-    if (app.leaf.config.ordering().ranked()) {
+    if (app.leaf.ranked()) {
       state.durableChange(); // When it was submitted is kept: its starvation bound counts from it.
     }
   }
@@ -127,7 +127,7 @@ final class Admission {
     for (long id : app.allocations.ids()) {
       state.release(id);
     }
-    if (app.leaf.config.ordering().ranked()) {
+    if (app.leaf.ranked()) {
       // Only there is what it ran kept across a failover (DurableState.attained), so only there is it learned from.
       state.estimates().finished(app, app.attained.ranMillis(clock.nowMillis()));
     }

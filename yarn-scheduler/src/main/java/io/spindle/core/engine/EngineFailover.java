@@ -72,7 +72,7 @@ final class EngineFailover {
     List<DurableState.AttainedState> attained = new ArrayList<>();
     for (AppState app : state.apps()) {
       // Only where the order depends on it: elsewhere it would make every start and end a change to save.
-      if (app.leaf.config.ordering().ranked()) {
+      if (app.leaf.ranked()) {
         attained.add(new DurableState.AttainedState(app.id, app.attained.settledGpuUnitMillis(),
             app.attained.settledRanMillis(), app.attained.asOfMillis(), app.attained.submittedMillis(),
             app.declaredRuntimeMillis));

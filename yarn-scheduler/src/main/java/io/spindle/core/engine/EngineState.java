@@ -216,7 +216,7 @@ final class EngineState {
     d.app.demands.put(d.key, d);
     long declared = d.app.declaredRuntimeMillis;
     d.app.declared(d.spec.maxRuntimeMillis());
-    if (d.app.declaredRuntimeMillis != declared && d.app.leaf.config.ordering().ranked()) {
+    if (d.app.declaredRuntimeMillis != declared && d.app.leaf.ranked()) {
       durableChanges++; // Kept for a failover (DurableState.AttainedState.declaredMillis).
     }
     d.app.leaf.addPending(d.shape.partition(), d.pending());
@@ -342,7 +342,7 @@ final class EngineState {
   private void addUsage(AppState app, String partition, ResourceVector delta) {
     app.usage = app.usage.plus(delta);
     app.attained.settle(clock.nowMillis(), app.usage);
-    if (app.leaf.config.ordering().ranked()) {
+    if (app.leaf.ranked()) {
       durableChanges++; // What it has run is kept for a failover where the order depends on it.
     }
     chargeQueues(app, partition, delta);

@@ -134,7 +134,7 @@ final class EngineViews {
                 r.projectedStartMillis())));
       }
       appViews.add(new EngineStatus.App(app.id, app.leaf.path(), app.user, app.priority, app.submitTimeMillis,
-          app.usage, app.allocations.size(), requests, app.leaf.config.ordering().ranked()
+          app.usage, app.allocations.size(), requests, app.leaf.ranked()
               ? new LeafOrder(app.leaf, state.estimates(), clock.nowMillis()).describe(app) : null));
     }
     List<EngineStatus.Container> containers = new ArrayList<>(state.allocationCount());

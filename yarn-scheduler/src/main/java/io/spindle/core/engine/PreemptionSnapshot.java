@@ -171,7 +171,7 @@ final class PreemptionSnapshot {
 
   /** Whether work of {@code leaf} may be taken by a queue-mate its ordering puts first. */
   private static boolean reordering(QueueState leaf) {
-    return leaf.config.ordering().ranked() && leaf.config.orderingRules().preempt();
+    return leaf.ranked() && leaf.config.orderingRules().preempt();
   }
 
   /** The request of a plan's need, if it still waits. */

@@ -50,6 +50,14 @@ final class QueueState {
     return config.path();
   }
 
+  /**
+   * Whether this leaf orders by a rank ({@code shortest-first}, {@code least-attained}): then what its applications
+   * have run, when they were submitted and what they declared are kept for a failover.
+   */
+  boolean ranked() {
+    return config.ordering().ranked();
+  }
+
   /** CapacityScheduler's {@code disable_preemption}, inherited down the tree: no container here is a victim. */
   boolean preemptionDisabled() {
     for (QueueState q = this; q != null; q = q.parent) {

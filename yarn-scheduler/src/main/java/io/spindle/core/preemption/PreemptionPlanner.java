@@ -173,7 +173,7 @@ public final class PreemptionPlanner {
   private boolean eligible(Need need, Candidate c) {
     if (c.queue().equals(need.queue())) {
       return !c.appId().equals(need.appId()) && (c.priority() < need.priority() || c.elastic()
-          || (need.reorders() && c.reorderable() && c.priority() == need.priority() && ranksAfter(c, need)));
+          || takenByOrder(need, c));
     }
     return need.crossQueue() && queues.containsKey(c.queue()) && distanceAboveFairShare(c.queue()) > 0;
   }
@@ -229,11 +229,16 @@ public final class PreemptionPlanner {
     return need.rank() == Need.AGED ? c.submitMillis() > need.submitMillis() : c.rank() > need.rank();
   }
 
+  /** Whether {@code c} is of the need's queue and priority and may be taken by that queue's ordering. */
+  private static boolean takenByOrder(Need need, Candidate c) {
+    return need.reorders() && c.queue().equals(need.queue()) && c.reorderable() && c.priority() == need.priority()
+        && ranksAfter(c, need);
+  }
+
   /** Whether every victim is taken by the ordering of the need's own queue (none for priority or growth). */
   private static boolean reorderingOnly(Need need, List<Candidate> victims) {
     for (Candidate v : victims) {
-      if (!v.queue().equals(need.queue()) || !need.reorders() || !v.reorderable() || v.priority() != need.priority()
-          || !ranksAfter(v, need)) {
+      if (!takenByOrder(need, v)) {
         return false;
       }
     }

@@ -130,12 +130,22 @@ class RankedOrderingTest {
 
   @Test
   void theStarvationBoundLiftsAJobThatWaitedTooLongAboveShorterOnes() {
+    assertThat(servedWhileShortJobsArrive("3600")).as("long has waited an hour from 60 min 1 s on, and goes first then")
+        .containsExactly("short-0", "short-1", "short-2", "short-3", "short-4", "short-5", "long", "short-6");
+    clock = new ManualClock(0);
+    assertThat(servedWhileShortJobsArrive("0")).as("without a bound, long starves").doesNotContain("long");
+  }
+
+  /**
+   * A ten-hour job waits behind a first one; a ten-minute job arrives a minute before each of eight ten-minute turns
+   * of the GPU, each shorter than "long". Who got the GPU, turn by turn, under {@code max-wait-seconds=maxWait}.
+   */
+  private List<String> servedWhileShortJobsArrive(String maxWait) {
     Engine e = engine(leaf("root.spindle.ordering", "shortest-first", "root.a.spindle.ordering.max-wait-seconds",
-        "3600"), PreemptionSettings.defaults());
+        maxWait), PreemptionSettings.defaults());
     long held = at(e, 0, submit("first", "r", 10 * MINUTE, null).toArray(EngineEvent[]::new)).allocations().get(0)
         .allocationId();
     at(e, 1_000, submit("long", "r", 10 * HOUR, null).toArray(EngineEvent[]::new));
-    // Ten-minute jobs keep arriving; each is shorter than "long" and is served first while "long" waits under an hour.
     List<String> served = new ArrayList<>();
     for (int i = 0; i < 8; i++) {
       long now = (i + 1) * 10 * MINUTE;
@@ -144,24 +154,7 @@ class RankedOrderingTest {
       served.add(next.appId().value());
       held = next.allocationId();
     }
-    assertThat(served).as("long has waited an hour from 60 min 1 s on, and goes first then")
-        .containsExactly("short-0", "short-1", "short-2", "short-3", "short-4", "short-5", "long", "short-6");
-
-    clock = new ManualClock(0);
-    Engine unbounded = engine(leaf("root.spindle.ordering", "shortest-first",
-        "root.a.spindle.ordering.max-wait-seconds", "0"), PreemptionSettings.defaults());
-    held = at(unbounded, 0, submit("first", "r", 10 * MINUTE, null).toArray(EngineEvent[]::new)).allocations()
-        .get(0).allocationId();
-    at(unbounded, 1_000, submit("long", "r", 10 * HOUR, null).toArray(EngineEvent[]::new));
-    served.clear();
-    for (int i = 0; i < 8; i++) {
-      long now = (i + 1) * 10 * MINUTE;
-      at(unbounded, now - MINUTE, submit("short-" + i, "r", 10 * MINUTE, null).toArray(EngineEvent[]::new));
-      Allocate next = at(unbounded, now, new ContainerFinished(held)).allocations().get(0);
-      served.add(next.appId().value());
-      held = next.allocationId();
-    }
-    assertThat(served).as("without a bound, long starves").doesNotContain("long");
+    return served;
   }
 
   @Test
