@@ -3,7 +3,7 @@
 
 Usage: scripts/lib/sim-table.py REPORT.json [REPORT.json ...]
 Each policy's inputs (which run times it sees) are read from its name: 'runtimes' declares them (exact, or what
---declared-runtime gave), 'shortest' without 'runtimes' learns them, anything else sees none.
+--declared-runtime gave), 'shortest' or 'learned' without 'runtimes' learns them, anything else sees none.
 """
 import json
 import sys
@@ -12,7 +12,7 @@ import sys
 def inputs(policy, declared):
     if policy.startswith('spindle+') or policy == 'spindle' or '+runtimes' in policy:
         return 'true durations' if declared == 'exact' else declared + ' declared'
-    if '+shortest' in policy:
+    if '+shortest' in policy or '+learned' in policy:
         return 'learned'
     return 'none'
 

@@ -42,7 +42,7 @@ public final class SimMain {
           --limit N                              only the first N jobs
         policies and options:
           --policy LIST                          fifo, yarn, spindle-helios, spindle, spindle-helios+<feature>...
-                                                 (features backfill pool borrow reserve runtimes shortest), all, ablation
+                                                 (features backfill pool borrow reserve runtimes learned shortest attained reorder), all, ablation
                                                  (default: all)
                                                  preempt-compare (spindle without preemption, killing after
                                                  15 s, checkpointing on notice); a spindle policy may end in

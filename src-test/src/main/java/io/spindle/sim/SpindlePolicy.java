@@ -26,15 +26,18 @@ import java.util.Map;
  *     least-attained}, two levels split at 18,000 GPU-seconds)
  * @param reorder with {@code shortest} or {@code attained}: a waiting job may take a running one of its queue that
  *     the ordering puts after it ({@code spindle.ordering.preemption=true}); needs a {@code +preempt-...} mode
+ * @param learned with {@code reserve}: where a job declares no run time, reservations plan its drain with the run
+ *     time learned from finished jobs of its queue and GPU count
+ *     ({@code yarn.scheduler.spindle.gang.reservation-learned-runtimes})
  * @param maxWaitHours with {@code shortest} or {@code attained}: the starvation bound
  *     ({@code spindle.ordering.max-wait-seconds}) in hours, feature {@code maxwait<H>h}; {@code unguarded} is 0 (no
  *     bound); {@code -1}: the default
  */
 public record SpindlePolicy(boolean backfill, boolean pool, boolean borrow, boolean reserve, boolean runtimes,
-    boolean shortest, boolean attained, boolean reorder, int maxWaitHours) implements SimPolicy {
+    boolean shortest, boolean attained, boolean reorder, boolean learned, int maxWaitHours) implements SimPolicy {
 
   static final List<String> FEATURES = List.of("backfill", "pool", "borrow", "reserve", "runtimes", "shortest",
-      "attained", "reorder");
+      "attained", "reorder", "learned");
   private static final java.util.regex.Pattern MAX_WAIT = java.util.regex.Pattern.compile("maxwait(\\d+)h");
   /** Spindle's own features: {@code spindle} has them all, and the ordering features may be added to it. */
   private static final int BASE_FEATURES = 5;
@@ -78,12 +81,15 @@ public record SpindlePolicy(boolean backfill, boolean pool, boolean borrow, bool
       throw new IllegalArgumentException("'" + name + "': reorder, unguarded and maxwait<H>h need shortest or "
           + "attained");
     }
-    return new SpindlePolicy(f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], maxWaitHours);
+    if (f[8] && !f[3]) {
+      throw new IllegalArgumentException("'" + name + "': learned needs reserve");
+    }
+    return new SpindlePolicy(f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], maxWaitHours);
   }
 
   @Override
   public String name() {
-    boolean[] f = {backfill, pool, borrow, reserve, runtimes, shortest, attained, reorder};
+    boolean[] f = {backfill, pool, borrow, reserve, runtimes, shortest, attained, reorder, learned};
     boolean full = backfill && pool && borrow && reserve && runtimes;
     StringBuilder s = new StringBuilder(full ? "spindle" : "spindle-helios");
     for (int i = full ? BASE_FEATURES : 0; i < f.length; i++) {
@@ -128,6 +134,8 @@ public record SpindlePolicy(boolean backfill, boolean pool, boolean borrow, bool
     return "gangs reserve nodes (" + s.maxReservations() + " at most, on the nodes expected to drain soonest; held "
         + (runtimes ? "until the declared run times of what runs there end, " + s.reservationTimeoutMillis() / 1000
             + " s to " + s.reservationMaxDrainMillis() / 1000 + " s"
+            : s.reservationLearnedRuntimes() ? "until the run times learned per queue and GPU count of what runs there "
+                + "end, " + s.reservationTimeoutMillis() / 1000 + " s to " + s.reservationMaxDrainMillis() / 1000 + " s"
             : s.reservationTimeoutMillis() / 1000 + " s, the drain being unknown") + ")";
   }
 
@@ -135,7 +143,8 @@ public record SpindlePolicy(boolean backfill, boolean pool, boolean borrow, bool
   public EngineSettings engineSettings() {
     EngineSettings d = EngineSettings.defaults();
     return d.withStrictQueueOrder(!backfill)
-        .withReservations(d.reservationTimeoutMillis(), reserve ? d.maxReservations() : 0);
+        .withReservations(d.reservationTimeoutMillis(), reserve ? d.maxReservations() : 0)
+        .withReservationLearnedRuntimes(learned);
   }
 
   @Override

@@ -100,7 +100,7 @@ final class Admission {
     String user = e.user() == null || e.user().isBlank() ? "unknown" : e.user();
     AppState app = state.addApp(e.appId(), state.queue(leaf.get().path()), user, e.priority(), clock.nowMillis());
     app.kind = e.kind();
-    if (app.leaf.ranked()) {
+    if (state.keepsHistory(app)) {
       state.durableChange(); // When it was submitted is kept: its starvation bound counts from it.
     }
   }
@@ -127,8 +127,8 @@ final class Admission {
     for (long id : app.allocations.ids()) {
       state.release(id);
     }
-    if (app.leaf.ranked()) {
-      // Only there is what it ran kept across a failover (DurableState.attained), so only there is it learned from.
+    if (state.keepsHistory(app) && app.attained.whole()) {
+      // Only from a run whose whole length is known, also after a failover (DurableState.attained).
       state.estimates().finished(app, app.attained.ranMillis(clock.nowMillis()));
     }
     state.removeApp(appId);

@@ -80,10 +80,14 @@ public final class Engine {
     this.migRepartitioning = new MigRepartitioning(cluster, settings, clock, migSlots);
     this.gangPlacer = new GangPlacer(cluster);
     this.state = new EngineState(cluster, tree, clock);
+    if (settings.reservationLearnedRuntimes()) {
+      state.keepHistoryEverywhere();
+    }
     ShapeCharges charges = new ShapeCharges(catalog, cluster);
     this.gangRuns = new GangRuns(settings.preemption().enabled(), clock);
     this.preemption = new EnginePreemption(settings.preemption(), clock, state, charges, gangPlacer, gangRuns);
-    this.reservations = new Reservations(state, gangPlacer, settings, clock, preemption);
+    this.reservations = new Reservations(state, gangPlacer, settings, clock, preemption,
+        settings.reservationLearnedRuntimes() ? ExpectedEnd.declaredOrLearned(state, clock) : ExpectedEnd.DECLARED);
     this.admission = new Admission(state, catalog, charges, gangPlacer, clock, settings, migRepartitioning,
         reservations, preemption, gangRuns);
     this.growth = new ElasticGrowth(state, gangPlacer, gangRuns, preemption, clock);

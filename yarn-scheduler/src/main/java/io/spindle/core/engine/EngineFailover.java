@@ -71,8 +71,8 @@ final class EngineFailover {
     ends.sort(Comparator.comparing(DurableState.DeclaredEnd::container)); // Same state, same record.
     List<DurableState.AttainedState> attained = new ArrayList<>();
     for (AppState app : state.apps()) {
-      // Only where the order depends on it: elsewhere it would make every start and end a change to save.
-      if (app.leaf.ranked()) {
+      // Only where something depends on it: elsewhere it would make every start and end a change to save.
+      if (state.keepsHistory(app)) {
         attained.add(new DurableState.AttainedState(app.id, app.attained.settledGpuUnitMillis(),
             app.attained.settledRanMillis(), app.attained.asOfMillis(), app.attained.submittedMillis(),
             app.declaredRuntimeMillis));
@@ -178,6 +178,9 @@ final class EngineFailover {
 
   /** Attained service of the applications that came back, and every learned run time. */
   private void restoreHistory(DurableState saved, List<String> dropped) {
+    for (AppState app : state.apps()) {
+      app.attained.lostBeforeFailover(); // Until its saved service says otherwise: then it is whole again.
+    }
     List<AppId> gone = new ArrayList<>();
     for (DurableState.AttainedState a : saved.attained()) {
       AppState app = state.app(a.appId());

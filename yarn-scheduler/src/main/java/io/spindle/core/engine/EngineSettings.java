@@ -20,6 +20,9 @@ import java.util.Map;
  *     drain: a reservation lasts until its nodes' containers are expected to have ended (their declared run times)
  *     plus a margin, at least {@code reservationTimeoutMillis} and at most this; at or below the timeout, the timeout
  *     alone holds ({@code yarn.scheduler.spindle.gang.reservation-max-drain-seconds})
+ * @param reservationLearnedRuntimes where a container declared no run time, plan the drain with the run time learned
+ *     from finished applications of the same user and kind ({@link RuntimeEstimates}); off, such a drain is unknown
+ *     ({@code yarn.scheduler.spindle.gang.reservation-learned-runtimes}, default off: benchmarks.md)
  * @param strictQueueOrder {@code true}: inside a leaf queue, the first request that cannot be placed stops that leaf
  *     for the cycle (head-of-line blocking, no backfill), as strict FIFO schedulers and the HeliosArtifact simulator
  *     do; {@code false} (the default): it is skipped and the requests behind it may start
@@ -35,7 +38,7 @@ import java.util.Map;
  *     ({@code yarn.scheduler.spindle.placement.share-candidates})
  */
 public record EngineSettings(long migReconfigureMillis, int maxMigReconfigurationsPerCycle,
-    long reservationTimeoutMillis, int maxReservations, long reservationMaxDrainMillis, boolean strictQueueOrder,
+    long reservationTimeoutMillis, int maxReservations, long reservationMaxDrainMillis, boolean reservationLearnedRuntimes, boolean strictQueueOrder,
     PreemptionSettings preemption, long registrationSettleMillis, int shareCandidates) {
 
   public static final String MIG_RECONFIGURE_SECONDS = "yarn.scheduler.spindle.mig.reconfigure-seconds";
@@ -45,6 +48,8 @@ public record EngineSettings(long migReconfigureMillis, int maxMigReconfiguratio
   public static final String MAX_RESERVATIONS = "yarn.scheduler.spindle.gang.max-reservations";
   public static final String RESERVATION_MAX_DRAIN_SECONDS =
       "yarn.scheduler.spindle.gang.reservation-max-drain-seconds";
+  public static final String RESERVATION_LEARNED_RUNTIMES =
+      "yarn.scheduler.spindle.gang.reservation-learned-runtimes";
   public static final String STRICT_QUEUE_ORDER = "yarn.scheduler.spindle.queue.strict-order";
   public static final String PREEMPTION_ENABLED = "yarn.scheduler.spindle.preemption.enabled";
   public static final String PREEMPTION_STARVATION_SECONDS = "yarn.scheduler.spindle.preemption.starvation-seconds";
@@ -95,7 +100,7 @@ public record EngineSettings(long migReconfigureMillis, int maxMigReconfiguratio
   public EngineSettings(long migReconfigureMillis, int maxMigReconfigurationsPerCycle,
       long reservationTimeoutMillis, int maxReservations, boolean strictQueueOrder) {
     this(migReconfigureMillis, maxMigReconfigurationsPerCycle, reservationTimeoutMillis, maxReservations,
-        DEFAULT_RESERVATION_MAX_DRAIN_MILLIS, strictQueueOrder, PreemptionSettings.defaults(),
+        DEFAULT_RESERVATION_MAX_DRAIN_MILLIS, false, strictQueueOrder, PreemptionSettings.defaults(),
         DEFAULT_REGISTRATION_SETTLE_MILLIS, DEFAULT_SHARE_CANDIDATES);
   }
 
@@ -122,6 +127,7 @@ public record EngineSettings(long migReconfigureMillis, int maxMigReconfiguratio
     long timeout = readLong(conf, RESERVATION_TIMEOUT_SECONDS, d.reservationTimeoutMillis() / 1000, 1, 604_800);
     long reservations = readLong(conf, MAX_RESERVATIONS, d.maxReservations(), 0, 10_000);
     long maxDrain = readLong(conf, RESERVATION_MAX_DRAIN_SECONDS, d.reservationMaxDrainMillis() / 1000, 0, 2_592_000);
+    boolean learned = readBoolean(conf, RESERVATION_LEARNED_RUNTIMES, d.reservationLearnedRuntimes());
     boolean strict = readBoolean(conf, STRICT_QUEUE_ORDER, d.strictQueueOrder());
     PreemptionSettings p = d.preemption();
     PreemptionSettings preemption = new PreemptionSettings(
@@ -135,7 +141,7 @@ public record EngineSettings(long migReconfigureMillis, int maxMigReconfiguratio
     long settle = readLong(conf, REGISTRATION_SETTLE_SECONDS, d.registrationSettleMillis() / 1000, 0, 3_600);
     long candidates = readLong(conf, SHARE_CANDIDATES, d.shareCandidates(), 1, 1_024);
     return new EngineSettings(seconds * 1000, (int) perCycle, timeout * 1000, (int) reservations, maxDrain * 1000,
-        strict, preemption, settle * 1000, (int) candidates);
+        learned, strict, preemption, settle * 1000, (int) candidates);
   }
 
   private static boolean readBoolean(Map<String, String> conf, String key, boolean dflt) {
@@ -169,41 +175,47 @@ public record EngineSettings(long migReconfigureMillis, int maxMigReconfiguratio
 
   public EngineSettings withMigReconfigureMillis(long millis) {
     return new EngineSettings(millis, maxMigReconfigurationsPerCycle, reservationTimeoutMillis,
-        maxReservations, reservationMaxDrainMillis, strictQueueOrder, preemption, registrationSettleMillis,
+        maxReservations, reservationMaxDrainMillis, reservationLearnedRuntimes, strictQueueOrder, preemption, registrationSettleMillis,
         shareCandidates);
   }
 
   public EngineSettings withReservations(long timeoutMillis, int max) {
     return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle, timeoutMillis, max,
-        reservationMaxDrainMillis, strictQueueOrder, preemption, registrationSettleMillis, shareCandidates);
+        reservationMaxDrainMillis, reservationLearnedRuntimes, strictQueueOrder, preemption, registrationSettleMillis, shareCandidates);
   }
 
   public EngineSettings withReservationMaxDrainMillis(long millis) {
     return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle, reservationTimeoutMillis,
-        maxReservations, millis, strictQueueOrder, preemption, registrationSettleMillis, shareCandidates);
+        maxReservations, millis, reservationLearnedRuntimes, strictQueueOrder, preemption, registrationSettleMillis, shareCandidates);
+  }
+
+  public EngineSettings withReservationLearnedRuntimes(boolean learned) {
+    return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle, reservationTimeoutMillis,
+        maxReservations, reservationMaxDrainMillis, learned, strictQueueOrder, preemption, registrationSettleMillis,
+        shareCandidates);
   }
 
   public EngineSettings withStrictQueueOrder(boolean strict) {
     return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle,
-        reservationTimeoutMillis, maxReservations, reservationMaxDrainMillis, strict, preemption,
+        reservationTimeoutMillis, maxReservations, reservationMaxDrainMillis, reservationLearnedRuntimes, strict, preemption,
         registrationSettleMillis, shareCandidates);
   }
 
   public EngineSettings withPreemption(PreemptionSettings settings) {
     return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle,
-        reservationTimeoutMillis, maxReservations, reservationMaxDrainMillis, strictQueueOrder, settings,
+        reservationTimeoutMillis, maxReservations, reservationMaxDrainMillis, reservationLearnedRuntimes, strictQueueOrder, settings,
         registrationSettleMillis, shareCandidates);
   }
 
   public EngineSettings withRegistrationSettleMillis(long millis) {
     return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle,
-        reservationTimeoutMillis, maxReservations, reservationMaxDrainMillis, strictQueueOrder, preemption, millis,
+        reservationTimeoutMillis, maxReservations, reservationMaxDrainMillis, reservationLearnedRuntimes, strictQueueOrder, preemption, millis,
         shareCandidates);
   }
 
   public EngineSettings withShareCandidates(int candidates) {
     return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle,
-        reservationTimeoutMillis, maxReservations, reservationMaxDrainMillis, strictQueueOrder, preemption,
+        reservationTimeoutMillis, maxReservations, reservationMaxDrainMillis, reservationLearnedRuntimes, strictQueueOrder, preemption,
         registrationSettleMillis, candidates);
   }
 }

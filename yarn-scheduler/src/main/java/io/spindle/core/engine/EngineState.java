@@ -74,6 +74,12 @@ final class EngineState {
   private final Clock clock;
   private final RuntimeEstimates estimates = new RuntimeEstimates();
 
+  /**
+   * Whether what each application has run is kept (learned from, saved for a failover) in every leaf, not only in
+   * ranked ones: reservations plan drains with learned run times.
+   */
+  private boolean historyEverywhere;
+
   EngineState(ClusterState cluster, QueueTree tree, Clock clock) {
     this.cluster = cluster;
     this.clock = clock;
@@ -216,7 +222,7 @@ final class EngineState {
     d.app.demands.put(d.key, d);
     long declared = d.app.declaredRuntimeMillis;
     d.app.declared(d.spec.maxRuntimeMillis());
-    if (d.app.declaredRuntimeMillis != declared && d.app.leaf.ranked()) {
+    if (d.app.declaredRuntimeMillis != declared && keepsHistory(d.app)) {
       durableChanges++; // Kept for a failover (DurableState.AttainedState.declaredMillis).
     }
     d.app.leaf.addPending(d.shape.partition(), d.pending());
@@ -338,11 +344,25 @@ final class EngineState {
     releaseListeners.add(listener);
   }
 
+  /** Keeps what every application has run, not only those of ranked leaves (see {@link #keepsHistory}). */
+  void keepHistoryEverywhere() {
+    historyEverywhere = true;
+  }
+
+  /**
+   * Whether what {@code app} has run is tracked as part of the durable state and learned from when it ends: in ranked
+   * leaves, whose order depends on it, and everywhere when reservations plan with learned run times. Elsewhere it
+   * would make every start and end a change to save, for nothing.
+   */
+  boolean keepsHistory(AppState app) {
+    return historyEverywhere || app.leaf.ranked();
+  }
+
   /** Charges the application (all partitions together) and, in the request's partition, its queues and user. */
   private void addUsage(AppState app, String partition, ResourceVector delta) {
     app.usage = app.usage.plus(delta);
     app.attained.settle(clock.nowMillis(), app.usage);
-    if (app.leaf.ranked()) {
+    if (keepsHistory(app)) {
       durableChanges++; // What it has run is kept for a failover where the order depends on it.
     }
     chargeQueues(app, partition, delta);

@@ -17,9 +17,10 @@ import java.util.OptionalLong;
  * follow what runs on its nodes each cycle, and when work ended somewhere it moves to other nodes that are expected to
  * hold the gang sooner.
  *
- * <p>Every estimate comes from {@link ExpectedEnd} (declared run times today), so a learned estimate changes where
- * gangs reserve and how long they hold without touching this class. Nothing new is kept for a failover: the deadline
- * is derived from the reservation's creation time (kept) and the allocations' declared ends (kept).
+ * <p>Every estimate comes from {@link ExpectedEnd}: declared run times, else run times learned from finished work of
+ * the same kind. When a learned estimate changes, reservations are re-planned as when work ends early. Nothing new is
+ * kept for a failover: the deadline is derived from the reservation's creation time (kept), the allocations' declared
+ * ends (kept) and the learned run times (kept).
  */
 final class Reservations {
 
@@ -33,11 +34,6 @@ final class Reservations {
   private final ReservationLifetime lifetime;
   /** Reservations given up, which leaves their nodes to be planned again (see {@link #planVersion}). */
   private long released;
-
-  Reservations(EngineState state, GangPlacer placer, EngineSettings settings, Clock clock,
-      EnginePreemption preemption) {
-    this(state, placer, settings, clock, preemption, ExpectedEnd.DECLARED);
-  }
 
   Reservations(EngineState state, GangPlacer placer, EngineSettings settings, Clock clock,
       EnginePreemption preemption, ExpectedEnd expectedEnd) {
@@ -130,10 +126,12 @@ final class Reservations {
 
   /**
    * Changes whenever a node may have come to drain sooner than a reservation was planned for: a container ended (or
-   * its declared end changed), or a reservation was given up. Where nothing changed a re-plan would choose the same.
+   * its declared end changed), a run time was learned (where drains are planned with them), or a reservation was
+   * given up. Where nothing changed a
+   * re-plan would choose the same.
    */
   private long planVersion() {
-    return state.drainChanges() + released;
+    return state.drainChanges() + (expectedEnd == ExpectedEnd.DECLARED ? 0 : state.estimates().changes()) + released;
   }
 
   /**

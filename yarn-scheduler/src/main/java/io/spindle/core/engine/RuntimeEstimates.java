@@ -9,9 +9,11 @@ import java.util.Map;
 /**
  * Run times learned from finished applications, for {@code shortest-first} to order those that declare none.
  *
- * <p><b>How it learns.</b> When an application of a ranked leaf ({@code shortest-first} or {@code least-attained}, whose
- * run time a failover keeps) ends after running, the wall time it spent holding containers is added to two keys: its user with its kind (the application's name and tags, as the driver words them), and its user
- * alone. An application's estimate is the median of its user-and-kind key's samples, or, with none there, of its
+ * <p><b>How it learns.</b> When an application whose run the engine keeps ({@link EngineState#keepsHistory}: one of a
+ * ranked leaf, {@code shortest-first} or {@code least-attained}, or any when reservations plan with learned run times)
+ * ends after running, the wall time it spent holding containers is added to two keys: its user with its kind (the
+ * application's name and tags, as the driver words them), and its user alone. A run cut by a failover that kept
+ * nothing of it is not learned from. An application's estimate is the median of its user-and-kind key's samples, or, with none there, of its
  * user's; none at all means unknown (ordered after every known one). A median, not a mean: one run that hung for a
  * week does not make its kind look long for the next fifteen.
  *

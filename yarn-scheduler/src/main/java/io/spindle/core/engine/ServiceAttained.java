@@ -17,6 +17,8 @@ final class ServiceAttained {
   private long asOfMillis;
   private long unitsHeld;
   private boolean holding;
+  /** Whether {@link #ranMillis} counts from the application's start (false when a failover lost what came before). */
+  private boolean whole = true;
 
   ServiceAttained(long submittedMillis) {
     this.asOfMillis = submittedMillis;
@@ -83,6 +85,17 @@ final class ServiceAttained {
     this.ranMillis = settledRanMillis;
     this.asOfMillis = asOf;
     this.submittedMillis = submitted;
+    this.whole = true;
+  }
+
+  /** After a failover that kept nothing of it: what it ran from now on is only part of its run. */
+  void lostBeforeFailover() {
+    whole = false;
+  }
+
+  /** Whether what it has run is known from its start, so that its run time may be learned. */
+  boolean whole() {
+    return whole;
   }
 
   private static long saturatedTimes(long a, long b) {
