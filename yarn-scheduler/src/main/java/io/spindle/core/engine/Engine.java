@@ -88,6 +88,7 @@ public final class Engine {
     this.preemption = new EnginePreemption(settings.preemption(), clock, state, charges, gangPlacer, gangRuns);
     this.reservations = new Reservations(state, gangPlacer, settings, clock, preemption,
         settings.reservationLearnedRuntimes() ? ExpectedEnd.declaredOrLearned(state, clock) : ExpectedEnd.DECLARED);
+    preemption.reservationsMoveWith(reservations::relocate);
     this.admission = new Admission(state, catalog, charges, gangPlacer, clock, settings, migRepartitioning,
         reservations, preemption, gangRuns);
     this.growth = new ElasticGrowth(state, gangPlacer, gangRuns, preemption, clock);

@@ -4,6 +4,7 @@ import io.spindle.core.engine.EngineEvent.CheckpointAnswered;
 import io.spindle.core.engine.EngineEvent.CheckpointReported;
 import io.spindle.core.model.AppId;
 import io.spindle.core.model.InvalidInputException;
+import io.spindle.core.model.NodeId;
 import io.spindle.core.model.RequestRef;
 import io.spindle.core.model.ResourceVector;
 import io.spindle.core.model.Resources;
@@ -11,6 +12,7 @@ import io.spindle.core.placement.ClusterState;
 import io.spindle.core.placement.GangPlacer;
 import io.spindle.core.preemption.Candidate;
 import io.spindle.core.preemption.CheckpointHandshake;
+import io.spindle.core.preemption.Need;
 import io.spindle.core.preemption.Plan;
 import io.spindle.core.preemption.PreemptionPlanner;
 import io.spindle.core.preemption.PreemptionSettings;
@@ -277,8 +279,11 @@ final class EnginePreemption {
       int planned = activePlansFor(d);
       int wanted = d.isGang() ? (planned == 0 ? 1 : 0) : d.outstanding - planned;
       for (int i = 0; i < wanted && budget > 0; i++) {
-        Optional<Plan> plan = planner.plan(snapshot.need(d, cross, now), snapshot.probe(d),
-            firstPlan ? Integer.MAX_VALUE : budget);
+        Need need = snapshot.need(d, cross, now);
+        Optional<Plan> plan = planner.plan(need, snapshot.probe(d), firstPlan ? Integer.MAX_VALUE : budget);
+        if (plan.isEmpty() && d.isGang() && d.reservation != null) {
+          plan = elsewhere(planner, need, d, firstPlan ? Integer.MAX_VALUE : budget);
+        }
         if (plan.isEmpty()) {
           break;
         }
@@ -291,6 +296,29 @@ final class EnginePreemption {
       }
     }
     fruitless = firstPlan ? seenNow : null;
+  }
+
+  /**
+   * A plan for a starved gang whose reserved nodes no plan can free (nothing there may be taken for it), on other
+   * nodes: the reservation moves to where the plan's victims free room, so what the plan counts on is held for the
+   * gang while the victims checkpoint. Without it such a gang waited for its reservation to time out and land, by
+   * chance, on nodes with eligible work (the preemption property test's stable workloads found gangs starved for an
+   * hour that way).
+   */
+  private Optional<Plan> elsewhere(PreemptionPlanner planner, Need need, DemandState d, int budget) {
+    Optional<Plan> plan = planner.plan(need, snapshot.probeAnywhere(d), budget);
+    if (plan.isEmpty()) {
+      return plan;
+    }
+    List<NodeId> nodes = snapshot.nodesFreedBy(d, plan.get().victims());
+    return !nodes.isEmpty() && reservationMover.test(d, nodes) ? plan : Optional.empty();
+  }
+
+  /** Moves a gang's reservation to exactly the given nodes; false, with nothing changed, when it cannot. */
+  private java.util.function.BiPredicate<DemandState, List<NodeId>> reservationMover = (d, nodes) -> false;
+
+  void reservationsMoveWith(java.util.function.BiPredicate<DemandState, List<NodeId>> mover) {
+    this.reservationMover = mover;
   }
 
   /** Whether a reclaim is under way: elastic gangs do not grow meanwhile, into capacity it may be counting on. */

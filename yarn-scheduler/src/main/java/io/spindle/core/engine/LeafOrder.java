@@ -88,11 +88,32 @@ final class LeafOrder {
   void sort(List<AppState> apps) {
     Map<AppState, long[]> keys = new IdentityHashMap<>();
     for (AppState a : apps) {
-      keys.put(a, new long[] {aged(a) ? 0 : 1, rank(a)});
+      keys.put(a, key(a));
     }
-    apps.sort(Comparator.<AppState>comparingInt(a -> -a.priority)
-        .thenComparingLong(a -> keys.get(a)[0])
-        .thenComparingLong(a -> keys.get(a)[0] == 0 ? 0 : keys.get(a)[1])
-        .thenComparing(AppState.ORDER));
+    apps.sort(order(keys::get));
+  }
+
+  /** The first of {@code apps} in this order, {@code null} for none; each rank is computed once. */
+  AppState first(Iterable<AppState> apps) {
+    Map<AppState, long[]> keys = new IdentityHashMap<>();
+    Comparator<AppState> order = order(a -> keys.computeIfAbsent(a, this::key));
+    AppState first = null;
+    for (AppState a : apps) {
+      if (first == null || order.compare(a, first) < 0) {
+        first = a;
+      }
+    }
+    return first;
+  }
+
+  private long[] key(AppState a) {
+    return new long[] {aged(a) ? 0 : 1, rank(a)};
+  }
+
+  private static Comparator<AppState> order(java.util.function.Function<AppState, long[]> key) {
+    return Comparator.<AppState>comparingInt(a -> -a.priority)
+        .thenComparingLong(a -> key.apply(a)[0])
+        .thenComparingLong(a -> key.apply(a)[0] == 0 ? 0 : key.apply(a)[1])
+        .thenComparing(AppState.ORDER);
   }
 }

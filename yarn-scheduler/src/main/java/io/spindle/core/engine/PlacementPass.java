@@ -332,7 +332,8 @@ final class PlacementPass {
   boolean waitedForRoom(DemandState d) {
     Refusal r = waitReasons.get(d);
     return r == Refusal.NoRoom.NOW || r instanceof Refusal.ReservationDraining
-        || r instanceof Refusal.NoReservationSlot || r instanceof Refusal.NodesHeldForOthers;
+        || r instanceof Refusal.NoReservationSlot || r instanceof Refusal.NodesHeldForOthers
+        || r instanceof Refusal.BehindHeadGang;
   }
 
   /**

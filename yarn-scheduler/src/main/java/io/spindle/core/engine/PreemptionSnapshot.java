@@ -243,6 +243,52 @@ final class PreemptionSnapshot {
   }
 
   /**
+   * As {@link #probe(DemandState)} for a gang that holds a reservation, but as if it held none: victims anywhere in
+   * its partition may help, and it fits wherever placement would put it. For a gang whose reserved nodes no plan can
+   * free (their work is not eligible), so that it moves its reservation to where a plan can.
+   */
+  CapacityProbe probeAnywhere(DemandState d) {
+    CapacityProbe all = probe();
+    return new CapacityProbe() {
+      @Override
+      public void free(Candidate victim) {
+        all.free(victim);
+      }
+
+      @Override
+      public void restore(Candidate victim) {
+        all.restore(victim);
+      }
+
+      @Override
+      public boolean fits(Need need) {
+        return placer.place(d.shape, d.outstanding, d.requiredDepth, null) != null;
+      }
+
+      @Override
+      public boolean mayHelp(Candidate victim) {
+        for (long id : victim.allocationIds()) {
+          Allocation a = state.allocation(id);
+          if (a == null || d.shape.partition().equals(cluster.partitionOf(a.placement().nodeId()))) {
+            return true;
+          }
+        }
+        return false;
+      }
+    };
+  }
+
+  /** The nodes the gang would be placed on once {@code victims} are gone, as if it held no reservation; or none. */
+  List<NodeId> nodesFreedBy(DemandState d, List<Candidate> victims) {
+    CapacityProbe p = probe();
+    victims.forEach(p::free);
+    List<Placement> members = placer.place(d.shape, d.outstanding, d.requiredDepth, null);
+    victims.forEach(p::restore);
+    return members == null ? List.of()
+        : members.stream().map(Placement::nodeId).distinct().toList();
+  }
+
+  /**
    * Frees and restores victims on the real cluster state, and asks the same placement code the engine uses. A gang
    * that holds a reservation is served on its reserved nodes, unless members an elastic gang grew by are among the
    * victims: those go first wherever they run (they cost a resize, not a restart), and what they free goes to the gang

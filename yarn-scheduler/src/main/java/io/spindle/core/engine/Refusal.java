@@ -74,6 +74,18 @@ sealed interface Refusal {
     }
   }
 
+  /**
+   * A gang does not fit, and the nodes that would hold it soonest have work of undeclared run time: only the gang its
+   * queue serves first may hold such nodes idle for itself.
+   */
+  record BehindHeadGang(int gangSize, String where) implements Refusal {
+    @Override
+    public String describe() {
+      return "gang of " + gangSize + " does not fit in " + where + " now; nodes whose work declared no run time are "
+          + "reserved only for the gang its queue serves first";
+    }
+  }
+
   /** A gang does not fit, and the nodes it would need are reserved for other gangs. */
   record NodesHeldForOthers(int gangSize, String where) implements Refusal {
     @Override

@@ -1,5 +1,6 @@
 package io.spindle.core.engine;
 
+import io.spindle.core.model.NodeId;
 import io.spindle.core.placement.ClusterState;
 import io.spindle.core.placement.GangPlacer;
 import io.spindle.core.placement.Reservation;
@@ -7,6 +8,7 @@ import io.spindle.core.placement.RunningWork;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.OptionalLong;
 
 /**
@@ -32,6 +34,8 @@ final class Reservations {
   private final EnginePreemption preemption;
   private final ExpectedEnd expectedEnd;
   private final ReservationLifetime lifetime;
+  /** Each leaf's head gang ({@link #headGangOf}), found at most once a cycle unless it starts. */
+  private final Map<QueueState, DemandState> heads = new java.util.IdentityHashMap<>();
   /** Reservations given up, which leaves their nodes to be planned again (see {@link #planVersion}). */
   private long released;
 
@@ -70,6 +74,11 @@ final class Reservations {
     if (r == null) {
       return new Refusal.NodesHeldForOthers(d.outstanding, level);
     }
+    if (!headGangOf(d.app.leaf, d) && placer.fitsAtMillis(r, d.shape, d.outstanding, work(ExpectedEnd.DECLARED))
+        == Long.MAX_VALUE) {
+      cluster.releaseReservation(r);
+      return new Refusal.BehindHeadGang(d.outstanding, level);
+    }
     d.reservation = r;
     d.reservationPlannedAt = planVersion();
     state.durableChange();
@@ -95,6 +104,7 @@ final class Reservations {
    * and brings the others' projected starts up to date with what runs on their nodes.
    */
   void expire(List<Decision> decisions) {
+    heads.clear(); // A new cycle: arrivals and ranks may have changed which gang each queue serves first.
     long now = clock.nowMillis();
     for (Reservation r : new ArrayList<>(cluster.reservations())) {
       DemandState d = owning(r);
@@ -189,8 +199,53 @@ final class Reservations {
     return next == Long.MAX_VALUE ? OptionalLong.empty() : OptionalLong.of(next);
   }
 
+  /**
+   * Whether {@code d} is the gang its leaf serves first among those waiting. Only that gang may hold a reservation
+   * whose drain no declared run time bounds: such a reservation idles every GPU that frees on its nodes until the gang
+   * fits (nothing may backfill a drain of unknown length), and it only pays where it protects the gang that the queue
+   * would serve next from smaller work overtaking it for ever. When every waiting gang of an overloaded queue held one,
+   * a quarter of a VC's nodes idled on guesses and every wait grew, the longest too (benchmarks.md). Where declared
+   * run times bound the drain, work that ends in time backfills the nodes, so any gang may reserve.
+   */
+  private boolean headGangOf(QueueState leaf, DemandState d) {
+    DemandState head = heads.get(leaf);
+    if (head == null || head.outstanding == 0 || head.app.demands.get(head.key) != head) {
+      head = headGang(leaf); // None found yet this cycle, or the one found has started since.
+      heads.put(leaf, head);
+    }
+    return head == d;
+  }
+
+  private DemandState headGang(QueueState leaf) {
+    List<AppState> withGangs = new ArrayList<>();
+    for (AppState app : leaf.waitingApps) {
+      if (gangOf(app) != null) {
+        if (!leaf.ranked()) {
+          return gangOf(app); // Unranked, waitingApps is in the leaf's order (priority, then age).
+        }
+        withGangs.add(app);
+      }
+    }
+    AppState first = new LeafOrder(leaf, state.estimates(), clock.nowMillis()).first(withGangs);
+    return first == null ? null : gangOf(first);
+  }
+
+  /** The application's first waiting gang request, or {@code null}. */
+  private static DemandState gangOf(AppState app) {
+    for (DemandState x : app.demands.values()) {
+      if (x.isGang() && x.outstanding > 0) {
+        return x;
+      }
+    }
+    return null;
+  }
+
   /** What runs on each node and when it is expected to end, as {@link ExpectedEnd} says. */
   private RunningWork work() {
+    return work(expectedEnd);
+  }
+
+  private RunningWork work(ExpectedEnd expectedEnd) {
     return node -> {
       List<Long> ids = state.onNode(node);
       List<RunningWork.Running> out = new ArrayList<>(ids.size());
@@ -206,6 +261,30 @@ final class Reservations {
   DemandState owning(Reservation r) {
     AppState app = state.app(r.owner().appId());
     return app == null ? null : app.demands.get(r.owner().requestKey());
+  }
+
+  /**
+   * Moves the gang's reservation to exactly {@code nodes}, where a reclaim is about to free room for it, keeping its
+   * creation time; false, with the reservation where it was, when one of them is held for another gang.
+   */
+  boolean relocate(DemandState d, List<NodeId> nodes) {
+    Reservation old = d.reservation;
+    if (old == null) {
+      return false;
+    }
+    cluster.releaseReservation(old);
+    Reservation moved = cluster.reserveNodes(d.ref, nodes, old.createdMillis());
+    if (moved == null) {
+      d.reservation = cluster.reserveAgain(old.owner(), old.subtree(), old.nodeIds(), old.createdMillis());
+      d.reservation.projectedStartMillis(old.projectedStartMillis());
+      return false;
+    }
+    d.reservation = moved;
+    released++;
+    d.reservationPlannedAt = planVersion();
+    state.durableChange();
+    moved.projectedStartMillis(projectedStart(d));
+    return true;
   }
 
   /** Gives up the request's reservation, if it holds one. */

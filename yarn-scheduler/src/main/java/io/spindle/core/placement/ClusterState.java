@@ -701,6 +701,28 @@ public final class ClusterState {
     return r;
   }
 
+  /**
+   * Holds {@code nodeIds} for a gang, named by the lowest subtree that contains them all, as made at
+   * {@code createdMillis}; {@code null}, with nothing held, when one is unknown or held for another gang.
+   */
+  public Reservation reserveNodes(RequestRef owner, List<NodeId> nodeIds, long createdMillis) {
+    List<Subtree> common = null;
+    for (NodeId id : nodeIds) {
+      NodeState state = nodes.get(id);
+      if (state == null || state.reservation != null) {
+        return null;
+      }
+      common = common == null ? new ArrayList<>(state.ancestors) : common;
+      common.retainAll(state.ancestors);
+    }
+    if (common == null) {
+      return null;
+    }
+    String subtree = nodeIds.size() == 1 ? nodeIds.get(0).value()
+        : common.isEmpty() ? "/" : common.get(common.size() - 1).path;
+    return reserveAgain(owner, subtree, nodeIds, createdMillis);
+  }
+
   public void releaseReservation(Reservation r) {
     if (reservations.remove(r.owner()) == null) {
       return;

@@ -236,6 +236,93 @@ class ReservationDrainTest {
   }
 
   @Test
+  void onlyTheGangItsQueueServesFirstHoldsNodesWhoseDrainIsUnknown() {
+    Engine e = engine(EngineSettings.defaults(), "n1", "n2");
+    run(e, "undeclared", 16, 0);
+    clock.set(1_000);
+    Reserve first = reserve(gang(e, "first", 4));
+    assertThat(first.projectedStartMillis()).isEqualTo(Long.MAX_VALUE);
+    clock.set(2_000);
+    CycleResult second = gang(e, "second", 4);
+    assertThat(second.decisions()).noneMatch(Reserve.class::isInstance);
+    assertThat(e.pendingReasons(AppId.of("second")).get("workers"))
+        .contains("reserved only for the gang its queue serves first");
+    assertThat(e.cluster().reservations()).hasSize(1);
+
+    // The first gang's reservation times out and it backs off: nobody else idles nodes on a guess meanwhile.
+    clock.set(1_000 + TIMEOUT);
+    assertThat(requeued(e.cycle(List.of()))).hasSize(1);
+    assertThat(e.cluster().reservations()).isEmpty();
+    clock.set(1_000 + 2 * TIMEOUT);
+    assertThat(reserve(e.cycle(List.of())).appId()).isEqualTo(AppId.of("first"));
+  }
+
+  @Test
+  void everyGangMayReserveNodesWhoseDrainDeclaredRunTimesBound() {
+    Engine e = engine(EngineSettings.defaults(), "n1", "n2");
+    run(e, "declared", 16, 3 * HOUR);
+    clock.set(1_000);
+    assertThat(reserve(gang(e, "first", 4)).projectedStartMillis()).isEqualTo(3 * HOUR);
+    assertThat(reserve(gang(e, "second", 4)).projectedStartMillis()).isEqualTo(3 * HOUR);
+    assertThat(e.cluster().reservations()).hasSize(2);
+  }
+
+  @Test
+  void underShortestFirstTheHeadGangIsTheShortest() {
+    QueueTree ranked = queues("root.queues", "q", "root.q.capacity", "100", "root.q.user-limit-factor", "-1",
+        "root.q.spindle.ordering", "shortest-first");
+    Engine e = new Engine(CATALOG, ranked, RACK, clock, EngineSettings.defaults().withRegistrationSettleMillis(0));
+    e.cycle(List.of(new NodeAdded(gpuNode("n1", "/r1", 8)), new NodeAdded(gpuNode("n2", "/r1", 8))));
+    run(e, "undeclared", 16, 0);
+    clock.set(1_000);
+    CycleResult r = e.cycle(List.of(new AppSubmitted(AppId.of("long"), "q", "u", 0),
+        new Demand(AppId.of("long"), "workers", ONE_GPU, 4, PlacementSpec.gang(null, false)
+            .withMaxRuntimeMillis(10 * HOUR)),
+        new AppSubmitted(AppId.of("short"), "q", "u", 0),
+        new Demand(AppId.of("short"), "workers", ONE_GPU, 4, PlacementSpec.gang(null, false)
+            .withMaxRuntimeMillis(HOUR))));
+    assertThat(reserve(r).appId()).as("submitted later, but it has less to run").isEqualTo(AppId.of("short"));
+    assertThat(e.cluster().reservations()).hasSize(1);
+  }
+
+  @Test
+  void aStarvedGangWhoseReservedNodesHoldNothingItMayTakeMovesItsReservationToWhereAReclaimFreesRoom() {
+    QueueTree two = queues("root.queues", "a,b", "root.a.capacity", "50", "root.b.capacity", "50",
+        "root.a.maximum-capacity", "100", "root.b.maximum-capacity", "100", "root.a.user-limit-factor", "-1",
+        "root.b.user-limit-factor", "-1");
+    EngineSettings settings = EngineSettings.defaults().withRegistrationSettleMillis(0)
+        .withPreemption(new io.spindle.core.preemption.PreemptionSettings(true, 30_000, 60_000, 0, 0, 100));
+    Engine e = new Engine(CATALOG, two, RACK, clock, settings);
+    e.cycle(List.of(new NodeAdded(gpuNode("n1", "/r1", 8)), new NodeAdded(gpuNode("n2", "/r1", 8)),
+        new NodeAdded(gpuNode("n3", "/r1", 8))));
+    // a: 8 of its fair 12 GPUs, all on n1; b: 16 on n2 and n3, 4 above its fair share.
+    assertThat(e.cycle(List.of(new AppSubmitted(AppId.of("a-work"), "a", "u", 0),
+        new Demand(AppId.of("a-work"), "r", ONE_GPU, 8, PlacementSpec.SINGLE))).allocations()).hasSize(8);
+    java.util.Map<Long, NodeId> whereB = new java.util.HashMap<>();
+    e.cycle(List.of(new AppSubmitted(AppId.of("b-work"), "b", "u", 0),
+        new Demand(AppId.of("b-work"), "r", ONE_GPU, 16, PlacementSpec.SINGLE))).allocations()
+        .forEach(x -> whereB.put(x.allocationId(), x.nodeId()));
+    assertThat(whereB).hasSize(16);
+    clock.set(1_000);
+    CycleResult first = e.cycle(List.of(new AppSubmitted(AppId.of("gang"), "a", "u", 0),
+        new Demand(AppId.of("gang"), "workers", ONE_GPU, 4, PlacementSpec.gang(null, false))));
+    assertThat(reserve(first).nodeIds()).as("full everywhere: the first node").containsExactly(NodeId.of("n1"));
+
+    // Starved: nothing on n1 may be taken for it (a's own work), so the reclaim comes from b, on one of its nodes,
+    // and the reservation follows it there, holding what the victims free for the gang.
+    clock.set(40_000);
+    CycleResult starved = e.cycle(List.of());
+    List<Decision.RequestCheckpoint> notices = starved.decisions().stream()
+        .filter(Decision.RequestCheckpoint.class::isInstance).map(Decision.RequestCheckpoint.class::cast).toList();
+    assertThat(notices).isNotEmpty().allMatch(n -> n.appId().equals(AppId.of("b-work")));
+    List<NodeId> freed = notices.stream().flatMap(n -> n.allocationIds().stream()).map(whereB::get).distinct().toList();
+    assertThat(freed).hasSize(1).doesNotContain(NodeId.of("n1"));
+    assertThat(e.cluster().reservations()).singleElement()
+        .satisfies(r -> assertThat(r.nodeIds()).isEqualTo(freed))
+        .satisfies(r -> assertThat(r.createdMillis()).as("its lifetime runs on").isEqualTo(1_000));
+  }
+
+  @Test
   void theCapHoldsForDrainsExpectedBeyondIt() {
     long week = EngineSettings.DEFAULT_RESERVATION_MAX_DRAIN_MILLIS;
     Engine e = engine(EngineSettings.defaults(), "n1");
