@@ -410,6 +410,11 @@ final class EnginePreemption {
   /** Why a victim of the need's own queue is taken: a lower priority, or a later place in the queue's ordering. */
   private static String sameQueueReason(io.spindle.core.preemption.Need need, DemandState d, Candidate v) {
     String who = "request " + d.key + " of application " + d.app.id;
+    if (v.elastic() && v.priority() >= need.priority()) {
+      // Not outranked: what an elastic gang grew by into idle capacity goes back to anyone of its queue who waits.
+      return "it grew into capacity that was idle; " + who + " (priority " + d.app.priority + ") waits for it in queue "
+          + v.queue();
+    }
     if (v.priority() < need.priority() || !need.reorders() || v.rank() <= need.rank()) {
       return who + " (priority " + d.app.priority + ") outranks this application (priority " + v.priority()
           + ") in queue " + v.queue();

@@ -282,6 +282,9 @@ class ElasticGangTest {
     assertThat(notices).hasSize(2).allSatisfy(n -> {
       assertThat(n.appId()).isEqualTo(ELASTIC);
       assertThat(n.targetSize()).isEqualTo(8);
+      // Said as it is: the peer does not outrank it (same priority); it takes back what was lent.
+      assertThat(n.reason()).startsWith("it grew into capacity that was idle; request g of application peer")
+          .doesNotContain("outranks");
     });
   }
 
