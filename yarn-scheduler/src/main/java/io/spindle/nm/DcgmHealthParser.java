@@ -55,7 +55,7 @@ final class DcgmHealthParser {
         StringBuilder detail = details.get(gpu);
         if (subsystem.matches()) {
           // "-> Memory system | Failure": the subsystem that failed; its message follows on unlabelled rows.
-          detail.append(detail.indexOf(": ") < 0 ? ": " : "; ").append(subsystem.group(1).strip());
+          detail.append(detail.indexOf(": ") < 0 ? ": " : "; ").append(subsystem.group(1).strip()).append(':');
         } else if (left.isEmpty() && detail.length() < MAX_DETAIL) {
           detail.append(' ').append(right);
         }
