@@ -72,8 +72,8 @@ public final class GpuHealthReader {
       throws NvidiaSmiFormatException {
     List<ListedGpu> listed = sources.gpuList() != null && sources.gpuList().contains(NO_DEVICES) ? List.of()
         : NvidiaSmiParser.parseList(sources.gpuList());
-    List<GpuEvidence> fromXml = listed.isEmpty() && isBlank(sources.queryXml()) ? List.of()
-        : GpuHealthXml.read(sources.queryXml());
+    // With no GPU at all, -q -x prints the same complaint as -L, not XML: every expected GPU is missing, nothing more.
+    List<GpuEvidence> fromXml = listed.isEmpty() ? List.of() : GpuHealthXml.read(sources.queryXml());
     Map<String, LinkCounts> links = NvlinkStatusParser.parse(sources.nvlinkStatus());
     XidLog xids = XidLogParser.parse(sources.kernelLog());
     Map<Integer, DcgmVerdict> dcgm = DcgmHealthParser.parse(sources.dcgmHealth());
@@ -157,9 +157,5 @@ public final class GpuHealthReader {
             .add(new HealthEvidence(Kind.MISSING, 1, "not listed by nvidia-smi -L"));
       }
     }
-  }
-
-  private static boolean isBlank(String s) {
-    return s == null || s.isBlank();
   }
 }

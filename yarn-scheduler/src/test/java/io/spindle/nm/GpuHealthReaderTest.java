@@ -134,7 +134,8 @@ class GpuHealthReaderTest {
 
   @Test
   void noDevicesAtAllMakesEveryExpectedGpuMissing() throws Exception {
-    GpuHealthReport report = GpuHealthReader.read(new Sources("", "No devices were found\n", null, null, null),
+    String none = "No devices were found\n";
+    GpuHealthReport report = GpuHealthReader.read(new Sources(none, none, null, null, null),
         Set.of(uuid(1), uuid(2)), GpuHealthPolicy.DEFAULT);
 
     assertThat(report.gpus()).containsOnlyKeys(uuid(1), uuid(2))

@@ -41,7 +41,7 @@ public record HealthEvidence(Kind kind, long value, String detail) {
     THERMAL_SLOWDOWN,
     /** Clocks held down by the power brake, an external signal from the chassis ({@code clocks_event_reasons}). */
     POWER_SLOWDOWN,
-    /** {@code dcgmi health -c} reported a warning or failure; value is {@link #DCGM_WARNING} or {@link #DCGM_FAILURE}. */
+    /** {@code dcgmi health -c} reported a problem; value is {@link #DCGM_WARNING} or {@link #DCGM_FAILURE}. */
     DCGM
   }
 
