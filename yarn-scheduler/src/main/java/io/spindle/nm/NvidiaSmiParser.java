@@ -1,7 +1,11 @@
 package io.spindle.nm;
 
-import java.io.IOException;
-import java.io.StringReader;
+import static io.spindle.nm.SmiXml.child;
+import static io.spindle.nm.SmiXml.children;
+import static io.spindle.nm.SmiXml.excerpt;
+import static io.spindle.nm.SmiXml.requiredText;
+import static io.spindle.nm.SmiXml.text;
+
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -10,18 +14,7 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import javax.xml.XMLConstants;
-import javax.xml.parsers.DocumentBuilder;
-import javax.xml.parsers.DocumentBuilderFactory;
-import javax.xml.parsers.ParserConfigurationException;
-import org.w3c.dom.Document;
 import org.w3c.dom.Element;
-import org.w3c.dom.Node;
-import org.w3c.dom.NodeList;
-import org.xml.sax.ErrorHandler;
-import org.xml.sax.InputSource;
-import org.xml.sax.SAXException;
-import org.xml.sax.SAXParseException;
 
 /**
  * Reads the four nvidia-smi outputs discovery needs into plain records: {@code -q -x} (the GPUs, their MIG mode,
@@ -83,13 +76,7 @@ public final class NvidiaSmiParser {
 
   /** Parses {@code nvidia-smi -q -x}. */
   public static List<SmiGpu> parseQuery(String xml) throws NvidiaSmiFormatException {
-    if (xml == null || xml.isBlank()) {
-      throw new NvidiaSmiFormatException("empty output");
-    }
-    Element root = parseXml(xml).getDocumentElement();
-    if (!"nvidia_smi_log".equals(root.getTagName())) {
-      throw new NvidiaSmiFormatException("root element is <" + root.getTagName() + ">, expected <nvidia_smi_log>");
-    }
+    Element root = SmiXml.root(xml);
     List<SmiGpu> gpus = new ArrayList<>();
     for (Element gpu : children(root, "gpu")) {
       String where = "<gpu> #" + gpus.size();
@@ -279,75 +266,6 @@ public final class NvidiaSmiParser {
     }
   }
 
-  private static Document parseXml(String xml) throws NvidiaSmiFormatException {
-    try {
-      DocumentBuilderFactory factory = DocumentBuilderFactory.newInstance();
-      // nvidia-smi names a DTD file that is not on every node; never fetch it, and never expand entities.
-      factory.setFeature("http://apache.org/xml/features/nonvalidating/load-external-dtd", false);
-      factory.setFeature("http://xml.org/sax/features/external-general-entities", false);
-      factory.setFeature("http://xml.org/sax/features/external-parameter-entities", false);
-      factory.setFeature(XMLConstants.FEATURE_SECURE_PROCESSING, true);
-      factory.setXIncludeAware(false);
-      factory.setExpandEntityReferences(false);
-      DocumentBuilder builder = factory.newDocumentBuilder();
-      builder.setErrorHandler(THROWING);
-      return builder.parse(new InputSource(new StringReader(xml)));
-    } catch (SAXParseException e) {
-      throw new NvidiaSmiFormatException(
-          "malformed XML at line " + e.getLineNumber() + ", column " + e.getColumnNumber() + ": " + e.getMessage(), e);
-    } catch (SAXException | IOException | ParserConfigurationException e) {
-      throw new NvidiaSmiFormatException("unreadable XML: " + e.getMessage(), e);
-    }
-  }
-
-  /** The JDK parser prints "[Fatal Error]" to stderr by default; errors here become exceptions and nothing else. */
-  private static final ErrorHandler THROWING = new ErrorHandler() {
-    @Override
-    public void warning(SAXParseException e) {
-      // Warnings (such as an unresolved DTD) do not make the document unreadable.
-    }
-
-    @Override
-    public void error(SAXParseException e) throws SAXException {
-      throw e;
-    }
-
-    @Override
-    public void fatalError(SAXParseException e) throws SAXException {
-      throw e;
-    }
-  };
-
-  private static List<Element> children(Element parent, String tag) {
-    List<Element> out = new ArrayList<>();
-    NodeList nodes = parent.getChildNodes();
-    for (int i = 0; i < nodes.getLength(); i++) {
-      Node n = nodes.item(i);
-      if (n instanceof Element e && e.getTagName().equals(tag)) {
-        out.add(e);
-      }
-    }
-    return out;
-  }
-
-  private static Element child(Element parent, String tag) {
-    List<Element> found = children(parent, tag);
-    return found.isEmpty() ? null : found.get(0);
-  }
-
-  private static String text(Element parent, String tag) {
-    Element e = child(parent, tag);
-    return e == null ? null : e.getTextContent().strip();
-  }
-
-  private static String requiredText(Element parent, String tag, String where) throws NvidiaSmiFormatException {
-    String value = text(parent, tag);
-    if (value == null || value.isEmpty()) {
-      throw new NvidiaSmiFormatException(where + " has no <" + tag + ">");
-    }
-    return value;
-  }
-
   private static int requiredInt(Element parent, String tag, String where) throws NvidiaSmiFormatException {
     long value = requiredLong(parent, tag, where);
     if (value < 0 || value > Integer.MAX_VALUE) {
@@ -364,11 +282,6 @@ public final class NvidiaSmiParser {
       throw new NvidiaSmiFormatException("number " + excerpt(digits) + " out of range in '" + excerpt(line.strip())
           + "'");
     }
-  }
-
-  /** Enough of a line to find it in the output, however long the line. */
-  private static String excerpt(String text) {
-    return text.length() <= 120 ? text : text.substring(0, 120) + "…";
   }
 
   private static long requiredLong(Element parent, String tag, String where) throws NvidiaSmiFormatException {

@@ -106,7 +106,8 @@ class NvidiaSmiFuzzTest {
     }
   }
 
-  private static String mutate(FuzzInput in, String sample) {
+  /** Shared with {@link GpuHealthFuzzTest}: the fixture with lines cut, repeated, numbers made huge, markup slipped in. */
+  static String mutate(FuzzInput in, String sample) {
     StringBuilder s = new StringBuilder(sample);
     int edits = in.intIn(1, 4);
     for (int i = 0; i < edits; i++) {
