@@ -11,6 +11,7 @@ import io.spindle.core.model.NodeId;
 import io.spindle.core.preemption.CheckpointAnswer;
 import io.spindle.journal.avro.AppFinishedRecord;
 import io.spindle.journal.avro.AppPriorityChangedRecord;
+import io.spindle.journal.avro.NodeCordonChangedRecord;
 import io.spindle.journal.avro.NodePartitionChangedRecord;
 import io.spindle.journal.avro.AppSubmittedRecord;
 import io.spindle.journal.avro.CheckpointAnswerRecord;
@@ -60,6 +61,8 @@ final class EventRecords {
       return new AppPriorityChangedRecord(e.appId().value(), e.priority());
     } else if (event instanceof EngineEvent.NodePartitionChanged e) {
       return new NodePartitionChangedRecord(e.nodeId().value(), e.partition(), e.sharesIdle());
+    } else if (event instanceof EngineEvent.NodeCordonChanged e) {
+      return new NodeCordonChangedRecord(e.nodeId().value(), e.reason());
     } else if (event instanceof EngineEvent.CheckpointReported e) {
       return new CheckpointReportedRecord(e.appId().value(), e.lastCheckpointMillis(), e.location());
     }
@@ -95,6 +98,8 @@ final class EventRecords {
       return new EngineEvent.AppPriorityChanged(AppId.of(r.getAppId()), r.getPriority());
     } else if (record instanceof NodePartitionChangedRecord r) {
       return new EngineEvent.NodePartitionChanged(NodeId.of(r.getNodeId()), r.getPartition(), r.getSharesIdle());
+    } else if (record instanceof NodeCordonChangedRecord r) {
+      return new EngineEvent.NodeCordonChanged(NodeId.of(r.getNodeId()), r.getReason());
     } else if (record instanceof CheckpointReportedRecord r) {
       return new EngineEvent.CheckpointReported(AppId.of(r.getAppId()), r.getLastCheckpointMillis(), r.getLocation());
     }

@@ -221,6 +221,7 @@ final class StatusJson {
       o.put("memoryMb", n.node().memoryMb());
       o.put("vcores", n.node().vcores());
       o.put("reservedFor", n.reservedFor());
+      o.put("cordoned", n.cordoned());
       ArrayNode gpus = o.putArray("gpus");
       for (Gpu g : n.node().gpus()) {
         ObjectNode gpu = gpus.addObject();

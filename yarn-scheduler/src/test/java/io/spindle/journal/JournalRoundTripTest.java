@@ -60,6 +60,8 @@ class JournalRoundTripTest {
         new EngineEvent.NodeAdded(new Node(NodeId.of("spare-1:8041"), "/spine2/rack1", 64_000, 16,
             List.of(new Gpu(0, H100, 0, false)), "SPARE", true)),
         new EngineEvent.NodePartitionChanged(NodeId.of("spare-1:8041"), "SPARE2", true),
+        new EngineEvent.NodeCordonChanged(NodeId.of("spare-1:8041"), "replacing a fan"),
+        new EngineEvent.NodeCordonChanged(NodeId.of("spare-1:8041"), null),
         new EngineEvent.NodeRemoved(NodeId.of("cpu-1:8041")),
         new EngineEvent.AppSubmitted(AppId.of("application_1_0001"), "root.a", "alice", 3),
         new EngineEvent.AppSubmitted(AppId.of("application_1_0002"), "b", null, 0),

@@ -150,21 +150,26 @@ public final class Engine {
 
   // ---------------------------------------------------------------- events
 
+  /** A reservation the cluster gave up (its node left or was cordoned): its gang waits again, told {@code why}. */
+  private void reservationBroken(Reservation broken, String why, List<Decision> decisions) {
+    if (broken == null) {
+      return;
+    }
+    state.durableChange();
+    DemandState d = reservations.owning(broken);
+    if (d != null) {
+      d.reservation = null;
+      d.reportedReason = "re-queued: its reservation on " + broken.subtree() + " was given up: " + why;
+      decisions.add(new Decision.Wait(d.app.id, d.key, d.reportedReason));
+    }
+  }
+
   private void apply(EngineEvent event, List<Decision> decisions) {
     if (event instanceof NodeAdded e) {
       cluster.addNode(e.node());
       admission.limitsChanged();
     } else if (event instanceof NodeRemoved e) {
-      Reservation broken = cluster.removeNode(e.nodeId());
-      if (broken != null) {
-        state.durableChange();
-        DemandState d = reservations.owning(broken);
-        if (d != null) {
-          d.reservation = null;
-          d.reportedReason = "re-queued: node " + e.nodeId() + " of its reservation on " + broken.subtree() + " left";
-          decisions.add(new Decision.Wait(d.app.id, d.key, d.reportedReason));
-        }
-      }
+      reservationBroken(cluster.removeNode(e.nodeId()), "node " + e.nodeId() + " of it left", decisions);
       admission.limitsChanged();
       List<GangRun> torn = new ArrayList<>();
       for (long id : state.onNode(e.nodeId())) {
@@ -177,6 +182,13 @@ public final class Engine {
       state.nodeLeft(e.nodeId());
       for (GangRun run : torn) {
         gangRuns.restart(run, "node " + e.nodeId() + " left", state, decisions);
+      }
+    } else if (event instanceof EngineEvent.NodeCordonChanged e) {
+      if (e.reason() == null) {
+        cluster.uncordon(e.nodeId());
+      } else {
+        reservationBroken(cluster.cordon(e.nodeId(), e.reason()),
+            "node " + e.nodeId() + " of it was cordoned (" + e.reason() + ")", decisions);
       }
     } else if (event instanceof EngineEvent.NodePartitionChanged e) {
       Reservation held = cluster.changePartition(e.nodeId(), e.partition(), e.sharesIdle());

@@ -31,6 +31,13 @@ public sealed interface EngineEvent {
   }
 
   /**
+   * An admin cordoned a node ({@code reason} says why) or, with {@code reason == null}, uncordoned it. A cordoned node
+   * takes no new containers or reservations (a reservation it held is given up); what runs there runs on, and its
+   * capacity still counts in queue shares, as a cordon is meant to be short.
+   */
+  record NodeCordonChanged(NodeId nodeId, String reason) implements EngineEvent {}
+
+  /**
    * @param queue leaf queue by name or full path
    * @param priority higher runs first within a queue (YARN's application priority)
    * @param kind what the application is, for learning run times from finished ones of its kind and user (the YARN

@@ -273,7 +273,7 @@ final class Reservations {
       return false;
     }
     cluster.releaseReservation(old);
-    Reservation moved = cluster.reserveNodes(d.ref, nodes, old.createdMillis());
+    Reservation moved = placer.reserveOn(d.ref, nodes, old.createdMillis());
     if (moved == null) {
       d.reservation = cluster.reserveAgain(old.owner(), old.subtree(), old.nodeIds(), old.createdMillis());
       d.reservation.projectedStartMillis(old.projectedStartMillis());

@@ -589,8 +589,8 @@ public final class ClusterState {
   }
 
   private void index(NodeState state) {
-    if (state.reservation != null) {
-      return; // Reserved nodes are out of the general search; their gang and backfill look them up directly.
+    if (state.reservation != null || state.cordonReason != null) {
+      return; // Out of the general search: reserved nodes are looked up by their gang and backfill, cordoned by none.
     }
     free.add(state);
     shares.index(state);
@@ -702,25 +702,26 @@ public final class ClusterState {
   }
 
   /**
-   * Holds {@code nodeIds} for a gang, named by the lowest subtree that contains them all, as made at
-   * {@code createdMillis}; {@code null}, with nothing held, when one is unknown or held for another gang.
+   * Takes new work off a node, for {@code reason}, until {@link #uncordon}: what runs there runs on, and its capacity
+   * still counts in queue shares. Returns the reservation it held, released, for its gang to be told.
    */
-  public Reservation reserveNodes(RequestRef owner, List<NodeId> nodeIds, long createdMillis) {
-    List<Subtree> common = null;
-    for (NodeId id : nodeIds) {
-      NodeState state = nodes.get(id);
-      if (state == null || state.reservation != null) {
-        return null;
-      }
-      common = common == null ? new ArrayList<>(state.ancestors) : common;
-      common.retainAll(state.ancestors);
+  public Reservation cordon(NodeId nodeId, String reason) {
+    NodeState state = requireNode(nodeId);
+    Reservation held = state.reservation;
+    if (held != null) {
+      releaseReservation(held);
     }
-    if (common == null) {
-      return null;
+    unindex(state);
+    state.cordonReason = reason;
+    return held;
+  }
+
+  public void uncordon(NodeId nodeId) {
+    NodeState state = requireNode(nodeId);
+    if (state.cordonReason != null) {
+      state.cordonReason = null;
+      index(state);
     }
-    String subtree = nodeIds.size() == 1 ? nodeIds.get(0).value()
-        : common.isEmpty() ? "/" : common.get(common.size() - 1).path;
-    return reserveAgain(owner, subtree, nodeIds, createdMillis);
   }
 
   public void releaseReservation(Reservation r) {

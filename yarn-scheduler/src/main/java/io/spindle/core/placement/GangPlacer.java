@@ -248,8 +248,30 @@ public final class GangPlacer {
     return null;
   }
 
+  /**
+   * Holds {@code nodeIds} for a gang, named by the lowest subtree that contains them all, as made at
+   * {@code createdMillis}; {@code null}, with nothing held, when one is unknown or held for another gang.
+   */
+  public Reservation reserveOn(RequestRef owner, List<NodeId> nodeIds, long createdMillis) {
+    List<Subtree> common = null;
+    for (NodeId id : nodeIds) {
+      NodeState state = cluster.node(id);
+      if (state == null || state.reservation != null) {
+        return null;
+      }
+      common = common == null ? new ArrayList<>(state.ancestors) : common;
+      common.retainAll(state.ancestors);
+    }
+    if (common == null) {
+      return null;
+    }
+    String subtree = nodeIds.size() == 1 ? nodeIds.get(0).value()
+        : common.isEmpty() ? "/" : common.get(common.size() - 1).path;
+    return cluster.reserveAgain(owner, subtree, nodeIds, createdMillis);
+  }
+
   private static boolean mayReserve(NodeState n, Reservation own) {
-    return n.reservation == null || n.reservation == own;
+    return n.cordonReason == null && (n.reservation == null || n.reservation == own);
   }
 
   /**

@@ -484,7 +484,7 @@ final class MigPlanningPass {
    */
   boolean eligible(NodeState node, Resources shape) {
     GpuModel model = node.node.gpuModel();
-    if (node.reservation != null || !node.inPartition(shape) || model == null || model.profile(shape.migProfile()).isEmpty()
+    if (node.reservation != null || node.cordonReason != null || !node.inPartition(shape) || model == null || model.profile(shape.migProfile()).isEmpty()
         || !shape.models().accepts(model.name())) {
       return false;
     }

@@ -41,6 +41,8 @@ final class NodeState {
   List<Subtree> ancestors = List.of();
   /** The gang reservation holding this node, or {@code null}. */
   Reservation reservation;
+  /** Why an admin took new work off this node ({@link ClusterState#cordon}), or {@code null}: it takes new work. */
+  String cordonReason;
   /** Per GPU position: its NVLink island id. */
   private final int[] islandIds;
   /** Per GPU position: state of a GPU in a sharing mode, {@code null} otherwise. */
@@ -127,7 +129,7 @@ final class NodeState {
 
   /** How many containers of the shape fit here now, at most {@code limit}. */
   int capacityFor(Resources shape, int limit) {
-    if (!inPartition(shape)) {
+    if (!inPartition(shape) || cordonReason != null) {
       return 0;
     }
     long c = limit;
@@ -161,7 +163,7 @@ final class NodeState {
    * count, with the freed room added.
    */
   int capacityWithFreed(Resources shape, int limit, long memoryMb, long vcores, long wholeGpus) {
-    if (!inPartition(shape) || (shape.wantsGpu() && !shape.models().accepts(node.gpuModel()))) {
+    if (!inPartition(shape) || cordonReason != null || (shape.wantsGpu() && !shape.models().accepts(node.gpuModel()))) {
       return 0;
     }
     long c = limit;
@@ -216,7 +218,8 @@ final class NodeState {
   }
 
   boolean fitsCpuAndMemory(Resources shape) {
-    return inPartition(shape) && freeMemoryMb >= shape.memoryMb() && freeVcores >= shape.vcores();
+    return inPartition(shape) && cordonReason == null && freeMemoryMb >= shape.memoryMb()
+        && freeVcores >= shape.vcores();
   }
 
   /** Whether the shape may be placed here at all: only on nodes of its own partition (exclusive node labels). */
@@ -452,7 +455,7 @@ final class NodeState {
 
   NodeView view() {
     return new NodeView(node, reservation == null ? null : reservation.owner().toString(), migLayouts(),
-        reconfiguringTo(), shareUse());
+        reconfiguringTo(), shareUse(), cordonReason);
   }
 
   /** Whether the GPU at {@code position} is outside MIG and no container holds it at all. */

@@ -11,9 +11,10 @@ import java.util.Map;
  * @param migLayouts the instances that exist on each MIG-mode GPU, by GPU index
  * @param reconfiguringTo the layout each GPU being re-partitioned is going to, by GPU index
  * @param shares what is taken of each GPU in a sharing mode, by GPU index
+ * @param cordoned why an admin took new work off the node, or {@code null} when it takes new work
  */
 public record NodeView(Node node, String reservedFor, Map<Integer, MigLayout> migLayouts,
-    Map<Integer, MigLayout> reconfiguringTo, Map<Integer, GpuShareUse> shares) {
+    Map<Integer, MigLayout> reconfiguringTo, Map<Integer, GpuShareUse> shares, String cordoned) {
 
   public NodeView {
     migLayouts = Map.copyOf(migLayouts);
@@ -23,6 +24,12 @@ public record NodeView(Node node, String reservedFor, Map<Integer, MigLayout> mi
 
   public NodeView(Node node, String reservedFor, Map<Integer, MigLayout> migLayouts,
       Map<Integer, MigLayout> reconfiguringTo) {
-    this(node, reservedFor, migLayouts, reconfiguringTo, Map.of());
+    this(node, reservedFor, migLayouts, reconfiguringTo, Map.of(), null);
+  }
+
+  /** A node that takes new work. */
+  public NodeView(Node node, String reservedFor, Map<Integer, MigLayout> migLayouts,
+      Map<Integer, MigLayout> reconfiguringTo, Map<Integer, GpuShareUse> shares) {
+    this(node, reservedFor, migLayouts, reconfiguringTo, shares, null);
   }
 }
