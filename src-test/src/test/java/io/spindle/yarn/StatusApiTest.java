@@ -223,6 +223,28 @@ class StatusApiTest {
   }
 
   @Test
+  void aCordonedNodeTakesNoNewContainersUntilUncordoned() throws Exception {
+    List<String> ids = new ArrayList<>();
+    get("nodes").forEach(n -> ids.add(n.path("id").asText()));
+    String fenced = ids.get(0);
+    assertThat(post("admin/cordon?node=" + fenced + "&reason=fan", "mallory")).isEqualTo(403);
+    assertThat(post("admin/cordon?node=nosuch:1&reason=fan", "admin")).isEqualTo(400);
+    assertThat(post("admin/cordon?node=" + fenced, "admin")).as("a reason is required").isEqualTo(400);
+    assertThat(cli("cordon", fenced, "replacing", "a", "fan", "--user", "admin")).contains("takes no new work");
+    MiniClusterSupport.await(Duration.ofSeconds(10), () -> node(fenced).path("cordoned").asText("")
+        .equals("replacing a fan"));
+    ApplicationId app = UnmanagedAm.submit(client, "around", "a", Set.of());
+    try (UnmanagedAm am = UnmanagedAm.register(client, conf, app)) {
+      am.ask(3, gpus(2));
+      assertThat(am.awaitHeld(3, Duration.ofSeconds(30))).isEqualTo(3);
+      assertThat(am.held()).allSatisfy(c -> assertThat(c.getNodeId().toString()).isNotEqualTo(fenced));
+    } finally {
+      assertThat(cli("uncordon", fenced, "--user", "admin")).contains("takes new work again");
+    }
+    MiniClusterSupport.await(Duration.ofSeconds(10), () -> node(fenced).path("cordoned").isNull());
+  }
+
+  @Test
   void badRequestsGetReadableErrors() throws Exception {
     HttpURLConnection c = (HttpURLConnection) new URL(base + "api/v1/apps/not-an-app/why").openConnection();
     assertThat(c.getResponseCode()).isEqualTo(400);
@@ -252,6 +274,28 @@ class StatusApiTest {
     return text;
   }
 
+  /** {@code spindle <args>} as the script runs it; what it printed. */
+  private static String cli(String... args) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    String[] all = new String[args.length + 2];
+    all[0] = "--url";
+    all[1] = base;
+    System.arraycopy(args, 0, all, 2, args.length);
+    int exit = new SpindleCli(new PrintStream(out, true, StandardCharsets.UTF_8)).run(all, Map.of());
+    String text = out.toString(StandardCharsets.UTF_8).strip();
+    assertThat(exit).as(text).isZero();
+    return text;
+  }
+
+  private static JsonNode node(String id) throws IOException {
+    for (JsonNode n : get("nodes")) {
+      if (n.path("id").asText().equals(id)) {
+        return n;
+      }
+    }
+    throw new AssertionError("no node " + id);
+  }
+
   private static JsonNode get(String path) throws IOException {
     try (InputStream in = new URL(base + "api/v1/" + path).openStream()) {
       return JSON.readTree(in);
@@ -260,7 +304,7 @@ class StatusApiTest {
 
   private static int post(String path, String user) throws IOException {
     HttpURLConnection c = (HttpURLConnection) new URL(base + "api/v1/" + path
-        + (user == null ? "" : "?user.name=" + user)).openConnection();
+        + (user == null ? "" : (path.contains("?") ? "&" : "?") + "user.name=" + user)).openConnection();
     c.setRequestMethod("POST");
     return c.getResponseCode();
   }

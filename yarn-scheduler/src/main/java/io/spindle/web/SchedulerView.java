@@ -34,6 +34,12 @@ public interface SchedulerView {
   String refreshQueues() throws IOException;
 
   /**
+   * Takes new work off {@code node} ({@code host:port}) for {@code reason}, or with {@code reason == null} gives it
+   * back; says what it did. An {@link IllegalArgumentException} names what is wrong (an unknown node).
+   */
+  String cordon(String node, String reason);
+
+  /**
    * @param leader whether this scheduler may schedule (always {@code true} without ZooKeeper-backed HA)
    * @param epoch the leader epoch it holds, or -1
    * @param cycleIntervalMillis how often idle cycles run

@@ -27,6 +27,8 @@ public final class StatusApi implements HttpHandler {
   private static final String JSON = "application/json; charset=utf-8";
   /** YARN's own application id syntax: anything else is refused before it reaches a lookup or a log line. */
   private static final Pattern APP_ID = Pattern.compile("application_\\d+_\\d+");
+  private static final java.util.List<String> ADMIN_OPERATIONS = java.util.List.of("refresh-queues", "cordon",
+      "uncordon");
 
   private final SchedulerView view;
   private final RequestUser users;
@@ -101,8 +103,9 @@ public final class StatusApi implements HttpHandler {
       reply(exchange, 401, error(users.howToAuthenticate()));
       return;
     }
-    if (!"refresh-queues".equals(operation)) {
-      reply(exchange, 404, error("no admin operation '" + operation + "'; there is: refresh-queues"));
+    if (!ADMIN_OPERATIONS.contains(operation)) {
+      reply(exchange, 404, error("no admin operation '" + operation + "'; there are: "
+          + String.join(", ", ADMIN_OPERATIONS)));
       return;
     }
     if (!view.isQueueAdmin(user.get(), QueueTree.ROOT)) {
@@ -113,12 +116,34 @@ public final class StatusApi implements HttpHandler {
       return;
     }
     try {
-      String result = view.refreshQueues();
-      LOG.info("Status API: user {} refreshed the queues: {}", user.get(), result);
+      String result = switch (operation) {
+        case "cordon" -> view.cordon(required(exchange, "node"), required(exchange, "reason"));
+        case "uncordon" -> view.cordon(required(exchange, "node"), null);
+        default -> view.refreshQueues();
+      };
+      LOG.info("Status API: user {} ran {}: {}", user.get(), operation, result);
       reply(exchange, 200, StatusJson.MAPPER.createObjectNode().put("result", result));
     } catch (IOException e) {
       reply(exchange, 409, error(e.getMessage()));
     }
+  }
+
+  /** A query parameter the operation cannot do without; a 400 naming it when it is missing or blank. */
+  private static String required(HttpExchange exchange, String name) {
+    String query = exchange.getRequestURI().getRawQuery();
+    if (query != null) {
+      for (String pair : query.split("&")) {
+        int eq = pair.indexOf('=');
+        String key = java.net.URLDecoder.decode(eq < 0 ? pair : pair.substring(0, eq), StandardCharsets.UTF_8);
+        if (key.equals(name) && eq >= 0) {
+          String value = java.net.URLDecoder.decode(pair.substring(eq + 1), StandardCharsets.UTF_8).strip();
+          if (!value.isEmpty()) {
+            return value;
+          }
+        }
+      }
+    }
+    throw new IllegalArgumentException("admin operation needs the query parameter '" + name + "'");
   }
 
   private static AppId appId(String raw) {

@@ -72,4 +72,9 @@ final class SchedulerWebView implements SchedulerView {
   public String refreshQueues() throws IOException {
     return scheduler.refreshQueues();
   }
+
+  @Override
+  public String cordon(String node, String reason) {
+    return scheduler.cordon(node, reason);
+  }
 }

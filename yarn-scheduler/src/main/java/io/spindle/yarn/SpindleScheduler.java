@@ -484,6 +484,26 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     return "queue configuration reloaded: " + queues.size() + " queues";
   }
 
+  /**
+   * Takes new work off a registered node ({@code reason} non-null) or gives it back ({@code reason == null}), from the
+   * next cycle on; says what it did. Refused, with nothing changed, for a node the ResourceManager does not know.
+   */
+  String cordon(String node, String reason) {
+    org.apache.hadoop.yarn.api.records.NodeId id;
+    try {
+      id = org.apache.hadoop.yarn.api.records.NodeId.fromString(node);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("node '" + node + "' is not a NodeManager address (host:port)");
+    }
+    if (getSchedulerNode(id) == null) {
+      throw new IllegalArgumentException("node " + node + " is not registered with this ResourceManager");
+    }
+    inbox.add(new io.spindle.core.engine.EngineEvent.NodeCordonChanged(YarnIds.node(id), reason));
+    wake.release();
+    return reason == null ? "node " + node + " takes new work again"
+        : "node " + node + " takes no new work (" + reason + "); what runs there runs on";
+  }
+
   /** Spindle's metrics, as JMX and the Prometheus endpoint show them. */
   public SpindleMetrics metrics() {
     return metrics;

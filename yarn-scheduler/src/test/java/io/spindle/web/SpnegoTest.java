@@ -475,5 +475,10 @@ class SpnegoTest {
       refreshes.incrementAndGet();
       return "queue configuration reloaded: 1 queues";
     }
+
+    @Override
+    public String cordon(String node, String reason) {
+      throw new UnsupportedOperationException("not served here");
+    }
   }
 }

@@ -30,6 +30,11 @@ public final class SpindleCli {
         refresh-queues [--user <name>]
                                re-read capacity-scheduler.xml (needs the root queue's administer ACL); --user
                                is for simple authentication, with Kerberos you are the user of your ticket
+        cordon <host:port> <reason...> [--user <name>]
+                               no new containers or reservations on the node; what runs there runs on
+                               (needs the root queue's administer ACL)
+        uncordon <host:port> [--user <name>]
+                               the node takes new work again
       The status API is found from --url, else SPINDLE_URL, else yarn.scheduler.spindle.http.port in
       $HADOOP_CONF_DIR/yarn-site.xml. With Kerberos (hadoop.security.authentication in
       $HADOOP_CONF_DIR/core-site.xml, or the server asking for it) run kinit first.
@@ -68,8 +73,7 @@ public final class SpindleCli {
         default -> words.add(args[i]);
       }
     }
-    if (words.isEmpty() || (words.get(0).equals("why") && words.size() != 2)
-        || (!words.get(0).equals("why") && words.size() != 1)) {
+    if (!wellFormed(words)) {
       out.print(USAGE);
       return 2;
     }
@@ -85,8 +89,10 @@ public final class SpindleCli {
         case "queues" -> get(base, "queues");
         case "gangs" -> get(base, "gangs");
         case "why" -> get(base, "apps/" + URLEncoder.encode(words.get(1), StandardCharsets.UTF_8) + "/why");
-        case "refresh-queues" -> post(base, "admin/refresh-queues",
-            user != null ? user : env.getOrDefault("HADOOP_USER_NAME", System.getProperty("user.name")));
+        case "refresh-queues" -> post(base, "admin/refresh-queues", asUser(user, env), "");
+        case "cordon" -> post(base, "admin/cordon", asUser(user, env), "&node=" + encode(words.get(1)) + "&reason="
+            + encode(String.join(" ", words.subList(2, words.size()))));
+        case "uncordon" -> post(base, "admin/uncordon", asUser(user, env), "&node=" + encode(words.get(1)));
         default -> null;
       };
       if (answer == null) {
@@ -121,9 +127,29 @@ public final class SpindleCli {
     return send("GET", base.resolve("api/v1/" + path), base);
   }
 
-  private JsonNode post(URI base, String path, String user) throws IOException, InterruptedException {
+  /** Whether the words are a command with the operands it takes. */
+  private static boolean wellFormed(List<String> words) {
+    if (words.isEmpty()) {
+      return false;
+    }
+    return switch (words.get(0)) {
+      case "why", "uncordon" -> words.size() == 2;
+      case "cordon" -> words.size() >= 3;
+      default -> words.size() == 1;
+    };
+  }
+
+  private static String asUser(String user, Map<String, String> env) {
+    return user != null ? user : env.getOrDefault("HADOOP_USER_NAME", System.getProperty("user.name"));
+  }
+
+  private static String encode(String s) {
+    return URLEncoder.encode(s, StandardCharsets.UTF_8);
+  }
+
+  private JsonNode post(URI base, String path, String user, String query) throws IOException, InterruptedException {
     // user.name is Hadoop's simple authentication; under Kerberos the server ignores it and takes the ticket's user.
-    URI uri = base.resolve("api/v1/" + path + "?user.name=" + URLEncoder.encode(user, StandardCharsets.UTF_8));
+    URI uri = base.resolve("api/v1/" + path + "?user.name=" + encode(user) + query);
     return send("POST", uri, base);
   }
 

@@ -265,7 +265,7 @@ final class PlacementPass {
     if (placement == null) {
       noRoom.add(d.shape);
       if (d.spec.maxRuntimeMillis() > 0) {
-        placement = cluster.findBackfill(d.shape, clock.nowMillis() + d.spec.maxRuntimeMillis());
+        placement = gangPlacer.findBackfill(d.shape, clock.nowMillis() + d.spec.maxRuntimeMillis());
       }
     }
     if (placement == null) {
@@ -303,7 +303,7 @@ final class PlacementPass {
     List<Placement> members = gangPlacer.place(d.shape, d.outstanding, d.requiredDepth, d.reservation);
     if (members == null && d.spec.maxRuntimeMillis() > 0 && !d.spec.elastic()) {
       // Like a single container, a gang that ends before a reservation's projected start may use its nodes.
-      members = cluster.findBackfill(d.shape, d.outstanding, clock.nowMillis() + d.spec.maxRuntimeMillis());
+      members = gangPlacer.findBackfill(d.shape, d.outstanding, clock.nowMillis() + d.spec.maxRuntimeMillis());
     }
     if (members == null) {
       if (d.shape.wantsMig() && cluster.migContainersPlaceable(d.shape, d.outstanding) < d.outstanding) {

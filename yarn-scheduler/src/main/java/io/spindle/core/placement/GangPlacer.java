@@ -249,6 +249,38 @@ public final class GangPlacer {
   }
 
   /**
+   * Places one container on nodes reserved for gangs, if it declares that it ends ({@code endsAtMillis}) before the
+   * reservation's projected start, so backfill never delays the gang. {@code null} when none has room.
+   */
+  public Placement findBackfill(Resources shape, long endsAtMillis) {
+    List<Placement> one = findBackfill(shape, 1, endsAtMillis);
+    return one == null ? null : one.get(0);
+  }
+
+  /**
+   * Places {@code members} containers together on one node reserved for a gang, if they declare that they end
+   * ({@code endsAtMillis}) before the reservation's projected start, so backfill never delays the gang: a small gang
+   * may use a draining node as a single container may. Nothing backfills a reservation whose projected start is
+   * unknown. {@code null} when no such node has room for them all.
+   */
+  public List<Placement> findBackfill(Resources shape, int members, long endsAtMillis) {
+    for (Reservation r : cluster.reservations()) {
+      if (r.projectedStartMillis() == Long.MAX_VALUE || endsAtMillis > r.projectedStartMillis()) {
+        continue;
+      }
+      for (NodeState state : r.nodes()) {
+        if (state.capacityFor(shape, members) >= members) {
+          List<Placement> p = placeOnNode(state, shape, members);
+          if (p != null) {
+            return p;
+          }
+        }
+      }
+    }
+    return null;
+  }
+
+  /**
    * Holds {@code nodeIds} for a gang, named by the lowest subtree that contains them all, as made at
    * {@code createdMillis}; {@code null}, with nothing held, when one is unknown or held for another gang.
    */
