@@ -56,7 +56,8 @@ final class SchedulerStateRecords {
         map(s.declaredEnds(), e -> new DeclaredEndRecord(e.container(), e.endsAtMillis())),
         map(s.attained(), a -> new io.spindle.ha.avro.AttainedRecord(a.appId().value(), a.gpuUnitMillis(),
             a.ranMillis(), a.asOfMillis(), a.submittedMillis(), a.declaredMillis())),
-        map(s.learnedRuntimes(), l -> new io.spindle.ha.avro.LearnedRuntimeRecord(l.user(), l.kind(), l.runMillis())));
+        map(s.learnedRuntimes(), l -> new io.spindle.ha.avro.LearnedRuntimeRecord(l.user(), l.kind(), l.runMillis())),
+        map(s.cordons(), c -> new io.spindle.ha.avro.CordonRecord(c.nodeId().value(), c.reason())));
   }
 
   static DurableState toState(SchedulerState r) {
@@ -82,7 +83,8 @@ final class SchedulerStateRecords {
         map(r.getAttained(), a -> new DurableState.AttainedState(AppId.of(a.getAppId()), a.getGpuUnitMillis(),
             a.getRanMillis(), a.getAsOfMillis(), a.getSubmittedMillis(), a.getDeclaredMillis())),
         map(r.getLearnedRuntimes(), l -> new DurableState.LearnedRuntime(l.getUser(), l.getKind(),
-            l.getRunMillis())));
+            l.getRunMillis())),
+        map(r.getCordons(), c -> new DurableState.CordonState(NodeId.of(c.getNodeId()), c.getReason())));
   }
 
   private static NoticeRecord notice(DurableState.NoticeState n) {

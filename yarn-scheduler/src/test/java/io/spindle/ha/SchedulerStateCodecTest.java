@@ -81,7 +81,11 @@ class SchedulerStateCodecTest {
         new DurableState.StarvationState(
             List.of(new DurableState.WaitingSince(AppId.of("application_1700000000000_0004"), "workers", 4_000)),
             List.of(new DurableState.BelowFairShareSince("root.a", 3_000))),
-        List.of(new DurableState.DeclaredEnd(M5, 3_602_000)));
+        List.of(new DurableState.DeclaredEnd(M5, 3_602_000)),
+        List.of(new DurableState.AttainedState(AppId.of("application_1700000000000_0004"), 840_000, 1_000, 4_000,
+            2_000, 0)),
+        List.of(new DurableState.LearnedRuntime("alice", "train tag=a", List.of(60_000L, 90_000L))),
+        List.of(new DurableState.CordonState(NodeId.of("n3"), "replacing a fan")));
   }
 
   @Test

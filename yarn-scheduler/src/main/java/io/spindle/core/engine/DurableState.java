@@ -44,12 +44,22 @@ import java.util.Set;
  * @param attained what each application has run (GPU service and wall time), as of the save: the ranked orderings
  *     and the starvation bound go on from it
  * @param learnedRuntimes the run times {@code shortest-first} learned from finished applications
+ * @param cordons the nodes admins took new work off, with why (also nodes that have not registered again yet)
  */
 public record DurableState(long nextNoticeId, long nextUnitId, List<UnitState> units,
     List<ReservationState> reservations,
     List<ReservationBackoff> reservationBackoffs, List<ReclaimState> reclaims, List<CheckpointState> checkpoints,
     List<ResumeState> resumeFrom, StarvationState starvation, List<DeclaredEnd> declaredEnds,
-    List<AttainedState> attained, List<LearnedRuntime> learnedRuntimes) {
+    List<AttainedState> attained, List<LearnedRuntime> learnedRuntimes, List<CordonState> cordons) {
+
+  /** A state without cordoned nodes. */
+  public DurableState(long nextNoticeId, long nextUnitId, List<UnitState> units, List<ReservationState> reservations,
+      List<ReservationBackoff> reservationBackoffs, List<ReclaimState> reclaims, List<CheckpointState> checkpoints,
+      List<ResumeState> resumeFrom, StarvationState starvation, List<DeclaredEnd> declaredEnds,
+      List<AttainedState> attained, List<LearnedRuntime> learnedRuntimes) {
+    this(nextNoticeId, nextUnitId, units, reservations, reservationBackoffs, reclaims, checkpoints, resumeFrom,
+        starvation, declaredEnds, attained, learnedRuntimes, List.of());
+  }
 
   /** A state without attained service or learned run times (a scheduler whose queues order FIFO keeps none). */
   public DurableState(long nextNoticeId, long nextUnitId, List<UnitState> units, List<ReservationState> reservations,
@@ -91,6 +101,7 @@ public record DurableState(long nextNoticeId, long nextUnitId, List<UnitState> u
     declaredEnds = copy("declaredEnds", declaredEnds);
     attained = copy("attained", attained);
     learnedRuntimes = copy("learnedRuntimes", learnedRuntimes);
+    cordons = copy("cordons", cordons);
 
     Map<Long, UnitState> unitsById = new HashMap<>();
     Set<String> containers = new HashSet<>();
@@ -394,6 +405,14 @@ public record DurableState(long nextNoticeId, long nextUnitId, List<UnitState> u
       if (!seen.add(k)) {
         throw new InvalidInputException(what, k, "appears twice");
       }
+    }
+  }
+
+  /** A node an admin took new work off, and why. */
+  public record CordonState(NodeId nodeId, String reason) {
+    public CordonState {
+      require("nodeId", nodeId);
+      require("reason", reason);
     }
   }
 }

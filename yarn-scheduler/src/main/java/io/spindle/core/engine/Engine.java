@@ -184,6 +184,7 @@ public final class Engine {
         gangRuns.restart(run, "node " + e.nodeId() + " left", state, decisions);
       }
     } else if (event instanceof EngineEvent.NodeCordonChanged e) {
+      state.durableChange();
       if (e.reason() == null) {
         cluster.uncordon(e.nodeId());
       } else {

@@ -84,7 +84,7 @@ final class EngineFailover {
     }
     return new DurableState(preemption.nextNoticeId(), preemption.nextUnitId(), preemption.unitStates(containerName),
         held, backoffs, preemption.reclaimStates(containerName), preemption.checkpointStates(),
-        preemption.resumeStates(), preemption.starvationState(), ends, attained, learned);
+        preemption.resumeStates(), preemption.starvationState(), ends, attained, learned, cordons());
   }
 
   /**
@@ -170,10 +170,17 @@ final class EngineFailover {
         dropped.add("reservation backoff of " + b.appId() + "/" + b.requestKey() + ": application not recovered");
       }
     }
+    saved.cordons().forEach(c -> cluster.restoreCordon(c.nodeId(), c.reason()));
     // Last: what preemption takes over charges held containers again, and what was run is counted on from the save.
     restoreHistory(saved, dropped);
     restored = true;
     return new RestoreReport(taken.units(), taken.notices(), restoredReservations.size(), dropped);
+  }
+
+  private List<DurableState.CordonState> cordons() {
+    List<DurableState.CordonState> out = new ArrayList<>();
+    cluster.cordons().forEach((node, reason) -> out.add(new DurableState.CordonState(node, reason)));
+    return out;
   }
 
   /** Attained service of the applications that came back, and every learned run time. */

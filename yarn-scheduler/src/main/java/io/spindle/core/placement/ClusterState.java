@@ -64,6 +64,8 @@ public final class ClusterState {
   /** Subtrees by path, each level's in first-seen order. */
   private final Map<String, Subtree> subtrees = new LinkedHashMap<>();
   private final Map<RequestRef, Reservation> reservations = new LinkedHashMap<>();
+  /** Cordons by node, registered or not ({@link #cordons()}). */
+  private final Map<NodeId, String> cordons = new HashMap<>();
   /** Whole-GPU and CPU-only containers' best fit: nodes by free capacity. */
   private final PerModelIndex<NodeState, BestFitIndex> free =
       new PerModelIndex<>(BestFitIndex::new, ClusterState::modelName);
@@ -139,6 +141,7 @@ public final class ClusterState {
     }
     shares.nodeAdded(state);
     free.registered(modelName(state), 1);
+    state.cordonReason = cordons.get(node.id()); // Cordoned while away: it comes back cordoned.
     index(state);
     shapes.add(node);
     capacity = capacity.plus(node.capacity());
@@ -713,14 +716,33 @@ public final class ClusterState {
     }
     unindex(state);
     state.cordonReason = reason;
+    cordons.put(nodeId, reason);
     return held;
   }
 
   public void uncordon(NodeId nodeId) {
     NodeState state = requireNode(nodeId);
+    cordons.remove(nodeId);
     if (state.cordonReason != null) {
       state.cordonReason = null;
       index(state);
+    }
+  }
+
+  /**
+   * Every cordon, by node: kept while a node is away, so a cordoned node that re-registers (after a restart or a
+   * failover) is still cordoned.
+   */
+  public Map<NodeId, String> cordons() {
+    return new TreeMap<>(cordons);
+  }
+
+  /** Cordons a node now if it is registered, else when it registers: a new leader restoring its predecessor's. */
+  public void restoreCordon(NodeId nodeId, String reason) {
+    if (nodes.containsKey(nodeId)) {
+      cordon(nodeId, reason);
+    } else {
+      cordons.put(nodeId, reason);
     }
   }
 

@@ -92,7 +92,8 @@ final class FailoverTwin {
         specs.put(d.appId() + "/" + d.requestKey(), d.spec());
       } else if (e instanceof ContainerFinished f) {
         running.remove(f.allocationId());
-      } else if (!(e instanceof EngineEvent.CheckpointAnswered || e instanceof EngineEvent.CheckpointReported)) {
+      } else if (!(e instanceof EngineEvent.CheckpointAnswered || e instanceof EngineEvent.CheckpointReported
+          || e instanceof EngineEvent.NodeCordonChanged)) { // A cordon reaches the standby by the durable state.
         throw new IllegalArgumentException("the twin does not replay " + e);
       }
     }

@@ -90,6 +90,34 @@ class NodeCordonTest {
   }
 
   @Test
+  void aCordonedNodeThatLeavesAndRegistersAgainIsStillCordoned() {
+    engine.cycle(List.of(new NodeAdded(gpuNode("n1", "/r1", 8)), new NodeCordonChanged(N1, "firmware")));
+    engine.cycle(List.of(new EngineEvent.NodeRemoved(N1)));
+    engine.cycle(List.of(new NodeAdded(gpuNode("n1", "/r1", 8))));
+    assertThat(view(N1).cordoned()).isEqualTo("firmware");
+    assertThat(submit("a", 1, PlacementSpec.SINGLE).allocations()).isEmpty();
+    assertThat(engine.durableState(id -> "c" + id).cordons()).singleElement()
+        .satisfies(c -> assertThat(c.reason()).isEqualTo("firmware"));
+  }
+
+  @Test
+  void aNewLeaderKeepsTheCordonsAndDecidesAsTheOldOneWould() {
+    FailoverTwin t = new FailoverTwin(clock, c -> new Engine(CATALOG, ONE, Topology.builder("rack").location("/r1")
+        .build(), c, EngineSettings.defaults().withRegistrationSettleMillis(0)));
+    t.cycle(new NodeAdded(gpuNode("n1", "/r1", 8)), new NodeAdded(gpuNode("n2", "/r1", 8)));
+    t.cycle(new NodeCordonChanged(N1, "bad DIMM"));
+    t.failover();
+    clock.set(1_000);
+    CycleResult r = t.cycle(new AppSubmitted(AppId.of("a"), "q", "u", 0),
+        new Demand(AppId.of("a"), "r", ONE_GPU, 12, PlacementSpec.SINGLE));
+    assertThat(r.allocations()).hasSize(8).allMatch(a -> a.nodeId().equals(N2));
+    assertThat(t.standby().cluster().nodeViews()).filteredOn(v -> v.node().id().equals(N1))
+        .singleElement().satisfies(v -> assertThat(v.cordoned()).isEqualTo("bad DIMM"));
+    t.cycle(new NodeCordonChanged(N1, null));
+    assertThat(t.standby().cluster().cordons()).isEmpty();
+  }
+
+  @Test
   void cordoningAnUnknownNodeIsABadEventAndTheRestOfTheBatchApplies() {
     engine.cycle(List.of(new NodeAdded(gpuNode("n1", "/r1", 8))));
     List<EngineEvent> rejected = new java.util.ArrayList<>();
