@@ -38,6 +38,10 @@ final class NodeEvents {
   private final SchedulerLocks locks;
   private final Consumer<EngineEvent> toEngine;
   private final Reports migReports;
+  /** Why a node YARN is decommissioning gracefully is cordoned. */
+  static final String DECOMMISSIONING = "YARN is decommissioning the node gracefully";
+  /** Nodes this scheduler cordoned because YARN is decommissioning them. */
+  private final Set<NodeId> decommissioning = ConcurrentHashMap.newKeySet();
   /** Nodes to rebuild from their reports or new resources once nothing runs on them. */
   private final Set<NodeId> pendingRebuild = ConcurrentHashMap.newKeySet();
   private final Supplier<RMNodeLabelsManager> labels;
@@ -132,6 +136,23 @@ final class NodeEvents {
     LOG.info("Node {} added on {}: {}", rmNode.getNodeID(), rmNode.getRackName(), rmNode.getTotalCapability());
   }
 
+  /**
+   * A node's heartbeat: one that YARN decommissions gracefully ({@code yarn rmadmin -refreshNodes -g}) takes no new
+   * work, as under CapacityScheduler, while what runs there finishes; it is cordoned in the engine, and given back if
+   * YARN recommissions it.
+   */
+  void heartbeat(RMNode rmNode) {
+    NodeId id = rmNode.getNodeID();
+    boolean leaving = rmNode.getState() == org.apache.hadoop.yarn.api.records.NodeState.DECOMMISSIONING;
+    if (leaving && decommissioning.add(id)) {
+      toEngine.accept(new EngineEvent.NodeCordonChanged(YarnIds.node(id), DECOMMISSIONING));
+      LOG.info("Node {} is being decommissioned: it takes no new work", id);
+    } else if (!leaving && decommissioning.remove(id)) {
+      toEngine.accept(new EngineEvent.NodeCordonChanged(YarnIds.node(id), null));
+      LOG.info("Node {} is no longer being decommissioned: it takes new work again", id);
+    }
+  }
+
   /** The node's containers are lost and the node leaves, in one step for the scheduling thread. */
   void removed(RMNode rmNode) {
     if (labels.get() != null) {
@@ -149,6 +170,10 @@ final class NodeEvents {
       tracker.removeNode(rmNode.getNodeID());
       inventory.unregister(rmNode.getNodeID());
       pendingRebuild.remove(rmNode.getNodeID());
+      if (decommissioning.remove(rmNode.getNodeID())) {
+        // Decommissioned: the cordon ends with it, or it would outlive the node in the scheduler state.
+        toEngine.accept(new EngineEvent.NodeCordonChanged(YarnIds.node(rmNode.getNodeID()), null));
+      }
       toEngine.accept(new EngineEvent.NodeRemoved(YarnIds.node(rmNode.getNodeID())));
     }
     LOG.info("Node {} removed", rmNode.getNodeID());

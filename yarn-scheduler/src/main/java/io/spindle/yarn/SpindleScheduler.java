@@ -267,6 +267,7 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
       }
       case NODE_LABELS_UPDATE -> nodes.relabelled(((NodeLabelsUpdateSchedulerEvent) event).getUpdatedNodeToLabels());
       case NODE_UPDATE -> {
+        nodes.heartbeat(((NodeUpdateSchedulerEvent) event).getRMNode());
         nodeUpdate(((NodeUpdateSchedulerEvent) event).getRMNode());
         wake.release();
       }
