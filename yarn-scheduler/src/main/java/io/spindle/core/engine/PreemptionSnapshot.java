@@ -203,7 +203,21 @@ final class PreemptionSnapshot {
    * reservation only those on its reserved nodes, or members an elastic gang grew by anywhere (see {@link #probe()}).
    */
   CapacityProbe probe(DemandState d) {
+    return probe(d, false);
+  }
+
+  /**
+   * As {@link #probe(DemandState)} for a gang that holds a reservation, but as if it held none: victims anywhere in
+   * its partition may help, and it fits wherever placement would put it. For a gang whose reserved nodes no plan can
+   * free (their work is not eligible), so that it moves its reservation to where a plan can.
+   */
+  CapacityProbe probeAnywhere(DemandState d) {
+    return probe(d, true);
+  }
+
+  private CapacityProbe probe(DemandState d, boolean anywhere) {
     CapacityProbe all = probe();
+    Reservation r = anywhere ? null : d.reservation;
     return new CapacityProbe() {
       @Override
       public void free(Candidate victim) {
@@ -217,12 +231,11 @@ final class PreemptionSnapshot {
 
       @Override
       public boolean fits(Need need) {
-        return all.fits(need);
+        return anywhere ? placer.place(d.shape, d.outstanding, d.requiredDepth, null) != null : all.fits(need);
       }
 
       @Override
       public boolean mayHelp(Candidate victim) {
-        Reservation r = d.reservation;
         for (long id : victim.allocationIds()) {
           Allocation a = state.allocation(id);
           if (a == null) {
@@ -234,42 +247,6 @@ final class PreemptionSnapshot {
           NodeId node = a.placement().nodeId();
           if (d.shape.partition().equals(cluster.partitionOf(node))
               && (r == null || victim.elastic() || r.nodeIds().contains(node))) {
-            return true;
-          }
-        }
-        return false;
-      }
-    };
-  }
-
-  /**
-   * As {@link #probe(DemandState)} for a gang that holds a reservation, but as if it held none: victims anywhere in
-   * its partition may help, and it fits wherever placement would put it. For a gang whose reserved nodes no plan can
-   * free (their work is not eligible), so that it moves its reservation to where a plan can.
-   */
-  CapacityProbe probeAnywhere(DemandState d) {
-    CapacityProbe all = probe();
-    return new CapacityProbe() {
-      @Override
-      public void free(Candidate victim) {
-        all.free(victim);
-      }
-
-      @Override
-      public void restore(Candidate victim) {
-        all.restore(victim);
-      }
-
-      @Override
-      public boolean fits(Need need) {
-        return placer.place(d.shape, d.outstanding, d.requiredDepth, null) != null;
-      }
-
-      @Override
-      public boolean mayHelp(Candidate victim) {
-        for (long id : victim.allocationIds()) {
-          Allocation a = state.allocation(id);
-          if (a == null || d.shape.partition().equals(cluster.partitionOf(a.placement().nodeId()))) {
             return true;
           }
         }

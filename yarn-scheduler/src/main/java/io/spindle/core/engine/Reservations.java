@@ -137,8 +137,7 @@ final class Reservations {
   /**
    * Changes whenever a node may have come to drain sooner than a reservation was planned for: a container ended (or
    * its declared end changed), a run time was learned (where drains are planned with them), or a reservation was
-   * given up. Where nothing changed a
-   * re-plan would choose the same.
+   * given up. Where nothing changed a re-plan would choose the same.
    */
   private long planVersion() {
     return state.drainChanges() + (expectedEnd == ExpectedEnd.DECLARED ? 0 : state.estimates().changes()) + released;
