@@ -79,6 +79,12 @@ public final class HostileInput {
         .record(judge(target, check, bytes, "Jazzer input"));
   }
 
+  /** The run tried both readable and unreadable inputs, so it exercised both the parser and its refusals. */
+  public static void assertBothKinds(Tally tally) {
+    org.assertj.core.api.Assertions.assertThat(tally.rejected()).as("unreadable outputs tried").isPositive();
+    org.assertj.core.api.Assertions.assertThat(tally.accepted()).as("readable outputs tried").isPositive();
+  }
+
   /** Prints and files the tally of a Jazzer run. */
   public static void report(String target) {
     Tally tally = TALLIES.remove(target);
