@@ -130,20 +130,11 @@ public final class StatusApi implements HttpHandler {
 
   /** A query parameter the operation cannot do without; a 400 naming it when it is missing or blank. */
   private static String required(HttpExchange exchange, String name) {
-    String query = exchange.getRequestURI().getRawQuery();
-    if (query != null) {
-      for (String pair : query.split("&")) {
-        int eq = pair.indexOf('=');
-        String key = java.net.URLDecoder.decode(eq < 0 ? pair : pair.substring(0, eq), StandardCharsets.UTF_8);
-        if (key.equals(name) && eq >= 0) {
-          String value = java.net.URLDecoder.decode(pair.substring(eq + 1), StandardCharsets.UTF_8).strip();
-          if (!value.isEmpty()) {
-            return value;
-          }
-        }
-      }
+    String value = HttpExchanges.query(exchange).getOrDefault(name, "").strip();
+    if (value.isEmpty()) {
+      throw new IllegalArgumentException("admin operation needs the query parameter '" + name + "'");
     }
-    throw new IllegalArgumentException("admin operation needs the query parameter '" + name + "'");
+    return value;
   }
 
   private static AppId appId(String raw) {

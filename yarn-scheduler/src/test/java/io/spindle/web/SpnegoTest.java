@@ -437,6 +437,8 @@ class SpnegoTest {
   /** The scheduler as the handlers see it: no nodes, no applications; "admin" administers root. */
   private static final class FakeView implements SchedulerView {
     final AtomicInteger refreshes = new AtomicInteger();
+    /** What the cordon operation was asked, {@code node: reason}; the SPNEGO tests only need it to be callable. */
+    final List<String> cordons = new java.util.concurrent.CopyOnWriteArrayList<>();
     final List<String> askedAbout = Collections.synchronizedList(new ArrayList<>());
 
     @Override
@@ -478,7 +480,8 @@ class SpnegoTest {
 
     @Override
     public String cordon(String node, String reason) {
-      throw new UnsupportedOperationException("not served here");
+      cordons.add(node + ": " + reason);
+      return "node " + node + (reason == null ? " takes new work again" : " takes no new work (" + reason + ")");
     }
   }
 }

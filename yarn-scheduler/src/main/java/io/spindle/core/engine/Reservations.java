@@ -218,9 +218,10 @@ final class Reservations {
   private DemandState headGang(QueueState leaf) {
     List<AppState> withGangs = new ArrayList<>();
     for (AppState app : leaf.waitingApps) {
-      if (gangOf(app) != null) {
+      DemandState gang = gangOf(app);
+      if (gang != null) {
         if (!leaf.ranked()) {
-          return gangOf(app); // Unranked, waitingApps is in the leaf's order (priority, then age).
+          return gang; // Unranked, waitingApps is in the leaf's order (priority, then age).
         }
         withGangs.add(app);
       }
