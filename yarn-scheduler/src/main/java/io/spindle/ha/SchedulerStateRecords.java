@@ -57,7 +57,9 @@ final class SchedulerStateRecords {
         map(s.attained(), a -> new io.spindle.ha.avro.AttainedRecord(a.appId().value(), a.gpuUnitMillis(),
             a.ranMillis(), a.asOfMillis(), a.submittedMillis(), a.declaredMillis())),
         map(s.learnedRuntimes(), l -> new io.spindle.ha.avro.LearnedRuntimeRecord(l.user(), l.kind(), l.runMillis())),
-        map(s.cordons(), c -> new io.spindle.ha.avro.CordonRecord(c.nodeId().value(), c.reason())));
+        map(s.cordons(), c -> new io.spindle.ha.avro.CordonRecord(c.nodeId().value(), c.reason())),
+        map(s.gpuFaults(), f -> new io.spindle.ha.avro.GpuFaultRecord(f.nodeId().value(), f.gpuIndex(),
+            f.health().name(), f.failureMillis(), f.quarantinedUntilMillis(), f.cordonReason())));
   }
 
   static DurableState toState(SchedulerState r) {
@@ -84,7 +86,9 @@ final class SchedulerStateRecords {
             a.getRanMillis(), a.getAsOfMillis(), a.getSubmittedMillis(), a.getDeclaredMillis())),
         map(r.getLearnedRuntimes(), l -> new DurableState.LearnedRuntime(l.getUser(), l.getKind(),
             l.getRunMillis())),
-        map(r.getCordons(), c -> new DurableState.CordonState(NodeId.of(c.getNodeId()), c.getReason())));
+        map(r.getCordons(), c -> new DurableState.CordonState(NodeId.of(c.getNodeId()), c.getReason())),
+        map(r.getGpuFaults(), f -> new DurableState.GpuFaultState(NodeId.of(f.getNodeId()), f.getGpuIndex(),
+            io.spindle.core.model.GpuHealth.State.valueOf(f.getHealth()), f.getFailureMillis(), f.getQuarantinedUntilMillis(), f.getCordonReason())));
   }
 
   private static NoticeRecord notice(DurableState.NoticeState n) {

@@ -16,6 +16,7 @@ import io.spindle.journal.avro.RejectRecord;
 import io.spindle.journal.avro.RequestCheckpointRecord;
 import io.spindle.journal.avro.ResizeRecord;
 import io.spindle.journal.avro.RestartGangRecord;
+import io.spindle.journal.avro.StopContainersRecord;
 import io.spindle.journal.avro.ReserveRecord;
 import io.spindle.journal.avro.WaitRecord;
 
@@ -53,6 +54,8 @@ final class DecisionRecords {
     } else if (decision instanceof Decision.RestartGang d) {
       return new RestartGangRecord(d.appId().value(), d.requestKey(), d.allocationIds(), d.lostAllocationIds(),
           d.reason());
+    } else if (decision instanceof Decision.StopContainers d) {
+      return new StopContainersRecord(d.appId().value(), d.allocationIds(), d.reason());
     } else if (decision instanceof Decision.Resize d) {
       return new ResizeRecord(d.appId().value(), d.requestKey(), d.fromSize(), d.toSize(), d.allocationIds(),
           d.reason());
@@ -88,6 +91,8 @@ final class DecisionRecords {
     } else if (record instanceof RestartGangRecord r) {
       return new Decision.RestartGang(AppId.of(r.getAppId()), r.getRequestKey(), r.getAllocationIds(),
           r.getLostAllocationIds(), r.getReason());
+    } else if (record instanceof StopContainersRecord r) {
+      return new Decision.StopContainers(AppId.of(r.getAppId()), r.getAllocationIds(), r.getReason());
     } else if (record instanceof ResizeRecord r) {
       return new Decision.Resize(AppId.of(r.getAppId()), r.getRequestKey(), r.getFromSize(), r.getToSize(),
           r.getAllocationIds(), r.getReason());

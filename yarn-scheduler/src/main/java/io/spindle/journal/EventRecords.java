@@ -7,10 +7,15 @@ import static io.spindle.journal.ModelRecords.spec;
 
 import io.spindle.core.engine.EngineEvent;
 import io.spindle.core.model.AppId;
+import io.spindle.core.model.GpuHealth;
+import io.spindle.core.model.HealthEvidence;
 import io.spindle.core.model.NodeId;
 import io.spindle.core.preemption.CheckpointAnswer;
 import io.spindle.journal.avro.AppFinishedRecord;
 import io.spindle.journal.avro.AppPriorityChangedRecord;
+import io.spindle.journal.avro.GpuCordonChangedRecord;
+import io.spindle.journal.avro.GpuHealthReportedRecord;
+import io.spindle.journal.avro.HealthEvidenceRecord;
 import io.spindle.journal.avro.NodeCordonChangedRecord;
 import io.spindle.journal.avro.NodePartitionChangedRecord;
 import io.spindle.journal.avro.AppSubmittedRecord;
@@ -24,6 +29,8 @@ import io.spindle.journal.avro.DemandRecord;
 import io.spindle.journal.avro.MigLayoutReportedRecord;
 import io.spindle.journal.avro.NodeAddedRecord;
 import io.spindle.journal.avro.NodeRemovedRecord;
+import java.util.ArrayList;
+import java.util.List;
 
 /** Every {@link EngineEvent} type as its record in {@code DecisionJournal.avsc}, field for field, and back. */
 final class EventRecords {
@@ -63,6 +70,12 @@ final class EventRecords {
       return new NodePartitionChangedRecord(e.nodeId().value(), e.partition(), e.sharesIdle());
     } else if (event instanceof EngineEvent.NodeCordonChanged e) {
       return new NodeCordonChangedRecord(e.nodeId().value(), e.reason());
+    } else if (event instanceof EngineEvent.GpuHealthReported e) {
+      List<HealthEvidenceRecord> evidence = new ArrayList<>();
+      e.health().evidence().forEach(h -> evidence.add(new HealthEvidenceRecord(h.kind().name(), h.value(), h.detail())));
+      return new GpuHealthReportedRecord(e.nodeId().value(), e.gpuIndex(), e.health().state().name(), evidence);
+    } else if (event instanceof EngineEvent.GpuCordonChanged e) {
+      return new GpuCordonChangedRecord(e.nodeId().value(), e.gpuIndex(), e.reason());
     } else if (event instanceof EngineEvent.CheckpointReported e) {
       return new CheckpointReportedRecord(e.appId().value(), e.lastCheckpointMillis(), e.location());
     }
@@ -100,6 +113,14 @@ final class EventRecords {
       return new EngineEvent.NodePartitionChanged(NodeId.of(r.getNodeId()), r.getPartition(), r.getSharesIdle());
     } else if (record instanceof NodeCordonChangedRecord r) {
       return new EngineEvent.NodeCordonChanged(NodeId.of(r.getNodeId()), r.getReason());
+    } else if (record instanceof GpuHealthReportedRecord r) {
+      List<HealthEvidence> evidence = new ArrayList<>();
+      r.getEvidence().forEach(h -> evidence.add(
+          new HealthEvidence(HealthEvidence.Kind.valueOf(h.getKind()), h.getValue(), h.getDetail())));
+      return new EngineEvent.GpuHealthReported(NodeId.of(r.getNodeId()), r.getGpuIndex(),
+          new GpuHealth(GpuHealth.State.valueOf(r.getState()), evidence));
+    } else if (record instanceof GpuCordonChangedRecord r) {
+      return new EngineEvent.GpuCordonChanged(NodeId.of(r.getNodeId()), r.getGpuIndex(), r.getReason());
     } else if (record instanceof CheckpointReportedRecord r) {
       return new EngineEvent.CheckpointReported(AppId.of(r.getAppId()), r.getLastCheckpointMillis(), r.getLocation());
     }

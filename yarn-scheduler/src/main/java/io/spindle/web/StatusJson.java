@@ -306,6 +306,8 @@ final class StatusJson {
         o.put("type", "notice-withdrawn").put("noticeId", w.noticeId()).put("reason", w.reason());
       } else if (h instanceof AppHistory.Restarted r) {
         o.put("type", "gang-restarted").put("lost", r.lost()).put("stopped", r.stopped()).put("reason", r.reason());
+      } else if (h instanceof AppHistory.Stopped s) {
+        o.put("type", "stopped").put("containers", s.containers()).put("reason", s.reason());
       } else if (h instanceof AppHistory.Preempted p) {
         o.put("type", "preempted").put("noticeId", p.noticeId()).put("containers", p.containers())
             .put("forAppId", Objects.toString(p.forAppId(), null)).put("forRequestKey", p.forRequestKey())

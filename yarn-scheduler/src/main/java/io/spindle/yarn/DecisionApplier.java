@@ -88,6 +88,8 @@ final class DecisionApplier {
       reclaim(p);
     } else if (decision instanceof Decision.RestartGang r) {
       restartGang(r);
+    } else if (decision instanceof Decision.StopContainers c) {
+      stopContainers(c);
     } else if (decision instanceof Decision.Resize r) {
       LOG.info("Application {} request {}: elastic gang {} from {} to {} members ({})", r.appId(), r.requestKey(),
           r.grew() ? "grows" : "shrinks", r.fromSize(), r.toSize(), r.reason());
@@ -122,6 +124,21 @@ final class DecisionApplier {
     stopAndAskAgain(r.appId(), r.requestKey(), r.allocationIds(), r.lostAllocationIds(),
         "by Spindle, which restarts the gang: " + r.reason(), false);
     LOG.warn("Application {} request {}: {}", r.appId(), r.requestKey(), r.reason());
+  }
+
+  /**
+   * Kills containers whose GPU left service, with exit status ABORTED (YARN's "killed by the framework", as for a
+   * lost node: not the application's failure) and the reason as diagnostics; their application asks again itself.
+   */
+  private void stopContainers(Decision.StopContainers c) {
+    for (long allocation : c.allocationIds()) {
+      RMContainer container = book.container(allocation).map(yarn::container).orElse(null);
+      if (container != null) {
+        yarn.complete(container, SchedulerUtils.createAbnormalContainerStatus(container.getContainerId(),
+            "Stopped by Spindle: " + c.reason()), RMContainerEventType.KILL);
+      }
+    }
+    LOG.warn("Application {}: stopped {} container(s): {}", c.appId(), c.allocationIds().size(), c.reason());
   }
 
   /**

@@ -85,7 +85,11 @@ class SchedulerStateCodecTest {
         List.of(new DurableState.AttainedState(AppId.of("application_1700000000000_0004"), 840_000, 1_000, 4_000,
             2_000, 0)),
         List.of(new DurableState.LearnedRuntime("alice", "train tag=a", List.of(60_000L, 90_000L))),
-        List.of(new DurableState.CordonState(NodeId.of("n3"), "replacing a fan")));
+        List.of(new DurableState.CordonState(NodeId.of("n3"), "replacing a fan")),
+        List.of(new DurableState.GpuFaultState(NodeId.of("n1"), 3, io.spindle.core.model.GpuHealth.State.FAILED,
+                List.of(1_000L, 7_000L), 86_407_000, null),
+            new DurableState.GpuFaultState(NodeId.of("n2"), 0, io.spindle.core.model.GpuHealth.State.HEALTHY,
+                List.of(), 0, "reseat")));
   }
 
   @Test

@@ -62,6 +62,12 @@ class JournalRoundTripTest {
         new EngineEvent.NodePartitionChanged(NodeId.of("spare-1:8041"), "SPARE2", true),
         new EngineEvent.NodeCordonChanged(NodeId.of("spare-1:8041"), "replacing a fan"),
         new EngineEvent.NodeCordonChanged(NodeId.of("spare-1:8041"), null),
+        new EngineEvent.GpuHealthReported(NodeId.of("whole-1:8041"), 3, new io.spindle.core.model.GpuHealth(
+            io.spindle.core.model.GpuHealth.State.FAILED, List.of(new io.spindle.core.model.HealthEvidence(
+                io.spindle.core.model.HealthEvidence.Kind.XID, 79, "Xid 79: GPU has fallen off the bus")))),
+        new EngineEvent.GpuHealthReported(NodeId.of("whole-1:8041"), 3, io.spindle.core.model.GpuHealth.HEALTHY),
+        new EngineEvent.GpuCordonChanged(NodeId.of("whole-1:8041"), 2, "reseat"),
+        new EngineEvent.GpuCordonChanged(NodeId.of("whole-1:8041"), 2, null),
         new EngineEvent.NodeRemoved(NodeId.of("cpu-1:8041")),
         new EngineEvent.AppSubmitted(AppId.of("application_1_0001"), "root.a", "alice", 3),
         new EngineEvent.AppSubmitted(AppId.of("application_1_0002"), "b", null, 0),
@@ -125,7 +131,8 @@ class JournalRoundTripTest {
         new Decision.RequestCheckpoint(8, AppId.of("application_1_0002"), "p1/a0", List.of(4L, 5L), 1_700_000_120_000L, 0,
             1, 300_000, null, AppId.of("application_1_0001"), "p1/a0", "elastic members first", 2),
         new Decision.Preempt(8, AppId.of("application_1_0002"), "p1/a0", List.of(4L, 5L), null, "answered DONE", 2),
-        new Decision.Resize(AppId.of("application_1_0002"), "p1/a0", 2, 4, List.of(4L, 5L), "grew by 2 into idle capacity"));
+        new Decision.Resize(AppId.of("application_1_0002"), "p1/a0", 2, 4, List.of(4L, 5L), "grew by 2 into idle capacity"),
+        new Decision.StopContainers(AppId.of("application_1_0003"), List.of(4L), "GPU 0 of node cpu-1:8041 failed"));
   }
 
   @Test

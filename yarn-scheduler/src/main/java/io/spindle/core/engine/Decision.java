@@ -117,6 +117,18 @@ public sealed interface Decision {
   }
 
   /**
+   * Stop these containers: the GPU they run on left service ({@code reason} says which and why). Unlike a reclaim,
+   * nothing is re-queued on the application's behalf: the application decides, as it does for a container its node
+   * lost (YARN: exit status ABORTED, so it does not count as the application's failure). The engine keeps charging
+   * them until the driver reports each ended.
+   */
+  record StopContainers(AppId appId, List<Long> allocationIds, String reason) implements Decision {
+    public StopContainers {
+      allocationIds = List.copyOf(allocationIds);
+    }
+  }
+
+  /**
    * Reclaim: kill these containers (YARN: with status PREEMPTED). The engine keeps charging them until the driver
    * reports each {@link EngineEvent.ContainerFinished}, and hands their capacity on only when every victim of the same
    * reclaim has ended, placing the request the reclaim was for first. The victim's request is then re-queued under

@@ -1,9 +1,11 @@
 package io.spindle.core.engine;
 
+import io.spindle.core.model.NodeId;
 import io.spindle.core.model.RequestRef;
 import io.spindle.core.model.ResourceVector;
 import io.spindle.core.model.Resources;
 import io.spindle.core.placement.Reservation;
+import java.util.List;
 
 /** Outstanding containers of one shape for one application request. */
 final class DemandState {
@@ -27,6 +29,13 @@ final class DemandState {
   int outstanding;
   /** The last reason told to drivers, so a Wait decision is emitted only when the reason changes. */
   String reportedReason;
+  /**
+   * A gang restarted after losing members to hardware: the nodes it ran on, so that its replacement starts inside
+   * the domain it held (hot swap), near the data and the survivors' caches; {@code null} otherwise.
+   */
+  List<NodeId> restartNear;
+  /** For such a gang: its members being stopped; it waits until they have ended, to count their room. */
+  List<Long> stopping = List.of();
   /**
    * For an elastic gang: members asked beyond those it starts with ({@link #outstanding}, at most its minimum). They
    * are not pending demand: fair share and reservations count the minimum only, and the gang grows by them once it

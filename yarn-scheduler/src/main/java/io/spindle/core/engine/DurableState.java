@@ -1,5 +1,6 @@
 package io.spindle.core.engine;
 
+import io.spindle.core.model.GpuHealth;
 import io.spindle.core.model.AppId;
 import io.spindle.core.model.InvalidInputException;
 import io.spindle.core.model.NodeId;
@@ -45,12 +46,23 @@ import java.util.Set;
  *     and the starvation bound go on from it
  * @param learnedRuntimes the run times {@code shortest-first} learned from finished applications
  * @param cordons the nodes admins took new work off, with why (also nodes that have not registered again yet)
+ * @param gpuFaults GPUs with recent failures, a quarantine or an admin's cordon ({@link GpuFaults})
  */
 public record DurableState(long nextNoticeId, long nextUnitId, List<UnitState> units,
     List<ReservationState> reservations,
     List<ReservationBackoff> reservationBackoffs, List<ReclaimState> reclaims, List<CheckpointState> checkpoints,
     List<ResumeState> resumeFrom, StarvationState starvation, List<DeclaredEnd> declaredEnds,
-    List<AttainedState> attained, List<LearnedRuntime> learnedRuntimes, List<CordonState> cordons) {
+    List<AttainedState> attained, List<LearnedRuntime> learnedRuntimes, List<CordonState> cordons,
+    List<GpuFaultState> gpuFaults) {
+
+  /** A state without GPU faults. */
+  public DurableState(long nextNoticeId, long nextUnitId, List<UnitState> units, List<ReservationState> reservations,
+      List<ReservationBackoff> reservationBackoffs, List<ReclaimState> reclaims, List<CheckpointState> checkpoints,
+      List<ResumeState> resumeFrom, StarvationState starvation, List<DeclaredEnd> declaredEnds,
+      List<AttainedState> attained, List<LearnedRuntime> learnedRuntimes, List<CordonState> cordons) {
+    this(nextNoticeId, nextUnitId, units, reservations, reservationBackoffs, reclaims, checkpoints, resumeFrom,
+        starvation, declaredEnds, attained, learnedRuntimes, cordons, List.of());
+  }
 
   /** A state without cordoned nodes. */
   public DurableState(long nextNoticeId, long nextUnitId, List<UnitState> units, List<ReservationState> reservations,
@@ -102,6 +114,7 @@ public record DurableState(long nextNoticeId, long nextUnitId, List<UnitState> u
     attained = copy("attained", attained);
     learnedRuntimes = copy("learnedRuntimes", learnedRuntimes);
     cordons = copy("cordons", cordons);
+    gpuFaults = copy("gpuFaults", gpuFaults);
 
     Map<Long, UnitState> unitsById = new HashMap<>();
     Set<String> containers = new HashSet<>();
@@ -414,5 +427,29 @@ public record DurableState(long nextNoticeId, long nextUnitId, List<UnitState> u
       require("nodeId", nodeId);
       require("reason", reason);
     }
+  }
+
+  /**
+   * One GPU's last reported health, its failures within the quarantine window, its quarantine and its admin cordon.
+   *
+   * @param health what its node last reported (the evidence is not kept: the node reports it again to a new leader,
+   *     and a report of the same state is then no new failure)
+   * @param failureMillis when it failed, oldest first
+   * @param quarantinedUntilMillis when its quarantine ends; {@code 0}: none
+   * @param cordonReason why an admin took it out of service, or {@code null}
+   */
+  public record GpuFaultState(NodeId nodeId, int gpuIndex, GpuHealth.State health, List<Long> failureMillis,
+      long quarantinedUntilMillis, String cordonReason) {
+    public GpuFaultState {
+      require("nodeId", nodeId);
+      require("health", health);
+      failureMillis = List.copyOf(failureMillis);
+    }
+  }
+
+  /** This state with {@code faults} as its GPU faults. */
+  public DurableState withGpuFaults(List<GpuFaultState> faults) {
+    return new DurableState(nextNoticeId, nextUnitId, units, reservations, reservationBackoffs, reclaims, checkpoints,
+        resumeFrom, starvation, declaredEnds, attained, learnedRuntimes, cordons, faults);
   }
 }

@@ -57,6 +57,7 @@ public final class Engine {
   private final ElasticGrowth growth;
   private final EngineFailover failover;
   private final EngineViews views;
+  private final GpuFaults faults;
   private long cycles;
 
   public Engine(GpuModelCatalog catalog, QueueTree tree, Topology topology, Clock clock) {
@@ -94,6 +95,7 @@ public final class Engine {
     this.growth = new ElasticGrowth(state, gangPlacer, gangRuns, preemption, clock);
     this.failover = new EngineFailover(state, settings, preemption, reservations);
     this.views = new EngineViews(state, clock);
+    this.faults = new GpuFaults(cluster, state, gangRuns, settings.health());
     state.onRelease(gangRuns::released);
     state.onRelease(preemption::released);
   }
@@ -129,6 +131,7 @@ public final class Engine {
     }
     failover.settleRestored();
     cluster.activateReconfiguredGpus(clock.nowMillis());
+    faults.expire(clock.nowMillis(), this::reservationBroken, decisions);
     reservations.expire(decisions);
     List<DemandState> reclaimedFor = preemption.beforePlacement(decisions);
     PlacementPass pass = new PlacementPass(state, gangPlacer, settings, clock, migRepartitioning, reservations,
@@ -167,6 +170,7 @@ public final class Engine {
   private void apply(EngineEvent event, List<Decision> decisions) {
     if (event instanceof NodeAdded e) {
       cluster.addNode(e.node());
+      faults.nodeAdded(e.node().id(), clock.nowMillis(), this::reservationBroken, decisions);
       admission.limitsChanged();
     } else if (event instanceof NodeRemoved e) {
       reservationBroken(cluster.removeNode(e.nodeId()), "node " + e.nodeId() + " of it left", decisions);
@@ -191,6 +195,10 @@ public final class Engine {
         reservationBroken(cluster.cordon(e.nodeId(), e.reason()),
             "node " + e.nodeId() + " of it was cordoned (" + e.reason() + ")", decisions);
       }
+    } else if (event instanceof EngineEvent.GpuHealthReported e) {
+      faults.reported(e.nodeId(), e.gpuIndex(), e.health(), clock.nowMillis(), this::reservationBroken, decisions);
+    } else if (event instanceof EngineEvent.GpuCordonChanged e) {
+      faults.cordon(e.nodeId(), e.gpuIndex(), e.reason(), clock.nowMillis(), this::reservationBroken, decisions);
     } else if (event instanceof EngineEvent.NodePartitionChanged e) {
       Reservation held = cluster.changePartition(e.nodeId(), e.partition(), e.sharesIdle());
       DemandState d = held == null ? null : reservations.owning(held);
@@ -243,7 +251,7 @@ public final class Engine {
    * {@link #durableVersion} moved.
    */
   public DurableState durableState(LongFunction<String> containerName) {
-    return failover.durableState(containerName);
+    return failover.durableState(containerName).withGpuFaults(faults.export());
   }
 
   /**
@@ -262,7 +270,20 @@ public final class Engine {
    * @throws IllegalStateException when this engine has issued checkpoint notices of its own already
    */
   public RestoreReport restore(DurableState saved, Function<String, Long> allocationIdOf) {
-    return failover.restore(saved, allocationIdOf);
+    RestoreReport report = failover.restore(saved, allocationIdOf);
+    // What ran on a GPU out of service was stopped by the predecessor; stopping it again would say nothing new.
+    faults.restore(saved.gpuFaults(), clock.nowMillis(), this::reservationBroken, new ArrayList<>());
+    return report;
+  }
+
+  /** Every GPU that is not simply healthy and in service, as of now (call between cycles). */
+  public List<GpuFaultView> gpuFaults() {
+    return faults.views(clock.nowMillis());
+  }
+
+  /** GPU failures this engine has seen since it started. */
+  public long gpuFailuresSeen() {
+    return faults.failuresSeen();
   }
 
   /**

@@ -1,6 +1,7 @@
 package io.spindle.core.engine;
 
 import io.spindle.core.model.AppId;
+import io.spindle.core.model.GpuHealth;
 import io.spindle.core.model.MigLayout;
 import io.spindle.core.model.Node;
 import io.spindle.core.model.NodeId;
@@ -36,6 +37,19 @@ public sealed interface EngineEvent {
    * capacity still counts in queue shares, as a cordon is meant to be short.
    */
   record NodeCordonChanged(NodeId nodeId, String reason) implements EngineEvent {}
+
+  /**
+   * A node judged one of its GPUs ({@code gpuIndex}) from {@code nvidia-smi}, the kernel log and DCGM: failed, it
+   * leaves service and what runs on it is stopped; degraded, it takes no new gang member (see {@link GpuFaults}).
+   */
+  record GpuHealthReported(NodeId nodeId, int gpuIndex, GpuHealth health) implements EngineEvent {
+    public GpuHealthReported {
+      java.util.Objects.requireNonNull(health, "health");
+    }
+  }
+
+  /** An admin took one GPU out of service ({@code reason}), or put it back ({@code reason == null}). */
+  record GpuCordonChanged(NodeId nodeId, int gpuIndex, String reason) implements EngineEvent {}
 
   /**
    * @param queue leaf queue by name or full path

@@ -1,6 +1,7 @@
 package io.spindle.core.engine;
 
 import io.spindle.core.preemption.PreemptionSettings;
+import io.spindle.core.reliability.HealthSettings;
 import io.spindle.core.queue.QueueConfigParser;
 import java.util.Map;
 
@@ -33,13 +34,14 @@ import java.util.Map;
  * @param registrationSettleMillis for this long after the engine's first cycle, a request is not rejected for being
  *     larger than the nodes registered so far (it waits): nodes register over seconds after a ResourceManager starts
  *     or fails over ({@code yarn.scheduler.spindle.registration-settle-seconds})
+ * @param health what failed GPUs cost: quarantine and node drain ({@code yarn.scheduler.spindle.health.*})
  * @param shareCandidates on clusters with shared GPUs, how many places (the tightest fits from the indexes) are
  *     compared by fragmentation for each container: more packs a little better and costs placement time
  *     ({@code yarn.scheduler.spindle.placement.share-candidates})
  */
 public record EngineSettings(long migReconfigureMillis, int maxMigReconfigurationsPerCycle,
     long reservationTimeoutMillis, int maxReservations, long reservationMaxDrainMillis, boolean reservationLearnedRuntimes, boolean strictQueueOrder,
-    PreemptionSettings preemption, long registrationSettleMillis, int shareCandidates) {
+    PreemptionSettings preemption, long registrationSettleMillis, int shareCandidates, HealthSettings health) {
 
   public static final String MIG_RECONFIGURE_SECONDS = "yarn.scheduler.spindle.mig.reconfigure-seconds";
   public static final String MAX_MIG_RECONFIGURATIONS_PER_CYCLE =
@@ -94,6 +96,7 @@ public record EngineSettings(long migReconfigureMillis, int maxMigReconfiguratio
       throw new IllegalArgumentException("shareCandidates must be positive: " + shareCandidates);
     }
     preemption = preemption == null ? PreemptionSettings.defaults() : preemption;
+    health = health == null ? HealthSettings.DEFAULT : health;
   }
 
   /** Settings with preemption as by default (off). */
@@ -101,7 +104,7 @@ public record EngineSettings(long migReconfigureMillis, int maxMigReconfiguratio
       long reservationTimeoutMillis, int maxReservations, boolean strictQueueOrder) {
     this(migReconfigureMillis, maxMigReconfigurationsPerCycle, reservationTimeoutMillis, maxReservations,
         DEFAULT_RESERVATION_MAX_DRAIN_MILLIS, false, strictQueueOrder, PreemptionSettings.defaults(),
-        DEFAULT_REGISTRATION_SETTLE_MILLIS, DEFAULT_SHARE_CANDIDATES);
+        DEFAULT_REGISTRATION_SETTLE_MILLIS, DEFAULT_SHARE_CANDIDATES, HealthSettings.DEFAULT);
   }
 
   /** Settings with the default queue order (requests that cannot be placed are skipped, not waited behind). */
@@ -141,7 +144,7 @@ public record EngineSettings(long migReconfigureMillis, int maxMigReconfiguratio
     long settle = readLong(conf, REGISTRATION_SETTLE_SECONDS, d.registrationSettleMillis() / 1000, 0, 3_600);
     long candidates = readLong(conf, SHARE_CANDIDATES, d.shareCandidates(), 1, 1_024);
     return new EngineSettings(seconds * 1000, (int) perCycle, timeout * 1000, (int) reservations, maxDrain * 1000,
-        learned, strict, preemption, settle * 1000, (int) candidates);
+        learned, strict, preemption, settle * 1000, (int) candidates, health(conf));
   }
 
   private static boolean readBoolean(Map<String, String> conf, String key, boolean dflt) {
@@ -176,46 +179,61 @@ public record EngineSettings(long migReconfigureMillis, int maxMigReconfiguratio
   public EngineSettings withMigReconfigureMillis(long millis) {
     return new EngineSettings(millis, maxMigReconfigurationsPerCycle, reservationTimeoutMillis,
         maxReservations, reservationMaxDrainMillis, reservationLearnedRuntimes, strictQueueOrder, preemption, registrationSettleMillis,
-        shareCandidates);
+        shareCandidates, health);
   }
 
   public EngineSettings withReservations(long timeoutMillis, int max) {
     return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle, timeoutMillis, max,
-        reservationMaxDrainMillis, reservationLearnedRuntimes, strictQueueOrder, preemption, registrationSettleMillis, shareCandidates);
+        reservationMaxDrainMillis, reservationLearnedRuntimes, strictQueueOrder, preemption, registrationSettleMillis, shareCandidates, health);
   }
 
   public EngineSettings withReservationMaxDrainMillis(long millis) {
     return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle, reservationTimeoutMillis,
-        maxReservations, millis, reservationLearnedRuntimes, strictQueueOrder, preemption, registrationSettleMillis, shareCandidates);
+        maxReservations, millis, reservationLearnedRuntimes, strictQueueOrder, preemption, registrationSettleMillis, shareCandidates, health);
   }
 
   public EngineSettings withReservationLearnedRuntimes(boolean learned) {
     return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle, reservationTimeoutMillis,
         maxReservations, reservationMaxDrainMillis, learned, strictQueueOrder, preemption, registrationSettleMillis,
-        shareCandidates);
+        shareCandidates, health);
   }
 
   public EngineSettings withStrictQueueOrder(boolean strict) {
     return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle,
         reservationTimeoutMillis, maxReservations, reservationMaxDrainMillis, reservationLearnedRuntimes, strict, preemption,
-        registrationSettleMillis, shareCandidates);
+        registrationSettleMillis, shareCandidates, health);
   }
 
   public EngineSettings withPreemption(PreemptionSettings settings) {
     return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle,
         reservationTimeoutMillis, maxReservations, reservationMaxDrainMillis, reservationLearnedRuntimes, strictQueueOrder, settings,
-        registrationSettleMillis, shareCandidates);
+        registrationSettleMillis, shareCandidates, health);
   }
 
   public EngineSettings withRegistrationSettleMillis(long millis) {
     return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle,
         reservationTimeoutMillis, maxReservations, reservationMaxDrainMillis, reservationLearnedRuntimes, strictQueueOrder, preemption, millis,
-        shareCandidates);
+        shareCandidates, health);
   }
 
   public EngineSettings withShareCandidates(int candidates) {
     return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle,
         reservationTimeoutMillis, maxReservations, reservationMaxDrainMillis, reservationLearnedRuntimes, strictQueueOrder, preemption,
-        registrationSettleMillis, candidates);
+        registrationSettleMillis, candidates, health);
+  }
+
+  public EngineSettings withHealth(HealthSettings settings) {
+    return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle, reservationTimeoutMillis,
+        maxReservations, reservationMaxDrainMillis, reservationLearnedRuntimes, strictQueueOrder, preemption,
+        registrationSettleMillis, shareCandidates, settings);
+  }
+
+  private static HealthSettings health(Map<String, String> conf) {
+    HealthSettings d = HealthSettings.DEFAULT;
+    return new HealthSettings(
+        (int) readLong(conf, HealthSettings.QUARANTINE_FAILURES, d.quarantineFailures(), 0, 1_000),
+        readLong(conf, HealthSettings.QUARANTINE_WINDOW_SECONDS, d.quarantineWindowMillis() / 1000, 0, 31_536_000) * 1000,
+        readLong(conf, HealthSettings.QUARANTINE_SECONDS, d.quarantineMillis() / 1000, 0, 31_536_000) * 1000,
+        (int) readLong(conf, HealthSettings.DRAIN_FAILED_GPUS, d.drainFailedGpus(), 0, 1_024));
   }
 }

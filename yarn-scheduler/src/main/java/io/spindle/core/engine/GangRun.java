@@ -61,6 +61,8 @@ final class GangRun {
   /** Whether losing a member restarts it: a gang that asked for it, started here (not regrouped by a failover). */
   final boolean restartsOnLoss;
   final Set<Long> members = new LinkedHashSet<>();
+  /** Whether a member's GPU failed under it ({@link #memberFaulted}). */
+  boolean faulted;
   /** Members lost to the cluster; the first loss restarts it. */
   final List<Long> lost = new ArrayList<>();
   /** Members at start: a preempted or restarted gang waits again whole. */
@@ -100,7 +102,23 @@ final class GangRun {
 
   /** Its reclaim is done with it (withdrawn, or complete): it runs on, or restarts, as it did before. */
   void letGo() {
-    phase = lost.isEmpty() ? Phase.RUNNING : Phase.RESTARTING;
+    phase = lost.isEmpty() && !faulted ? Phase.RUNNING : Phase.RESTARTING;
+  }
+
+  /**
+   * A member's GPU left service: the member still runs, but on hardware that cannot be trusted. Returns whether this
+   * restarts the run, as {@link #memberLost} does; the member is stopped with the survivors, not counted lost.
+   */
+  boolean memberFaulted() {
+    if (!restartsOnLoss) {
+      return false;
+    }
+    boolean first = lost.isEmpty() && !faulted;
+    faulted = true;
+    if (first && phase == Phase.RUNNING) {
+      phase = Phase.RESTARTING;
+    }
+    return first;
   }
 
   /**
@@ -111,7 +129,7 @@ final class GangRun {
     if (!restartsOnLoss) {
       return false;
     }
-    boolean first = lost.isEmpty();
+    boolean first = lost.isEmpty() && !faulted;
     lost.add(allocationId);
     if (first && phase == Phase.RUNNING) {
       phase = Phase.RESTARTING;

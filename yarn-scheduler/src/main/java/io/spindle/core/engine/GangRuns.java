@@ -1,6 +1,7 @@
 package io.spindle.core.engine;
 
 import io.spindle.core.model.AppId;
+import io.spindle.core.model.NodeId;
 import io.spindle.core.model.RequestRef;
 import io.spindle.core.model.ResourceVector;
 import io.spindle.core.model.Resources;
@@ -8,8 +9,10 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Every {@link GangRun}: what runs as one piece, by id and by member. The engine tells it every start and release;
@@ -137,6 +140,12 @@ final class GangRuns {
     return run != null && run.memberLost(allocationId) ? run : null;
   }
 
+  /** A member's GPU left service. Returns its run when this must restart it (its first fault or loss), else null. */
+  GangRun faulted(long allocationId) {
+    GangRun run = ofMember.get(allocationId);
+    return run != null && run.memberFaulted() ? run : null;
+  }
+
   /**
    * A run lost members to the cluster: its survivors are stopped, and it waits again, whole, under its key, unless
    * the application already asks for that key again (its ask stands, as after a preemption).
@@ -152,8 +161,10 @@ final class GangRuns {
       started += grown.size;
     }
     int asked = run.elasticCore() ? run.asked() : run.size;
-    String reason = "gang of " + started + " lost " + run.lost.size() + " member" + (run.lost.size() == 1 ? "" : "s")
-        + " (" + why + "); its other members are stopped and it is re-queued whole";
+    String reason = run.lost.isEmpty()
+        ? "gang of " + started + ": " + why + "; its members are stopped and it is re-queued whole"
+        : "gang of " + started + " lost " + run.lost.size() + " member" + (run.lost.size() == 1 ? "" : "s")
+            + " (" + why + "); its other members are stopped and it is re-queued whole";
     decisions.add(new Decision.RestartGang(run.appId, run.requestKey, survivors, run.lost, reason));
     AppState app = state.app(run.appId);
     if (app == null || app.demands.containsKey(run.requestKey)) {
@@ -161,10 +172,24 @@ final class GangRuns {
     }
     DemandState d = DemandState.asked(app, run.requestKey, run.shape, run.unitCharge, asked, run.spec,
         run.requiredDepth);
+    d.restartNear = nodesOf(survivors, state);
+    d.stopping = List.copyOf(survivors);
     state.addDemand(d);
     app.leaf.waitingApps.add(app);
     d.reportedReason = "re-queued: " + reason;
     decisions.add(new Decision.Wait(app.id, d.key, d.reportedReason));
+  }
+
+  /** The nodes {@code allocationIds} run on, each once, in order; empty when none runs any more. */
+  private static List<NodeId> nodesOf(List<Long> allocationIds, EngineState state) {
+    Set<NodeId> nodes = new LinkedHashSet<>();
+    for (long id : allocationIds) {
+      Allocation a = state.allocation(id);
+      if (a != null) {
+        nodes.add(a.placement().nodeId());
+      }
+    }
+    return nodes.isEmpty() ? null : List.copyOf(nodes);
   }
 
   /** The engine released a container, for whatever reason. */

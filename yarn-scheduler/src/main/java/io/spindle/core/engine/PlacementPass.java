@@ -300,7 +300,16 @@ final class PlacementPass {
           + above.size() + " members above its minimum of " + ids.size() + " are the first reclaimed"));
       return Optional.empty();
     }
-    List<Placement> members = gangPlacer.place(d.shape, d.outstanding, d.requiredDepth, d.reservation);
+    long stopping = d.stopping.stream().filter(state::hasAllocation).count();
+    if (d.restartNear != null && stopping > 0) {
+      // Hot swap: what the survivors free is the domain's room; placed before they end, the gang would leave it.
+      return Optional.of(new Refusal.RestartingInDomain(d.outstanding, (int) stopping));
+    }
+    List<Placement> members = d.restartNear == null || d.reservation != null ? null
+        : gangPlacer.placeNear(d.shape, d.outstanding, d.requiredDepth, d.restartNear);
+    if (members == null) {
+      members = gangPlacer.place(d.shape, d.outstanding, d.requiredDepth, d.reservation);
+    }
     if (members == null && d.spec.maxRuntimeMillis() > 0 && !d.spec.elastic()) {
       // Like a single container, a gang that ends before a reservation's projected start may use its nodes.
       members = gangPlacer.findBackfill(d.shape, d.outstanding, clock.nowMillis() + d.spec.maxRuntimeMillis());

@@ -86,6 +86,18 @@ sealed interface Refusal {
     }
   }
 
+  /**
+   * A gang restarted after losing members to hardware waits for the members being stopped to end: their room is
+   * where it restarts, inside the domain it held.
+   */
+  record RestartingInDomain(int gangSize, int stopping) implements Refusal {
+    @Override
+    public String describe() {
+      return "gang of " + gangSize + " restarts inside the domain it held once its " + stopping + " stopped member"
+          + (stopping == 1 ? " has" : "s have") + " ended";
+    }
+  }
+
   /** A gang does not fit, and the nodes it would need are reserved for other gangs. */
   record NodesHeldForOthers(int gangSize, String where) implements Refusal {
     @Override

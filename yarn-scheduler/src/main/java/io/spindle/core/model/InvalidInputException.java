@@ -25,7 +25,7 @@ public class InvalidInputException extends IllegalArgumentException {
     return value;
   }
 
-  static long requireNonNegative(String field, long value) {
+  public static long requireNonNegative(String field, long value) {
     if (value < 0) {
       throw new InvalidInputException(field, value, "must not be negative");
     }

@@ -496,9 +496,14 @@ public final class ClusterState {
 
   public void commit(Resources shape, Placement placement) {
     NodeState state = requireNode(placement.nodeId());
+    change(state, () -> state.take(shape, placement.gpus()));
+  }
+
+  /** Changes a node's free capacity, with its indexes, subtree sums and the cluster's free whole GPUs around it. */
+  private void change(NodeState state, Runnable change) {
     detach(state);
     long before = state.freeWholeGpus;
-    state.take(shape, placement.gpus());
+    change.run();
     freeWholeGpus += state.freeWholeGpus - before;
     attach(state);
   }
@@ -508,11 +513,7 @@ public final class ClusterState {
     if (state == null) {
       return; // The node left; its capacity left with it.
     }
-    detach(state);
-    long before = state.freeWholeGpus;
-    state.give(shape, placement.gpus());
-    freeWholeGpus += state.freeWholeGpus - before;
-    attach(state);
+    change(state, () -> state.give(shape, placement.gpus()));
   }
 
   /**
@@ -718,6 +719,12 @@ public final class ClusterState {
     state.cordonReason = reason;
     cordons.put(nodeId, reason);
     return held;
+  }
+
+  /** Puts one GPU in or out of service ({@code null}: fully in service); see {@link NodeState#setService}. */
+  public void setGpuService(NodeId nodeId, int gpuIndex, GpuService service) {
+    NodeState state = requireNode(nodeId);
+    change(state, () -> state.setService(gpuIndex, service));
   }
 
   public void uncordon(NodeId nodeId) {

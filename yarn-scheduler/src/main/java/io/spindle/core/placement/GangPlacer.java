@@ -135,7 +135,7 @@ public final class GangPlacer {
       return p == null ? null : placeOnNode(cluster.node(p.nodeId()), shape, members);
     }
     for (NodeState state : cluster.nodeStates()) {
-      if (state.reservation == null && state.capacityFor(shape, members) >= members) {
+      if (state.reservation == null && state.gangCapacityFor(shape, members) >= members) {
         return placeOnNode(state, shape, members);
       }
     }
@@ -210,7 +210,7 @@ public final class GangPlacer {
       if (mayReserve(state, own) && state.emptyCapacityFor(shape, members) >= members) {
         long fit = fits.fitsAt(List.of(state), shape, members);
         if (bestNode == null || fit < bestFit
-            || (fit == bestFit && state.capacityFor(shape, members) > bestNode.capacityFor(shape, members))) {
+            || (fit == bestFit && state.gangCapacityFor(shape, members) > bestNode.gangCapacityFor(shape, members))) {
           bestNode = state;
           bestFit = fit;
         }
@@ -227,7 +227,7 @@ public final class GangPlacer {
         List<NodeState> chosen = drainSet(sub.nodes, shape, members, fits, own);
         if (chosen != null) {
           long fit = fits.fitsAt(chosen, shape, members);
-          long free = chosen.stream().mapToLong(n -> n.capacityFor(shape, members)).sum();
+          long free = chosen.stream().mapToLong(n -> n.gangCapacityFor(shape, members)).sum();
           if (best == null || fit < bestFit || (fit == bestFit && free > bestFree)) {
             best = new Reservation(owner, sub.path, chosen, createdMillis);
             bestFree = free;
@@ -269,7 +269,7 @@ public final class GangPlacer {
         continue;
       }
       for (NodeState state : r.nodes()) {
-        if (state.capacityFor(shape, members) >= members) {
+        if (state.gangCapacityFor(shape, members) >= members) {
           List<Placement> p = placeOnNode(state, shape, members);
           if (p != null) {
             return p;
@@ -321,7 +321,7 @@ public final class GangPlacer {
       }
     }
     free.sort(Comparator.comparingLong((NodeState n) -> drained.get(n))
-        .thenComparingInt(n -> -n.capacityFor(shape, members)).thenComparingInt(n -> n.seq));
+        .thenComparingInt(n -> -n.gangCapacityFor(shape, members)).thenComparingInt(n -> n.seq));
     List<NodeState> chosen = new ArrayList<>();
     int total = 0;
     for (NodeState n : free) {
@@ -404,7 +404,7 @@ public final class GangPlacer {
     long total = 0;
     for (NodeState n : nodes) {
       if (n.reservation == null || n.reservation == own) {
-        total += n.capacityFor(shape, members);
+        total += n.gangCapacityFor(shape, members);
         if (total >= members) {
           return total;
         }
@@ -428,7 +428,7 @@ public final class GangPlacer {
     // Capacities are computed once: sorting calls the comparator O(n log n) times.
     List<long[]> withRoom = new ArrayList<>();
     for (int i = 0; i < nodes.size(); i++) {
-      int cap = nodes.get(i).capacityFor(shape, members);
+      int cap = nodes.get(i).gangCapacityFor(shape, members);
       if (cap > 0) {
         withRoom.add(new long[] {cap, nodes.get(i).seq, i});
       }
@@ -469,7 +469,7 @@ public final class GangPlacer {
       block = node.chooseMigInstances(shape.migProfile(), per * count);
     } else {
       per = shape.gpus();
-      block = per == 0 ? List.of() : node.chooseWholeGpus(per * count);
+      block = per == 0 ? List.of() : node.chooseWholeGpus(per * count, true);
     }
     if (block == null) {
       return null;

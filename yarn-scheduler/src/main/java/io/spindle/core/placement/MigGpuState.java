@@ -27,6 +27,8 @@ final class MigGpuState {
   private List<MigPlacement> kept = List.of();
   private long availableAtMillis;
   private boolean reported = true;
+  /** Out of service (failed, quarantined or cordoned): no instance of it is handed out. */
+  boolean out;
 
   MigGpuState(Gpu gpu) {
     this.gpu = gpu;
@@ -62,7 +64,7 @@ final class MigGpuState {
 
   /** Whether a container may be given {@code p} now. */
   boolean allocatable(MigPlacement p) {
-    return (inUse.usedSliceMask() & p.sliceMask()) == 0 && configured.placements().contains(p)
+    return !out && (inUse.usedSliceMask() & p.sliceMask()) == 0 && configured.placements().contains(p)
         && (pending == null || kept.contains(p));
   }
 

@@ -43,6 +43,10 @@ final class NodeState {
   Reservation reservation;
   /** Why an admin took new work off this node ({@link ClusterState#cordon}), or {@code null}: it takes new work. */
   String cordonReason;
+  /** Per GPU position: why it is not fully in service, {@code null} when it is. */
+  private final GpuService[] service;
+  /** Whole GPUs counted in {@code freeWholeGpus} that are degraded: what a gang may not take. */
+  private int freeDegraded;
   /** Per GPU position: its NVLink island id. */
   private final int[] islandIds;
   /** Per GPU position: state of a GPU in a sharing mode, {@code null} otherwise. */
@@ -71,6 +75,7 @@ final class NodeState {
     this.freeMemoryMb = freeMemoryMb;
     this.freeVcores = Integer.MIN_VALUE;
     this.wholeTaken = new boolean[0];
+    this.service = new GpuService[0];
     this.mig = new MigGpuState[0];
     this.islandIds = new int[0];
     this.wholeGpuCount = 0;
@@ -86,6 +91,7 @@ final class NodeState {
     this.freeVcores = node.vcores();
     List<Gpu> gpus = node.gpus();
     this.wholeTaken = new boolean[gpus.size()];
+    this.service = new GpuService[gpus.size()];
     this.mig = new MigGpuState[gpus.size()];
     this.islandIds = gpus.stream().mapToInt(Gpu::nvlinkIsland).toArray();
     this.shared = new SharedGpu[gpus.size()];
@@ -129,6 +135,15 @@ final class NodeState {
 
   /** How many containers of the shape fit here now, at most {@code limit}. */
   int capacityFor(Resources shape, int limit) {
+    return capacityFor(shape, limit, false);
+  }
+
+  /** {@link #capacityFor} for members of a gang, which take no degraded GPU. */
+  int gangCapacityFor(Resources shape, int limit) {
+    return capacityFor(shape, limit, true);
+  }
+
+  private int capacityFor(Resources shape, int limit, boolean gang) {
     if (!inPartition(shape) || cordonReason != null) {
       return 0;
     }
@@ -150,7 +165,7 @@ final class NodeState {
         }
         c = Math.min(c, room);
       } else {
-        c = shape.gpus() > 0 ? Math.min(c, freeWholeGpus / shape.gpus())
+        c = shape.gpus() > 0 ? Math.min(c, (freeWholeGpus - (gang ? freeDegraded : 0)) / shape.gpus())
             : Math.min(c, freeInstances(shape.migProfile()) / shape.migInstances());
       }
     }
@@ -229,7 +244,12 @@ final class NodeState {
 
   /** Chooses whole GPUs by {@link NvlinkIslands}' rule; {@code null} if not enough are free. */
   List<GpuSlot> chooseWholeGpus(int count) {
-    int[] positions = chooseWholePositions(count);
+    return chooseWholeGpus(count, false);
+  }
+
+  /** {@link #chooseWholeGpus}; for a gang's members ({@code gang}) no degraded GPU. */
+  List<GpuSlot> chooseWholeGpus(int count, boolean gang) {
+    int[] positions = chooseWholePositions(count, gang);
     if (positions == null) {
       return null;
     }
@@ -242,22 +262,26 @@ final class NodeState {
 
   /** {@link #chooseWholeGpus} as positions in the node's GPU list: what scoring a candidate needs, made for less. */
   int[] chooseWholePositions(int count) {
-    if (count > freeWholeGpus) {
+    return chooseWholePositions(count, false);
+  }
+
+  private int[] chooseWholePositions(int count, boolean gang) {
+    if (count > freeWholeGpus - (gang ? freeDegraded : 0)) {
       return null;
     }
-    // GPUs that cannot be shared go first: idle shared GPUs are worth more to the shares that may come.
+    // GPUs that cannot be shared go first: idle shared GPUs are worth more to the shares that may come. Degraded GPUs
+    // go last, so that work which may use them leaves the healthy ones to gangs.
     boolean[] free = new boolean[wholeTaken.length];
-    int exclusiveFree = 0;
-    for (int i = 0; i < free.length; i++) {
-      free[i] = mig[i] == null && !wholeTaken[i] && shared[i] == null;
-      exclusiveFree += free[i] ? 1 : 0;
-    }
-    if (exclusiveFree < count) {
+    int found = 0;
+    for (int pass = 0; pass < 3 && found < count; pass++) {
+      found = 0;
       for (int i = 0; i < free.length; i++) {
-        free[i] = mig[i] == null && !wholeTaken[i] && (shared[i] == null || shared[i].idle());
+        boolean degraded = service[i] != null;
+        free[i] = wholeFree(i) && (pass >= 1 || shared[i] == null) && (!degraded || (pass == 2 && !gang));
+        found += free[i] ? 1 : 0;
       }
     }
-    return NvlinkIslands.choose(islandIds, free, count);
+    return found < count ? null : NvlinkIslands.choose(islandIds, free, count);
   }
 
   /**
@@ -373,17 +397,17 @@ final class NodeState {
       if (s.share()) {
         SharedGpu g = requireShared(position);
         if (g.idle()) {
-          freeWholeGpus--;
+          countFree(position, -1);
         }
         g.shares++;
         g.usedMilli += shape.shareMilli(g.gpu.model());
         g.usedMemoryMb += shape.gpuMemoryMb();
       } else if (s.mig() == null) {
+        countFree(position, -1);
         wholeTaken[position] = true;
         if (shared[position] != null) {
           shared[position].takenWhole = true;
         }
-        freeWholeGpus--;
       } else {
         mig[position].take(s.mig());
         freeMigSlices -= s.mig().profile().memorySlices();
@@ -403,14 +427,14 @@ final class NodeState {
         g.usedMilli -= shape.shareMilli(g.gpu.model());
         g.usedMemoryMb -= shape.gpuMemoryMb();
         if (g.idle()) {
-          freeWholeGpus++;
+          countFree(position, 1);
         }
       } else if (s.mig() == null) {
         wholeTaken[position] = false;
         if (shared[position] != null) {
           shared[position].takenWhole = false;
         }
-        freeWholeGpus++;
+        countFree(position, 1);
       } else {
         mig[position].give(s.mig());
         freeMigSlices += s.mig().profile().memorySlices();
@@ -455,12 +479,60 @@ final class NodeState {
 
   NodeView view() {
     return new NodeView(node, reservation == null ? null : reservation.owner().toString(), migLayouts(),
-        reconfiguringTo(), shareUse(), cordonReason);
+        reconfiguringTo(), shareUse(), cordonReason, gpuService());
   }
 
-  /** Whether the GPU at {@code position} is outside MIG and no container holds it at all. */
+  /** Whether the GPU at {@code position} is outside MIG, in service, and no container holds it at all. */
   boolean wholeFree(int position) {
-    return mig[position] == null && !wholeTaken[position] && (shared[position] == null || shared[position].idle());
+    return mig[position] == null && !wholeTaken[position] && (shared[position] == null || shared[position].idle())
+        && (service[position] == null || !service[position].out());
+  }
+
+  /** A GPU at {@code position} became free ({@code +1}) or was taken ({@code -1}) as a whole. */
+  private void countFree(int position, int delta) {
+    if (service[position] != null && service[position].out()) {
+      return;
+    }
+    freeWholeGpus += delta;
+    if (service[position] != null) {
+      freeDegraded += delta;
+    }
+  }
+
+  /**
+   * Puts the GPU at {@code gpuIndex} in or out of service ({@code null}: fully in service). Out of service, it counts
+   * as free nowhere: nothing new goes on it, MIG instances and shares included, until it is back; what runs on it is
+   * the engine's to stop.
+   */
+  void setService(int gpuIndex, GpuService next) {
+    int position = position(gpuIndex);
+    changes++;
+    boolean wasFree = wholeFree(position);
+    if (wasFree) {
+      countFree(position, -1);
+    }
+    service[position] = next;
+    boolean out = next != null && next.out();
+    if (shared[position] != null) {
+      shared[position].out = out;
+    }
+    if (mig[position] != null) {
+      mig[position].out = out;
+    }
+    if (wholeFree(position)) {
+      countFree(position, 1);
+    }
+  }
+
+  /** Why each GPU not fully in service is not, by GPU index. */
+  Map<Integer, GpuService> gpuService() {
+    Map<Integer, GpuService> out = new LinkedHashMap<>();
+    for (int i = 0; i < service.length; i++) {
+      if (service[i] != null) {
+        out.put(node.gpus().get(i).index(), service[i]);
+      }
+    }
+    return out;
   }
 
   int positionOf(int gpuIndex) {

@@ -24,6 +24,8 @@ final class SharedGpu {
   int slot = -1;
   /** Taken whole by a container that asked for whole GPUs: no share fits beside it. */
   boolean takenWhole;
+  /** Out of service (failed, quarantined or cordoned): it takes nothing new, shares or whole. */
+  boolean out;
 
   SharedGpu(Gpu gpu, NodeState node, int position) {
     this.gpu = gpu;
@@ -33,21 +35,26 @@ final class SharedGpu {
   }
 
   int freeMilli() {
-    return takenWhole ? 0 : Resources.MILLI_PER_GPU - usedMilli;
+    return blocked() ? 0 : Resources.MILLI_PER_GPU - usedMilli;
   }
 
   long freeMemoryMb() {
-    return takenWhole ? 0 : memoryMb - usedMemoryMb;
+    return blocked() ? 0 : memoryMb - usedMemoryMb;
+  }
+
+  /** Whether a share can go nowhere on it: a whole-GPU container holds it, or it is out of service. */
+  boolean blocked() {
+    return takenWhole || out;
   }
 
   /** Whether nothing is on it: then it serves a whole-GPU container too. */
   boolean idle() {
-    return !takenWhole && shares == 0;
+    return !blocked() && shares == 0;
   }
 
   /** Whether one more share of the shape fits here now. */
   boolean fits(Resources shape) {
-    return !takenWhole && shape.isolation().offeredBy(gpu.sharing())
+    return !blocked() && shape.isolation().offeredBy(gpu.sharing())
         && shape.shareMilli(gpu.model()) <= freeMilli() && shape.gpuMemoryMb() <= freeMemoryMb();
   }
 
@@ -64,7 +71,7 @@ final class SharedGpu {
 
   /** How many shares of the shape fit here now. */
   int capacity(Resources shape) {
-    if (takenWhole || !shape.isolation().offeredBy(gpu.sharing())) {
+    if (blocked() || !shape.isolation().offeredBy(gpu.sharing())) {
       return 0;
     }
     int milli = shape.shareMilli(gpu.model());

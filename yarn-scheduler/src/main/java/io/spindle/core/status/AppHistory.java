@@ -49,6 +49,9 @@ public final class AppHistory {
   /** A gang lost members to the cluster; the others were stopped and it was re-queued whole. */
   public record Restarted(long atMillis, String requestKey, int lost, int stopped, String reason) implements Outcome {}
 
+  /** Containers were stopped because the GPU under them left service; nothing was re-queued for the application. */
+  public record Stopped(long atMillis, String requestKey, int containers, String reason) implements Outcome {}
+
   /** An elastic gang grew into idle capacity or shrank by a resize notice's reclaim. */
   public record Resized(long atMillis, String requestKey, int fromSize, int toSize, String reason)
       implements Outcome {}
@@ -99,6 +102,8 @@ public final class AppHistory {
         add(p.appId(), new Preempted(at, p.requestKey(), p.noticeId(), p.allocationIds().size(),
             n == null ? null : n.forAppId(), n == null ? null : n.forRequestKey(), p.checkpointLocation(),
             p.reason()));
+      } else if (d instanceof Decision.StopContainers c) {
+        add(c.appId(), new Stopped(at, null, c.allocationIds().size(), c.reason()));
       } else if (d instanceof Decision.Resize r) {
         add(r.appId(), new Resized(at, r.requestKey(), r.fromSize(), r.toSize(), r.reason()));
       }

@@ -94,9 +94,18 @@ public final class WhyExplainer {
     Optional<AppHistory.Restarted> restarted = lastOf(history, AppHistory.Restarted.class);
     if (restarted.isPresent()) {
       AppHistory.Restarted r = restarted.get();
-      sentences.add("At " + time(r.atMillis()) + " its gang '" + r.requestKey() + "' lost " + r.lost() + " member"
-          + (r.lost() == 1 ? "" : "s") + " to the cluster; Spindle stopped the other " + r.stopped()
-          + " and re-queued the gang whole (" + r.reason() + ").");
+      sentences.add(r.lost() == 0
+          ? "At " + time(r.atMillis()) + " Spindle stopped its gang '" + r.requestKey() + "' (" + r.stopped()
+              + " member" + (r.stopped() == 1 ? "" : "s") + ") and re-queued it whole: " + r.reason() + "."
+          : "At " + time(r.atMillis()) + " its gang '" + r.requestKey() + "' lost " + r.lost() + " member"
+              + (r.lost() == 1 ? "" : "s") + " to the cluster; Spindle stopped the other " + r.stopped()
+              + " and re-queued the gang whole (" + r.reason() + ").");
+    }
+    Optional<AppHistory.Stopped> stopped = lastOf(history, AppHistory.Stopped.class);
+    if (stopped.isPresent()) {
+      AppHistory.Stopped s = stopped.get();
+      sentences.add("At " + time(s.atMillis()) + " Spindle stopped " + s.containers() + " of its containers: "
+          + s.reason() + ".");
     }
     Optional<AppHistory.Resized> resized = lastOf(history, AppHistory.Resized.class);
     if (resized.isPresent()) {

@@ -44,6 +44,8 @@ final class FailoverTwin {
   private final Map<NodeId, NodeAdded> nodes = new LinkedHashMap<>();
   private final Map<AppId, AppSubmitted> apps = new LinkedHashMap<>();
   private final Map<String, PlacementSpec> specs = new HashMap<>();
+  /** Each GPU's last health report, which its node sends a new leader again. */
+  private final Map<String, EngineEvent.GpuHealthReported> health = new LinkedHashMap<>();
   /** Running containers as the driver knows them, by the reference's allocation id, in start order. */
   final Map<Long, Allocate> running = new LinkedHashMap<>();
   private final Map<Long, Long> toStandby = new HashMap<>();
@@ -92,8 +94,11 @@ final class FailoverTwin {
         specs.put(d.appId() + "/" + d.requestKey(), d.spec());
       } else if (e instanceof ContainerFinished f) {
         running.remove(f.allocationId());
+      } else if (e instanceof EngineEvent.GpuHealthReported h) {
+        health.put(h.nodeId() + "/" + h.gpuIndex(), h);
       } else if (!(e instanceof EngineEvent.CheckpointAnswered || e instanceof EngineEvent.CheckpointReported
-          || e instanceof EngineEvent.NodeCordonChanged)) { // A cordon reaches the standby by the durable state.
+          || e instanceof EngineEvent.NodeCordonChanged || e instanceof EngineEvent.GpuCordonChanged)) {
+        // A cordon reaches the standby by the durable state.
         throw new IllegalArgumentException("the twin does not replay " + e);
       }
     }
@@ -103,6 +108,9 @@ final class FailoverTwin {
     }
     if (standby != null) {
       List<EngineEvent> mapped = new ArrayList<>(firstCycleAfterFailover ? asks : List.of());
+      if (firstCycleAfterFailover) {
+        mapped.addAll(health.values()); // The nodes report their GPUs' health to the new leader.
+      }
       for (EngineEvent e : events) {
         mapped.add(e instanceof ContainerFinished f ? new ContainerFinished(require(toStandby, f.allocationId())) : e);
       }

@@ -1,0 +1,36 @@
+package io.spindle.core.reliability;
+
+import io.spindle.core.model.InvalidInputException;
+
+/**
+ * What the engine does with GPUs that their nodes report failed (admin guide, "GPU health").
+ *
+ * @param quarantineFailures a GPU that fails this many times within {@code quarantineWindowMillis} stays out of
+ *     service for {@code quarantineMillis} after its last failure, even when it reports healthy again: a GPU that
+ *     keeps failing after resets fails the gangs put on it ({@code yarn.scheduler.spindle.health.quarantine.failures};
+ *     0 turns quarantine off)
+ * @param quarantineWindowMillis how far back failures count towards quarantine
+ *     ({@code yarn.scheduler.spindle.health.quarantine.window-seconds})
+ * @param quarantineMillis how long a quarantined GPU stays out ({@code yarn.scheduler.spindle.health.quarantine.seconds})
+ * @param drainFailedGpus a node with this many GPUs out of service (failed or quarantined) is cordoned: what runs
+ *     there finishes, nothing new starts, until fewer are out; a node in that state usually needs a reboot or a
+ *     field engineer, and the GPUs still up would only give gangs a node that fails again
+ *     ({@code yarn.scheduler.spindle.health.drain-failed-gpus}; 0 never drains)
+ */
+public record HealthSettings(int quarantineFailures, long quarantineWindowMillis, long quarantineMillis,
+    int drainFailedGpus) {
+
+  public static final String QUARANTINE_FAILURES = "yarn.scheduler.spindle.health.quarantine.failures";
+  public static final String QUARANTINE_WINDOW_SECONDS = "yarn.scheduler.spindle.health.quarantine.window-seconds";
+  public static final String QUARANTINE_SECONDS = "yarn.scheduler.spindle.health.quarantine.seconds";
+  public static final String DRAIN_FAILED_GPUS = "yarn.scheduler.spindle.health.drain-failed-gpus";
+
+  public static final HealthSettings DEFAULT = new HealthSettings(2, 86_400_000, 86_400_000, 2);
+
+  public HealthSettings {
+    InvalidInputException.requireNonNegative(QUARANTINE_FAILURES, quarantineFailures);
+    InvalidInputException.requireNonNegative(QUARANTINE_WINDOW_SECONDS, quarantineWindowMillis);
+    InvalidInputException.requireNonNegative(QUARANTINE_SECONDS, quarantineMillis);
+    InvalidInputException.requireNonNegative(DRAIN_FAILED_GPUS, drainFailedGpus);
+  }
+}
