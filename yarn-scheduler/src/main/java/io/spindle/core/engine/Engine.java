@@ -185,7 +185,8 @@ public final class Engine {
       }
       state.nodeLeft(e.nodeId());
       for (GangRun run : torn) {
-        gangRuns.restart(run, "node " + e.nodeId() + " left", state, decisions);
+        gangRuns.restart(run, "node " + e.nodeId() + " left", state, settings.health().restartInDomain(),
+            decisions);
       }
     } else if (event instanceof EngineEvent.NodeCordonChanged e) {
       state.durableChange();
@@ -227,7 +228,8 @@ public final class Engine {
         state.release(e.allocationId());
       }
       if (run != null) {
-        gangRuns.restart(run, "container " + e.allocationId() + " was lost: " + e.reason(), state, decisions);
+        gangRuns.restart(run, "container " + e.allocationId() + " was lost: " + e.reason(), state,
+            settings.health().restartInDomain(), decisions);
       }
     } else if (event instanceof EngineEvent.CheckpointAnswered e) {
       preemption.answered(e, decisions);

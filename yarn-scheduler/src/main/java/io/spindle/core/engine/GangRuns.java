@@ -148,9 +148,10 @@ final class GangRuns {
 
   /**
    * A run lost members to the cluster: its survivors are stopped, and it waits again, whole, under its key, unless
-   * the application already asks for that key again (its ask stands, as after a preemption).
+   * the application already asks for that key again (its ask stands, as after a preemption). With {@code inDomain}
+   * (hot swap) it is placed again inside the domain it held, once its stopped members have ended.
    */
-  void restart(GangRun run, String why, EngineState state, List<Decision> decisions) {
+  void restart(GangRun run, String why, EngineState state, boolean inDomain, List<Decision> decisions) {
     List<Long> survivors = new ArrayList<>(run.members.stream()
         .filter(id -> !run.lost.contains(id) && state.hasAllocation(id)).toList());
     for (GangRun grown : run.grownBy) {
@@ -172,8 +173,10 @@ final class GangRuns {
     }
     DemandState d = DemandState.asked(app, run.requestKey, run.shape, run.unitCharge, asked, run.spec,
         run.requiredDepth);
-    d.restartNear = nodesOf(survivors, state);
-    d.stopping = List.copyOf(survivors);
+    if (inDomain) {
+      d.restartNear = nodesOf(survivors, state);
+      d.stopping = List.copyOf(survivors);
+    }
     state.addDemand(d);
     app.leaf.waitingApps.add(app);
     d.reportedReason = "re-queued: " + reason;

@@ -228,7 +228,7 @@ final class GpuFaults {
       decisions.add(new Decision.StopContainers(a.appId(), List.of(id), why));
     }
     for (GangRun run : restarting) {
-      gangRuns.restart(run, why, state, decisions);
+      gangRuns.restart(run, why, state, settings.restartInDomain(), decisions);
     }
   }
 

@@ -16,16 +16,24 @@ import io.spindle.core.model.InvalidInputException;
  *     there finishes, nothing new starts, until fewer are out; a node in that state usually needs a reboot or a
  *     field engineer, and the GPUs still up would only give gangs a node that fails again
  *     ({@code yarn.scheduler.spindle.health.drain-failed-gpus}; 0 never drains)
+ * @param restartInDomain a gang that lost members to hardware restarts inside the topology domain it held (hot swap:
+ *     it waits for its stopped members to end, then takes their room and the nearest free nodes); off, it restarts
+ *     wherever placement puts a new gang ({@code yarn.scheduler.spindle.health.restart-in-domain})
  */
 public record HealthSettings(int quarantineFailures, long quarantineWindowMillis, long quarantineMillis,
-    int drainFailedGpus) {
+    int drainFailedGpus, boolean restartInDomain) {
 
   public static final String QUARANTINE_FAILURES = "yarn.scheduler.spindle.health.quarantine.failures";
   public static final String QUARANTINE_WINDOW_SECONDS = "yarn.scheduler.spindle.health.quarantine.window-seconds";
   public static final String QUARANTINE_SECONDS = "yarn.scheduler.spindle.health.quarantine.seconds";
   public static final String DRAIN_FAILED_GPUS = "yarn.scheduler.spindle.health.drain-failed-gpus";
+  public static final String RESTART_IN_DOMAIN = "yarn.scheduler.spindle.health.restart-in-domain";
 
-  public static final HealthSettings DEFAULT = new HealthSettings(2, 86_400_000, 86_400_000, 2);
+  public static final HealthSettings DEFAULT = new HealthSettings(2, 86_400_000, 86_400_000, 2, true);
+
+  public HealthSettings withRestartInDomain(boolean inDomain) {
+    return new HealthSettings(quarantineFailures, quarantineWindowMillis, quarantineMillis, drainFailedGpus, inDomain);
+  }
 
   public HealthSettings {
     InvalidInputException.requireNonNegative(QUARANTINE_FAILURES, quarantineFailures);

@@ -146,6 +146,19 @@ class GpuFaultsTest {
   }
 
   @Test
+  void withoutHotSwapARestartGoesWherePlacementPutsANewGang() {
+    engine = engine(HealthSettings.DEFAULT.withRestartInDomain(false));
+    engine.cycle(List.of(new NodeAdded(gpuNode("n1", "/r1", 8)), new NodeAdded(gpuNode("n2", "/r1", 8))));
+    List<Allocate> members = submit("gang", EIGHT_GPUS, 2, PlacementSpec.gang(null, false)).allocations();
+    engine.cycle(List.of(new NodeAdded(gpuNode("n3", "/r1", 8)), new NodeAdded(gpuNode("n4", "/r2", 8)),
+        new NodeAdded(gpuNode("n5", "/r2", 8))));
+    CycleResult failed = report(N1, 3, XID_79);
+    assertThat(failed.allocations()).as("at once, on the empty rack").extracting(Allocate::nodeId)
+        .containsExactlyInAnyOrder(NodeId.of("n4"), NodeId.of("n5"));
+    assertThat(members).hasSize(2);
+  }
+
+  @Test
   void aDegradedGpuTakesSingleContainersButNoGangMember() {
     engine.cycle(List.of(new NodeAdded(gpuNode("n1", "/r1", 2))));
     report(N1, 1, LINKS_DOWN);
@@ -262,7 +275,7 @@ class GpuFaultsTest {
 
   @Test
   void quarantineCanBeTurnedOff() {
-    engine = engine(new HealthSettings(0, 86_400_000, 86_400_000, 0));
+    engine = engine(new HealthSettings(0, 86_400_000, 86_400_000, 0, true));
     engine.cycle(List.of(new NodeAdded(gpuNode("n1", "/r1", 8))));
     for (int i = 0; i < 3; i++) {
       report(N1, 0, XID_79);
