@@ -5,6 +5,7 @@
 # Usage: fake-nvidia-smi.sh <fixture-dir> <nvidia-smi arguments...>
 #   <fixture-dir>/query.xml  for `-q -x`        <fixture-dir>/list.txt  for `-L`
 #   <fixture-dir>/topo.txt   for `topo -m`      <fixture-dir>/lgi.txt   for `mig -lgi`
+#   <fixture-dir>/nvlink-s.txt for `nvlink -s`
 #   <name>.exit              exit code to return after printing <name> (default 0)
 #   mig-fails                if present, a `mig` command containing its first line fails with exit code 1
 # After the first `mig ... -cgi` (instance creation) the fake serves <fixture-dir>/after-reconfigure/<name> when that
@@ -34,6 +35,7 @@ case "$*" in
   "-q -x") print query.xml ;;
   "-L") print list.txt ;;
   "topo -m") print topo.txt ;;
+  "nvlink -s") print nvlink-s.txt ;;
   "mig -lgi") print lgi.txt ;;
   mig\ *)
     echo "$*" >> "$dir/mig.log"

@@ -72,6 +72,10 @@ public final class SpindleMetrics {
     gauge("spindle.gpus.total", s -> s.stats().totalGpus());
     gauge("spindle.gpus.free", s -> s.stats().freeWholeGpus());
     gauge("spindle.gpus.used", SpindleMetrics::usedGpus);
+    gauge("spindle.gpus.out.of.service", s -> s.stats().gpuService().out());
+    gauge("spindle.gpus.degraded", s -> s.stats().gpuService().degraded());
+    gauge("spindle.gpus.quarantined", s -> s.stats().gpuService().quarantined());
+    gauge("spindle.gpu.failures", s -> s.stats().gpuService().failures());
     gauge("spindle.mig.slices.total", s -> s.stats().migSlices().total());
     gauge("spindle.mig.slices.used", s -> s.stats().migSlices().used());
     gauge("spindle.mig.slices.stranded", s -> s.stats().migSlices().unheldOnBusy());

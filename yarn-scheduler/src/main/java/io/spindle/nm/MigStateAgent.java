@@ -56,6 +56,9 @@ public final class MigStateAgent implements Closeable {
   /** Reports ZooKeeper did not take (it was unreachable); written again on every retry until it does. */
   private final Map<Integer, MigLayoutRecord> unsent = new HashMap<>();
   private Closeable watch;
+  /** Judges the GPUs' health every {@code healthInterval}; {@code null}: health is not watched. */
+  private GpuHealthMonitor health;
+  private Duration healthInterval;
 
   /**
    * @param node this node's name in ZooKeeper (its host name, as the scheduler knows it)
@@ -80,9 +83,25 @@ public final class MigStateAgent implements Closeable {
     });
   }
 
+  /**
+   * Also judges the GPUs' health every {@code every} and reports each GPU whose health changed, beside its layout.
+   * Call before {@link #start}.
+   */
+  public void watchHealth(GpuHealthMonitor monitor, Duration every) {
+    this.health = monitor;
+    this.healthInterval = every;
+  }
+
   /** Reports the GPUs and starts watching; returns at once (ZooKeeper may still be connecting). */
   public void start() {
+    if (health != null) {
+      executor.execute(health::check); // Judged before the first report, so that it carries the health.
+    }
     executor.execute(this::reportAll);
+    if (health != null) {
+      long h = healthInterval.toMillis();
+      executor.scheduleWithFixedDelay(this::checkHealth, h, h, TimeUnit.MILLISECONDS);
+    }
     executor.execute(() -> watch = store.watchDesired(node, record -> executor.execute(() -> receive(record))));
     long every = retryInterval.toMillis();
     executor.scheduleWithFixedDelay(this::retryPending, every, every, TimeUnit.MILLISECONDS);
@@ -126,6 +145,28 @@ public final class MigStateAgent implements Closeable {
       report(gpu.index(), gpu.migEnabled(), gpu.layout(), gpu, version, null);
     }
     LOG.info("Reported {} GPU(s) of node {} to ZooKeeper", inventory.gpus().size(), node);
+  }
+
+  /** Reports the GPUs whose health changed: the layout as last reported, with the new health. */
+  private void checkHealth() {
+    health.check().forEach((index, judged) -> {
+      MigLayoutRecord base = unsent.get(index);
+      try {
+        if (base == null) {
+          base = store.reported(node, index).orElse(null);
+        }
+      } catch (IOException e) {
+        LOG.warn("Cannot read node {} GPU {}'s report to add its health (sent with the next report): {}", node,
+            index, e.getMessage());
+      }
+      if (base != null) {
+        send(MigLayoutRecords.withHealth(MigLayoutRecord.newBuilder(base).setUpdatedMillis(clock.getAsLong())
+            .build(), judged));
+      } else {
+        discovery.discover().gpu(index).ifPresent(g ->
+            report(index, g.migEnabled(), g.layout(), g, answered.getOrDefault(index, 0L), null));
+      }
+    });
   }
 
   private void receive(MigLayoutRecord desired) {
@@ -216,7 +257,7 @@ public final class MigStateAgent implements Closeable {
         .setSharing(gpu == null || migEnabled ? GpuSharing.EXCLUSIVE.text() : gpu.sharing().text())
         .setMemoryMb(gpu == null ? 0 : gpu.memoryMb())
         .build();
-    send(record);
+    send(health == null ? record : MigLayoutRecords.withHealth(record, health.of(gpuIndex)));
   }
 
   private void send(MigLayoutRecord record) {

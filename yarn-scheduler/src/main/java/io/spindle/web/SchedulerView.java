@@ -40,6 +40,13 @@ public interface SchedulerView {
   String cordon(String node, String reason);
 
   /**
+   * Takes one GPU ({@code gpu}, its index on {@code node}) out of service for {@code reason}, stopping what runs on
+   * it, or with {@code reason == null} puts it back; says what it did. An {@link IllegalArgumentException} names what
+   * is wrong (an unknown node or GPU).
+   */
+  String cordonGpu(String node, int gpu, String reason);
+
+  /**
    * @param leader whether this scheduler may schedule (always {@code true} without ZooKeeper-backed HA)
    * @param epoch the leader epoch it holds, or -1
    * @param cycleIntervalMillis how often idle cycles run

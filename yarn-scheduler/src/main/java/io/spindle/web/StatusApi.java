@@ -28,7 +28,7 @@ public final class StatusApi implements HttpHandler {
   /** YARN's own application id syntax: anything else is refused before it reaches a lookup or a log line. */
   private static final Pattern APP_ID = Pattern.compile("application_\\d+_\\d+");
   private static final java.util.List<String> ADMIN_OPERATIONS = java.util.List.of("refresh-queues", "cordon",
-      "uncordon");
+      "uncordon", "cordon-gpu", "uncordon-gpu");
 
   private final SchedulerView view;
   private final RequestUser users;
@@ -119,6 +119,9 @@ public final class StatusApi implements HttpHandler {
       String result = switch (operation) {
         case "cordon" -> view.cordon(required(exchange, "node"), required(exchange, "reason"));
         case "uncordon" -> view.cordon(required(exchange, "node"), null);
+        case "cordon-gpu" -> view.cordonGpu(required(exchange, "node"), gpuIndex(exchange),
+            required(exchange, "reason"));
+        case "uncordon-gpu" -> view.cordonGpu(required(exchange, "node"), gpuIndex(exchange), null);
         default -> view.refreshQueues();
       };
       LOG.info("Status API: user {} ran {}: {}", user.get(), operation, result);
@@ -126,6 +129,20 @@ public final class StatusApi implements HttpHandler {
     } catch (IOException e) {
       reply(exchange, 409, error(e.getMessage()));
     }
+  }
+
+  /** The {@code gpu} parameter: a GPU index on the node. */
+  private static int gpuIndex(HttpExchange exchange) {
+    String raw = required(exchange, "gpu");
+    try {
+      int index = Integer.parseInt(raw);
+      if (index >= 0) {
+        return index;
+      }
+    } catch (NumberFormatException e) {
+      // Worded below.
+    }
+    throw new IllegalArgumentException("gpu must be a GPU index on the node (0, 1, ...), not '" + raw + "'");
   }
 
   /** A query parameter the operation cannot do without; a 400 naming it when it is missing or blank. */

@@ -12,6 +12,7 @@ import io.spindle.core.model.MigPlacement;
 import io.spindle.core.model.NodeId;
 import io.spindle.core.model.ResourceVector;
 import io.spindle.core.model.Resources;
+import io.spindle.core.placement.GpuService;
 import io.spindle.core.placement.GpuShareUse;
 import io.spindle.core.placement.GpuSlot;
 import io.spindle.core.placement.NodeView;
@@ -231,6 +232,9 @@ final class StatusJson {
         gpu.put("memorySlices", g.model().memorySlices());
         gpu.put("mig", g.migEnabled());
         gpu.put("sharing", g.sharing().text());
+        GpuService service = n.gpuService().get(g.index());
+        gpu.put("service", service == null ? "in-service" : service.out() ? "out" : "degraded");
+        gpu.put("serviceReason", service == null ? null : service.reason());
         if (!g.migEnabled()) {
           String key = slotKey(n.node().id(), g.index(), null);
           gpu.set("holder", holder(holders.get(key), apps, containerName));

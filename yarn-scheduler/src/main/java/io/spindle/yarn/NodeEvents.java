@@ -130,6 +130,7 @@ final class NodeEvents {
       toEngine.accept(new EngineEvent.NodeAdded(inventory.register(rmNode.getNodeID(),
           settings.location(rmNode.getRackName()), rmNode.getTotalCapability(), partition(nodeLabels),
           sharesIdle(partition(nodeLabels)))));
+      inventory.healthOf(rmNode.getNodeID()).forEach(toEngine);
     } catch (IllegalArgumentException e) {
       LOG.error("Node {} cannot be scheduled by Spindle: {}", rmNode.getNodeID(), e.getMessage());
     }
@@ -205,6 +206,7 @@ final class NodeEvents {
       } else if (outcome instanceof NodeInventory.Outcome.Rebuild r) {
         pendingRebuild.add(r.node());
       }
+      inventory.healthChange(report).ifPresent(batch::add);
     }
     batch.addAll(inventory.overdueAnswers());
     for (NodeId id : pendingRebuild) {
@@ -218,6 +220,7 @@ final class NodeEvents {
           if (rebuilt.isPresent()) {
             batch.add(new EngineEvent.NodeRemoved(YarnIds.node(id)));
             batch.add(new EngineEvent.NodeAdded(rebuilt.get()));
+            batch.addAll(inventory.healthOf(id));
             LOG.info("Node {} re-read now that nothing runs on it: {} GPUs", id, rebuilt.get().gpus().size());
           }
         } catch (IllegalArgumentException ex) {

@@ -5,6 +5,7 @@ import io.spindle.channel.mig.MigLayoutRecords;
 import io.spindle.core.engine.Decision;
 import io.spindle.core.engine.EngineEvent;
 import io.spindle.core.model.Gpu;
+import io.spindle.core.model.GpuHealth;
 import io.spindle.core.model.GpuModel;
 import io.spindle.core.model.GpuModelCatalog;
 import io.spindle.core.model.GpuSharing;
@@ -54,6 +55,8 @@ final class NodeInventory {
     MigLayout lastReported;
     long lastDesiredVersion;
     long answerDeadlineMillis = Long.MAX_VALUE;
+    /** The health last passed to the engine. */
+    GpuHealth lastHealth = GpuHealth.HEALTHY;
 
     GpuExchange(Gpu gpu, long lastDesiredVersion) {
       this.gpu = gpu;
@@ -195,6 +198,46 @@ final class NodeInventory {
     state.lastReported = layout;
     state.answerDeadlineMillis = Long.MAX_VALUE;
     return new Outcome.Report(new EngineEvent.MigLayoutReported(YarnIds.node(id), report.getGpuIndex(), layout));
+  }
+
+  /** Whether the node has a GPU of that index that the engine schedules. */
+  synchronized boolean hasGpu(NodeId id, int gpuIndex) {
+    return gpus.getOrDefault(id, Map.of()).containsKey(gpuIndex);
+  }
+
+  /** The engine's event for a GPU whose reported health differs from what the engine was last told, if any. */
+  synchronized Optional<EngineEvent> healthChange(MigLayoutRecord report) {
+    NodeId id = byZkName.get(report.getNode());
+    GpuExchange state = id == null ? null : gpus.get(id).get(report.getGpuIndex());
+    GpuHealth health = MigLayoutRecords.health(report);
+    if (state == null || health.equals(state.lastHealth)) {
+      return Optional.empty();
+    }
+    state.lastHealth = health;
+    if (!health.healthy()) {
+      LOG.warn("Node {} reports GPU {} {}: {}", id, report.getGpuIndex(), health.state(), health.evidence());
+    }
+    return Optional.of(new EngineEvent.GpuHealthReported(YarnIds.node(id), report.getGpuIndex(), health));
+  }
+
+  /**
+   * Every reported GPU's health of a node just registered or rebuilt: the engine keeps a GPU's health while its
+   * node is away, and must hear what changed meanwhile, a recovery included.
+   */
+  synchronized List<EngineEvent> healthOf(NodeId id) {
+    String zkName = zkNames.get(id);
+    if (exchange == null || zkName == null || !gpus.containsKey(id)) {
+      return List.of();
+    }
+    List<EngineEvent> out = new ArrayList<>();
+    for (MigLayoutRecord r : exchange.reported(zkName).values()) {
+      GpuExchange state = gpus.get(id).get(r.getGpuIndex());
+      if (state != null) {
+        state.lastHealth = MigLayoutRecords.health(r);
+        out.add(new EngineEvent.GpuHealthReported(YarnIds.node(id), r.getGpuIndex(), state.lastHealth));
+      }
+    }
+    return out;
   }
 
   /**

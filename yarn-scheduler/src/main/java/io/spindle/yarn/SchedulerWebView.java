@@ -77,4 +77,9 @@ final class SchedulerWebView implements SchedulerView {
   public String cordon(String node, String reason) {
     return scheduler.cordon(node, reason);
   }
+
+  @Override
+  public String cordonGpu(String node, int gpu, String reason) {
+    return scheduler.cordonGpu(node, gpu, reason);
+  }
 }

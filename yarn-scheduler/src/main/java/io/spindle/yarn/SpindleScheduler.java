@@ -490,6 +490,29 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
    * next cycle on; says what it did. Refused, with nothing changed, for a node the ResourceManager does not know.
    */
   String cordon(String node, String reason) {
+    org.apache.hadoop.yarn.api.records.NodeId id = registeredNode(node);
+    inbox.add(new io.spindle.core.engine.EngineEvent.NodeCordonChanged(YarnIds.node(id), reason));
+    wake.release();
+    return reason == null ? "node " + node + " takes new work again"
+        : "node " + node + " takes no new work (" + reason + "); what runs there runs on";
+  }
+
+  /**
+   * Takes one GPU of a registered node out of service ({@code reason} non-null), stopping what runs on it, or puts it
+   * back ({@code reason == null}), from the next cycle on. Refused, with nothing changed, for an unknown node or GPU.
+   */
+  String cordonGpu(String node, int gpu, String reason) {
+    org.apache.hadoop.yarn.api.records.NodeId id = registeredNode(node);
+    if (!inventory.hasGpu(id, gpu)) {
+      throw new IllegalArgumentException("node " + node + " has no GPU " + gpu + " that Spindle schedules");
+    }
+    inbox.add(new io.spindle.core.engine.EngineEvent.GpuCordonChanged(YarnIds.node(id), gpu, reason));
+    wake.release();
+    return reason == null ? "GPU " + gpu + " of node " + node + " is back in service"
+        : "GPU " + gpu + " of node " + node + " is out of service (" + reason + "); what ran on it is stopped";
+  }
+
+  private org.apache.hadoop.yarn.api.records.NodeId registeredNode(String node) {
     org.apache.hadoop.yarn.api.records.NodeId id;
     try {
       id = org.apache.hadoop.yarn.api.records.NodeId.fromString(node);
@@ -499,10 +522,7 @@ public class SpindleScheduler extends AbstractYarnScheduler<SpindleAppAttempt, F
     if (getSchedulerNode(id) == null) {
       throw new IllegalArgumentException("node " + node + " is not registered with this ResourceManager");
     }
-    inbox.add(new io.spindle.core.engine.EngineEvent.NodeCordonChanged(YarnIds.node(id), reason));
-    wake.release();
-    return reason == null ? "node " + node + " takes new work again"
-        : "node " + node + " takes no new work (" + reason + "); what runs there runs on";
+    return id;
   }
 
   /** Spindle's metrics, as JMX and the Prometheus endpoint show them. */

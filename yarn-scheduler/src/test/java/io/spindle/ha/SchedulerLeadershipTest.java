@@ -137,7 +137,7 @@ class SchedulerLeadershipTest {
     MigStateStore zombieMig = new MigStateStore(a.client(), root, a.leadership().fenceOf(aTerm),
         ZooDefs.Ids.OPEN_ACL_UNSAFE);
     MigLayoutRecord layout =
-        new MigLayoutRecord("node-1", 0, true, List.of(), 7L, 0L, null, null, -1, null, "exclusive", 0L);
+        new MigLayoutRecord("node-1", 0, true, List.of(), 7L, 0L, null, null, -1, null, "exclusive", 0L, "HEALTHY", List.of());
     assertThatThrownBy(() -> zombieMig.writeDesired(layout)).hasMessageContaining("refused");
     assertThat(new MigStateStore(b.client(), root).desired("node-1", 0)).isEmpty();
     new MigStateStore(b.client(), root, b.leadership().currentFence(), ZooDefs.Ids.OPEN_ACL_UNSAFE).writeDesired(layout);

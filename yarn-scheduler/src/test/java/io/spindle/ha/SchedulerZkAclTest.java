@@ -54,7 +54,7 @@ class SchedulerZkAclTest {
     new SchedulerStateStore(zk.client(), ROOT, leadership, identity.schedulerOnlyAcl())
         .write(leadership.term(), "state".getBytes(StandardCharsets.UTF_8));
     new MigStateStore(zk.client(), ROOT, leadership.currentFence(), identity.schedulerOnlyAcl())
-        .writeDesired(new MigLayoutRecord("node-1", 0, true, List.of(), 1L, 0L, null, null, -1, null, "exclusive", 0L));
+        .writeDesired(new MigLayoutRecord("node-1", 0, true, List.of(), 1L, 0L, null, null, -1, null, "exclusive", 0L, "HEALTHY", List.of()));
     rogue = CuratorFrameworkFactory.newClient(server.getConnectString(), new RetryOneTime(100));
     rogue.start();
     assertThat(rogue.blockUntilConnected((int) Duration.ofSeconds(10).toMillis(), TimeUnit.MILLISECONDS)).isTrue();
@@ -97,7 +97,7 @@ class SchedulerZkAclTest {
     rogue.create().creatingParentsIfNeeded().forPath(path, new byte[] {1});
     SchedulerZkIdentity identity = SchedulerZkIdentity.digest("spindle-rm", "s3cret");
     new MigStateStore(zk.client(), ROOT, leadership.currentFence(), identity.schedulerOnlyAcl())
-        .writeDesired(new MigLayoutRecord("node-2", 0, true, List.of(), 1L, 0L, null, null, -1, null, "exclusive", 0L));
+        .writeDesired(new MigLayoutRecord("node-2", 0, true, List.of(), 1L, 0L, null, null, -1, null, "exclusive", 0L, "HEALTHY", List.of()));
     assertThatThrownBy(() -> rogue.setData().forPath(path, new byte[] {2}))
         .isInstanceOf(KeeperException.NoAuthException.class);
   }

@@ -2,6 +2,7 @@ package io.spindle.nm;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.spindle.channel.mig.MigLayoutRecords;
 import io.spindle.channel.mig.MigStateStore;
 import io.spindle.core.model.GpuModelCatalog;
 import io.spindle.ha.avro.MigInstanceRecord;
@@ -166,6 +167,38 @@ class MigStateAgentTest {
 
     assertThat(store.reported(NODE, 0).orElseThrow().getVersion()).isEqualTo(3);
     assertThat(fake.migLog()).hasSize(commands);
+  }
+
+  @Test
+  void eachGpusHealthIsReportedBesideItsLayoutAndFollowedAsItChanges() throws Exception {
+    MigStateStore store = store("health");
+    FakeNvidiaSmi fake = FakeNvidiaSmi.of("h100-8x", temp);
+    java.nio.file.Path log = java.nio.file.Files.writeString(temp.resolve("kern.log"),
+        "[Tue Mar  4 10:07:19 2025] NVRM: Xid (PCI:0000:5d:00): 79, pid='<unknown>', name=<unknown>, "
+            + "GPU has fallen off the bus.\n");
+    GpuDiscovery discovery = new GpuDiscovery(fake.smi(), GpuModelCatalog.builtIn(), GpuSharingSettings.exclusive());
+    agent = new MigStateAgent(NODE, store, discovery, new MigReconfigurer(fake.smi(), discovery), gpu -> false,
+        layoutChanges::add, System::currentTimeMillis, Duration.ofMillis(50));
+    agent.watchHealth(new GpuHealthMonitor(GpuHealthMonitor.tools(fake.smi(), log, null, Duration.ofSeconds(10)),
+        io.spindle.core.model.GpuHealthPolicy.DEFAULT), Duration.ofMillis(50));
+    agent.start();
+
+    List<MigLayoutRecord> reported = awaitReports(store, 8);
+    assertThat(MigLayoutRecords.health(reported.get(3)).state()).as("judged before the first report")
+        .isEqualTo(io.spindle.core.model.GpuHealth.State.FAILED);
+    assertThat(reported.get(3).getHealthEvidence()).singleElement()
+        .satisfies(e -> assertThat(e.getDetail()).contains("Xid 79"));
+    assertThat(MigLayoutRecords.health(reported.get(2))).isEqualTo(io.spindle.core.model.GpuHealth.HEALTHY);
+
+    java.nio.file.Files.writeString(log, "");
+    long deadline = System.currentTimeMillis() + 10_000;
+    while (!store.reported(NODE, 3).map(MigLayoutRecords::health).orElseThrow().healthy()
+        && System.currentTimeMillis() < deadline) {
+      Thread.sleep(20);
+    }
+    MigLayoutRecord back = store.reported(NODE, 3).orElseThrow();
+    assertThat(MigLayoutRecords.health(back).healthy()).isTrue();
+    assertThat(back.getGpuUuid()).as("the layout fields are kept").isEqualTo(reported.get(3).getGpuUuid());
   }
 
   private void start(FakeNvidiaSmi fake, MigStateStore store, AtomicBoolean held) {

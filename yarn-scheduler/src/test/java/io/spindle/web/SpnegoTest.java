@@ -479,6 +479,12 @@ class SpnegoTest {
     }
 
     @Override
+    public String cordonGpu(String node, int gpu, String reason) {
+      cordons.add(node + "/" + gpu + ": " + reason);
+      return "noted";
+    }
+
+    @Override
     public String cordon(String node, String reason) {
       cordons.add(node + ": " + reason);
       return "node " + node + (reason == null ? " takes new work again" : " takes no new work (" + reason + ")");

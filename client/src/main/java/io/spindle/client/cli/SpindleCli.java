@@ -35,6 +35,11 @@ public final class SpindleCli {
                                (needs the root queue's administer ACL)
         uncordon <host:port> [--user <name>]
                                the node takes new work again
+        cordon-gpu <host:port> <gpu-index> <reason...> [--user <name>]
+                               one GPU out of service: what runs on it is stopped, nothing new goes there
+        uncordon-gpu <host:port> <gpu-index> [--user <name>]
+                               the GPU is back in service (unless its node reports it failed or it is
+                               quarantined)
       The status API is found from --url, else SPINDLE_URL, else yarn.scheduler.spindle.http.port in
       $HADOOP_CONF_DIR/yarn-site.xml. With Kerberos (hadoop.security.authentication in
       $HADOOP_CONF_DIR/core-site.xml, or the server asking for it) run kinit first.
@@ -93,6 +98,10 @@ public final class SpindleCli {
         case "cordon" -> post(base, "admin/cordon", asUser(user, env), "&node=" + encode(words.get(1)) + "&reason="
             + encode(String.join(" ", words.subList(2, words.size()))));
         case "uncordon" -> post(base, "admin/uncordon", asUser(user, env), "&node=" + encode(words.get(1)));
+        case "cordon-gpu" -> post(base, "admin/cordon-gpu", asUser(user, env), "&node=" + encode(words.get(1))
+            + "&gpu=" + encode(words.get(2)) + "&reason=" + encode(String.join(" ", words.subList(3, words.size()))));
+        case "uncordon-gpu" -> post(base, "admin/uncordon-gpu", asUser(user, env), "&node=" + encode(words.get(1))
+            + "&gpu=" + encode(words.get(2)));
         default -> null;
       };
       if (answer == null) {
@@ -135,6 +144,8 @@ public final class SpindleCli {
     return switch (words.get(0)) {
       case "why", "uncordon" -> words.size() == 2;
       case "cordon" -> words.size() >= 3;
+      case "uncordon-gpu" -> words.size() == 3;
+      case "cordon-gpu" -> words.size() >= 4;
       default -> words.size() == 1;
     };
   }

@@ -1,11 +1,14 @@
 package io.spindle.channel.mig;
 
+import io.spindle.core.model.GpuHealth;
 import io.spindle.core.model.GpuModel;
+import io.spindle.core.model.HealthEvidence;
 import io.spindle.core.model.InvalidInputException;
 import io.spindle.core.model.MigLayout;
 import io.spindle.core.model.MigPlacement;
 import io.spindle.core.model.MigProfile;
 import io.spindle.ha.avro.MigInstanceRecord;
+import io.spindle.ha.avro.HealthEvidenceItem;
 import io.spindle.ha.avro.MigLayoutRecord;
 import java.io.IOException;
 import java.io.InputStream;
@@ -31,7 +34,7 @@ import org.apache.avro.message.BinaryMessageDecoder;
 public final class MigLayoutRecords {
 
   /** Earlier schemas, oldest first; the current one is the generated class's. */
-  private static final List<String> EARLIER_SCHEMAS = List.of("MigLayoutRecord-v1.avsc");
+  private static final List<String> EARLIER_SCHEMAS = List.of("MigLayoutRecord-v1.avsc", "MigLayoutRecord-v2.avsc");
   private static final BinaryMessageDecoder<MigLayoutRecord> DECODER = decoder();
 
   private MigLayoutRecords() {}
@@ -67,6 +70,40 @@ public final class MigLayoutRecords {
     } catch (AvroRuntimeException e) {
       throw new IOException("not a MIG layout record: " + e.getMessage(), e);
     }
+  }
+
+  /**
+   * The health a node reported for the GPU. An unknown state or evidence kind (a newer node's) reads as the worst
+   * it could mean for the state, FAILED, and as a DCGM-style note for the evidence: a scheduler older than its nodes
+   * must not hand out a GPU the node called unfit.
+   */
+  public static GpuHealth health(MigLayoutRecord record) {
+    GpuHealth.State state;
+    try {
+      state = GpuHealth.State.valueOf(record.getHealth());
+    } catch (IllegalArgumentException unknown) {
+      state = GpuHealth.State.FAILED;
+    }
+    List<HealthEvidence> evidence = new ArrayList<>();
+    for (HealthEvidenceItem item : record.getHealthEvidence()) {
+      HealthEvidence.Kind kind;
+      try {
+        kind = HealthEvidence.Kind.valueOf(item.getKind());
+      } catch (IllegalArgumentException unknown) {
+        kind = HealthEvidence.Kind.DCGM;
+      }
+      evidence.add(new HealthEvidence(kind, item.getValue(), item.getDetail()));
+    }
+    return state == GpuHealth.State.HEALTHY && evidence.isEmpty() ? GpuHealth.HEALTHY : new GpuHealth(state, evidence);
+  }
+
+  /** {@code record} with {@code health} as its reported health. */
+  public static MigLayoutRecord withHealth(MigLayoutRecord record, GpuHealth health) {
+    List<HealthEvidenceItem> items = new ArrayList<>();
+    for (HealthEvidence e : health.evidence()) {
+      items.add(new HealthEvidenceItem(e.kind().name(), e.value(), e.detail()));
+    }
+    return MigLayoutRecord.newBuilder(record).setHealth(health.state().name()).setHealthEvidence(items).build();
   }
 
   /** A record of {@code layout}'s instances, without version or time (the writer sets those). */

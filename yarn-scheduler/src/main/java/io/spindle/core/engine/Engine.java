@@ -315,7 +315,7 @@ public final class Engine {
 
   /** Figures for metrics as of now (call between cycles, on the thread that runs them). */
   public EngineStats stats() {
-    return views.stats();
+    return views.stats().withGpuService(faults.counts(clock.nowMillis()));
   }
 
   /** What status pages show, as of now (call between cycles, on the thread that runs them). */

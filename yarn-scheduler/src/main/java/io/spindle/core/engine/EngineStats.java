@@ -16,13 +16,38 @@ import java.util.Map;
  * @param migSlices memory slices of MIG-mode GPUs: all, held, stranded
  * @param pendingContainers containers asked for and not yet placed
  * @param runningContainers containers the engine has allocated
+ * @param gpuService GPUs out of service or degraded, and the failures seen
  */
 public record EngineStats(int pendingGangs, long oldestPendingGangAgeMillis, int reservations, double totalGpus,
     int freeWholeGpus, Map<String, Integer> freeMigInstances, MigSlices migSlices, long pendingContainers, int runningContainers,
-    long oldestReservationAgeMillis) {
+    long oldestReservationAgeMillis, GpuServiceCounts gpuService) {
+
+  /**
+   * @param out GPUs that take nothing new (failed, quarantined or cordoned)
+   * @param degraded GPUs that take no new gang member
+   * @param quarantined GPUs held out after repeated failures (counted in {@code out} too)
+   * @param failures GPU failures this engine has seen since it started
+   */
+  public record GpuServiceCounts(int out, int degraded, int quarantined, long failures) {
+    public static final GpuServiceCounts NONE = new GpuServiceCounts(0, 0, 0, 0);
+  }
 
   public EngineStats {
     freeMigInstances = Map.copyOf(freeMigInstances);
+    gpuService = gpuService == null ? GpuServiceCounts.NONE : gpuService;
+  }
+
+  /** Figures with no GPU out of service. */
+  public EngineStats(int pendingGangs, long oldestPendingGangAgeMillis, int reservations, double totalGpus,
+      int freeWholeGpus, Map<String, Integer> freeMigInstances, MigSlices migSlices, long pendingContainers,
+      int runningContainers, long oldestReservationAgeMillis) {
+    this(pendingGangs, oldestPendingGangAgeMillis, reservations, totalGpus, freeWholeGpus, freeMigInstances, migSlices,
+        pendingContainers, runningContainers, oldestReservationAgeMillis, GpuServiceCounts.NONE);
+  }
+
+  EngineStats withGpuService(GpuServiceCounts counts) {
+    return new EngineStats(pendingGangs, oldestPendingGangAgeMillis, reservations, totalGpus, freeWholeGpus,
+        freeMigInstances, migSlices, pendingContainers, runningContainers, oldestReservationAgeMillis, counts);
   }
 
   public static final EngineStats EMPTY = new EngineStats(0, 0, 0, 0, 0, Map.of(), MigSlices.NONE, 0, 0, 0);

@@ -119,6 +119,20 @@ final class GpuFaults {
     return failuresSeen;
   }
 
+  EngineStats.GpuServiceCounts counts(long now) {
+    int out = 0;
+    int degraded = 0;
+    int quarantined = 0;
+    for (Gpu g : gpus.values()) {
+      if (g.applied != null) {
+        out += g.applied.out() ? 1 : 0;
+        degraded += g.applied.out() ? 0 : 1;
+      }
+      quarantined += g.quarantinedUntil > now ? 1 : 0;
+    }
+    return new EngineStats.GpuServiceCounts(out, degraded, quarantined, failuresSeen);
+  }
+
   /** Health and service of every GPU that is not simply healthy and in service, in node and index order. */
   List<GpuFaultView> views(long now) {
     List<GpuFaultView> out = new ArrayList<>();

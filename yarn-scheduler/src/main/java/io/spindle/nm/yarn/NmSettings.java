@@ -14,7 +14,7 @@ import org.apache.hadoop.conf.Configuration;
  */
 public record NmSettings(String nvidiaSmiPath, Duration nvidiaSmiTimeout, List<String> migProfiles, String nodeName,
     Duration migRetryInterval, Duration migAllocationGrace, ZkSettings zk, GpuSharingSettings sharing,
-    String mpsPipeDirectory, String mpsLogDirectory) {
+    String mpsPipeDirectory, String mpsLogDirectory, NmHealthSettings health) {
 
   /** The nvidia-smi binary; a bare name is looked up on the NodeManager's PATH. */
   public static final String NVIDIA_SMI_PATH = "yarn.nodemanager.spindle.nvidia-smi.path";
@@ -71,7 +71,8 @@ public record NmSettings(String nvidiaSmiPath, Duration nvidiaSmiTimeout, List<S
         ZkSettings.from(conf),
         sharing(conf),
         directory(conf, MPS_PIPE_DIRECTORY),
-        directory(conf, MPS_LOG_DIRECTORY));
+        directory(conf, MPS_LOG_DIRECTORY),
+        NmHealthSettings.from(conf));
   }
 
   /** A directory key's value: an absolute path, or empty for none. */

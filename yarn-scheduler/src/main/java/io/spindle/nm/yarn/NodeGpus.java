@@ -7,7 +7,9 @@ import io.spindle.core.model.GpuSharing;
 import io.spindle.core.model.InvalidInputException;
 import io.spindle.ha.ZkSettings;
 import io.spindle.ha.avro.ShareAssignmentRecord;
+import io.spindle.core.model.GpuHealth;
 import io.spindle.nm.GpuDiscovery;
+import io.spindle.nm.GpuHealthMonitor;
 import io.spindle.nm.GpuInventory;
 import io.spindle.nm.MigReconfigurer;
 import io.spindle.nm.MigStateAgent;
@@ -46,6 +48,7 @@ public final class NodeGpus implements Closeable {
   private volatile ShareAssignment.Lookup shares;
   private volatile GpuInventory inventory;
   private MigStateAgent agent;
+  private volatile GpuHealthMonitor healthMonitor;
   private CuratorFramework client;
 
   public NodeGpus(GpuDiscovery discovery, RecentAllocations allocations, LongSupplier clock) {
@@ -85,9 +88,17 @@ public final class NodeGpus implements Closeable {
     client.start();
     MigStateStore store = new MigStateStore(client, settings.zk().root());
     gpus.shares = zkLookup(client, new ShareAssignmentStore(client, settings.zk().root()), settings.nodeName());
-    gpus.startAgent(client, new MigStateAgent(settings.nodeName(), store, discovery,
+    MigStateAgent migAgent = new MigStateAgent(settings.nodeName(), store, discovery,
         new MigReconfigurer(smi, discovery), gpus::reserved, gpus::update, System::currentTimeMillis,
-        settings.migRetryInterval()));
+        settings.migRetryInterval());
+    if (settings.health().watched()) {
+      gpus.healthMonitor = new GpuHealthMonitor(GpuHealthMonitor.tools(smi, settings.health().kernelLog(),
+          settings.health().dcgmi(), settings.nvidiaSmiTimeout()), settings.health().policy());
+      migAgent.watchHealth(gpus.healthMonitor, settings.health().interval());
+    } else {
+      LOG.warn("GPU health is not watched on node {} ({} is 0)", settings.nodeName(), NmHealthSettings.INTERVAL_MS);
+    }
+    gpus.startAgent(client, migAgent);
     LOG.info("Node {} reports its GPUs under {} on {}", settings.nodeName(), settings.zk().root(),
         settings.zk().address());
     return gpus;
@@ -127,6 +138,12 @@ public final class NodeGpus implements Closeable {
     this.client = zk;
     this.agent = migAgent;
     migAgent.start();
+  }
+
+  /** A GPU's health as this node last judged it; healthy where health is not watched. */
+  public GpuHealth health(int gpuIndex) {
+    GpuHealthMonitor monitor = healthMonitor;
+    return monitor == null ? GpuHealth.HEALTHY : monitor.of(gpuIndex);
   }
 
   /** The GPUs as last discovered (discovering now the first time). */

@@ -1,5 +1,6 @@
 package io.spindle.nm.yarn;
 
+import io.spindle.core.model.GpuHealth;
 import io.spindle.nm.DiscoveredGpu;
 import io.spindle.nm.GpuAllocator;
 import io.spindle.nm.GpuInventory;
@@ -49,7 +50,11 @@ public class NvidiaGpuPlugin extends SpindleDevicePlugin {
     Map<Integer, Device> byIndex = available.stream().collect(Collectors.toMap(Device::getId, Function.identity()));
     List<DiscoveredGpu> free = gpus().inventory().wholeGpus().stream()
         .filter(g -> byIndex.containsKey(g.index())).toList();
-    return GpuAllocator.chooseWholeGpus(free, count).stream().map(g -> byIndex.get(g.index()))
+    // The scheduler counts no failed GPU and gives gangs no degraded one; the node must not hand them out either.
+    List<DiscoveredGpu> healthy = free.stream().filter(g -> gpus().health(g.index()).healthy()).toList();
+    List<DiscoveredGpu> usable = healthy.size() >= count ? healthy : free.stream()
+        .filter(g -> gpus().health(g.index()).state() != GpuHealth.State.FAILED).toList();
+    return GpuAllocator.chooseWholeGpus(usable, count).stream().map(g -> byIndex.get(g.index()))
         .collect(Collectors.toCollection(TreeSet::new));
   }
 

@@ -80,6 +80,40 @@ class MigLayoutRecordsTest {
   }
 
   @Test
+  void aRecordWrittenBeforeHealthExistedReadsAsHealthy() throws IOException {
+    Schema v2;
+    try (InputStream in = MigLayoutRecords.class.getResourceAsStream("MigLayoutRecord-v2.avsc")) {
+      v2 = new Schema.Parser().parse(in);
+    }
+    assertThat(v2.getField("health")).isNull();
+    GenericRecord old = new GenericRecordBuilder(v2)
+        .set("node", "n1").set("gpuIndex", 1).set("migEnabled", false).set("instances", List.of())
+        .set("version", 0L).set("updatedMillis", 9L).set("gpuModel", "H100-80GB").set("gpuUuid", "GPU-x")
+        .set("nvlinkIsland", 0).set("error", null).set("sharing", "exclusive").set("memoryMb", 81_559L)
+        .build();
+    ByteBuffer bytes = new BinaryMessageEncoder<GenericRecord>(GenericData.get(), v2).encode(old);
+    byte[] array = new byte[bytes.remaining()];
+    bytes.get(array);
+
+    assertThat(MigLayoutRecords.health(MigLayoutRecords.decode(array)))
+        .isEqualTo(io.spindle.core.model.GpuHealth.HEALTHY);
+  }
+
+  @Test
+  void healthAndItsEvidenceRoundTrip() throws IOException {
+    io.spindle.core.model.GpuHealth failed = new io.spindle.core.model.GpuHealth(
+        io.spindle.core.model.GpuHealth.State.FAILED, List.of(new io.spindle.core.model.HealthEvidence(
+            io.spindle.core.model.HealthEvidence.Kind.XID, 79, "Xid 79: GPU has fallen off the bus")));
+    MigLayoutRecord reported = MigLayoutRecords.withHealth(MigLayoutRecord.newBuilder().setNode("n1").setGpuIndex(3)
+        .setMigEnabled(false).setInstances(List.of()).setVersion(0).setUpdatedMillis(1).build(), failed);
+
+    assertThat(MigLayoutRecords.health(MigLayoutRecords.decode(MigLayoutRecords.encode(reported))))
+        .isEqualTo(failed);
+    assertThat(MigLayoutRecords.health(MigLayoutRecord.newBuilder(reported).setHealth("ON_FIRE").build()).state())
+        .as("a state this scheduler does not know is the worst").isEqualTo(io.spindle.core.model.GpuHealth.State.FAILED);
+  }
+
+  @Test
   void garbageIsAnErrorNotARecord() {
     assertThatThrownBy(() -> MigLayoutRecords.decode(new byte[] {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}))
         .isInstanceOf(IOException.class).hasMessageStartingWith("not a MIG layout record");
