@@ -29,7 +29,7 @@ class SpindleMetricsTest {
   void snapshotFiguresBecomeLabelledPrometheusSamples() throws IOException {
     SpindleMetrics metrics = new SpindleMetrics();
     metrics.publish(new EngineStats(2, 90_000, 1, 16, 5, Map.of("1g.10gb", 7), new MigSlices(14, 4, 3), 12, 3,
-        45_000),
+        45_000, new EngineStats.GpuServiceCounts(2, 1, 1, 5)),
         List.of(queue("root", 3, 8), queue("root.a", 3, 8)));
     metrics.decided(List.of(new Decision.Wait(AppId.of("app_1"), "k", "full"), new Decision.Wait(AppId.of("app_1"), "k", "full"),
         new Decision.Reject(AppId.of("app_2"), "k", "never"),
@@ -53,6 +53,10 @@ class SpindleMetricsTest {
         .contains("spindle_reservation_oldest_age_seconds 45.0")
         .contains("spindle_gpus_total 16.0")
         .contains("spindle_gpus_free 5.0")
+        .contains("spindle_gpus_out_of_service 2.0")
+        .contains("spindle_gpus_degraded 1.0")
+        .contains("spindle_gpus_quarantined 1.0")
+        .contains("spindle_gpu_failures 5.0")
         .contains("spindle_gpus_used 3.0")
         .contains("spindle_gpus_utilisation 0.1875")
         .contains("spindle_mig_free_instances{profile=\"1g.10gb\",} 7.0")
