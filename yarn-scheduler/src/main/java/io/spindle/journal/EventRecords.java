@@ -24,6 +24,7 @@ import io.spindle.journal.avro.DemandRecord;
 import io.spindle.journal.avro.MigLayoutReportedRecord;
 import io.spindle.journal.avro.NodeAddedRecord;
 import io.spindle.journal.avro.NodeRemovedRecord;
+import java.util.OptionalLong;
 
 /** Every {@link EngineEvent} type as its record in {@code DecisionJournal.avsc}, field for field, and back. */
 final class EventRecords {
@@ -64,7 +65,8 @@ final class EventRecords {
     } else if (event instanceof EngineEvent.NodeCordonChanged e) {
       return new NodeCordonChangedRecord(e.nodeId().value(), e.reason());
     } else if (event instanceof EngineEvent.CheckpointReported e) {
-      return new CheckpointReportedRecord(e.appId().value(), e.lastCheckpointMillis(), e.location());
+      return new CheckpointReportedRecord(e.appId().value(), e.lastCheckpointMillis(), e.location(),
+          e.writeMillis().isPresent() ? e.writeMillis().getAsLong() : null);
     }
     throw new IllegalArgumentException("no journal record for event " + event);
   }
@@ -101,7 +103,8 @@ final class EventRecords {
     } else if (record instanceof NodeCordonChangedRecord r) {
       return new EngineEvent.NodeCordonChanged(NodeId.of(r.getNodeId()), r.getReason());
     } else if (record instanceof CheckpointReportedRecord r) {
-      return new EngineEvent.CheckpointReported(AppId.of(r.getAppId()), r.getLastCheckpointMillis(), r.getLocation());
+      return new EngineEvent.CheckpointReported(AppId.of(r.getAppId()), r.getLastCheckpointMillis(), r.getLocation(),
+          r.getWriteMillis() == null ? OptionalLong.empty() : OptionalLong.of(r.getWriteMillis()));
     }
     throw new IllegalArgumentException("not a journal event record: " + record);
   }

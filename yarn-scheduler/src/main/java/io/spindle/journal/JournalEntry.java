@@ -10,8 +10,9 @@ import java.util.Map;
 public sealed interface JournalEntry {
 
   /** The format this code writes; raised with every change to {@code DecisionJournal.avsc}. */
-  // 2: AppPriorityChangedRecord; 3: NodePartitionChangedRecord, node and shape partitions; 4: NodeCordonChangedRecord
-  int FORMAT_VERSION = 4;
+  // 2: AppPriorityChangedRecord; 3: NodePartitionChangedRecord, node and shape partitions; 4: NodeCordonChangedRecord;
+  // 5: CheckpointReportedRecord.writeMillis
+  int FORMAT_VERSION = 5;
 
   /**
    * How the engine was built: from the built-in GPU catalog, the queue tree and {@code EngineSettings} parsed from
