@@ -129,7 +129,7 @@ public final class Engine {
         onBadEvent.rejected(e, problem);
       }
     }
-    state.gpusInService();
+    state.countGpusInService();
     failover.settleRestored();
     cluster.activateReconfiguredGpus(clock.nowMillis());
     reservations.expire(decisions);

@@ -103,8 +103,11 @@ final class EngineState {
     return failures;
   }
 
-  /** The GPUs of every registered node, from now on: exposure counts them. */
-  void gpusInService() {
+  /**
+   * Exposure counts the GPUs of every registered node from now on: called after a cycle's events, where nodes come
+   * and go.
+   */
+  void countGpusInService() {
     failures.capacity(clock.nowMillis(), (int) (cluster.capacity().gpuUnits() / ResourceVector.GPU_UNITS));
   }
 
