@@ -23,7 +23,7 @@ import torch
 import torch.distributed as dist
 
 
-# ---- spindle-run's worker protocol: three HTTP GETs to the ApplicationMaster; copy these into any script. ----
+# ---- spindle-run's worker protocol: HTTP GETs to the ApplicationMaster; copy these into any script. ----
 
 def _am(endpoint, **params):
     """GETs ENDPOINT of the ApplicationMaster with this worker's attempt and rank; None outside spindle-run or on error."""
@@ -47,9 +47,13 @@ def report_progress(step):
     return answer is not None and answer.startswith("checkpoint")
 
 
-def report_checkpoint(step, path):
-    """Tells spindle-run (and through it Spindle) that the checkpoint of STEP is complete at PATH."""
-    _am("/checkpointed", step=step, path=path)
+def report_checkpoint(step, path, write_seconds=None):
+    """Tells spindle-run (and through it Spindle) that the checkpoint of STEP is complete at PATH, written in
+    WRITE_SECONDS: Spindle advises the checkpoint interval (SPINDLE_CHECKPOINT_INTERVAL_SECONDS) from it."""
+    if write_seconds is None:
+        _am("/checkpointed", step=step, path=path)
+    else:
+        _am("/checkpointed", step=step, path=path, write_seconds=f"{write_seconds:.3f}")
 
 
 # ---- the training ----
@@ -83,12 +87,14 @@ def main():
 
     def checkpoint(done, asked):
         os.makedirs(args.checkpoint_dir, exist_ok=True)
+        began = time.monotonic()
         tmp = path + ".tmp"
         torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "step": done}, tmp)
         os.replace(tmp, path)
+        written_in = time.monotonic() - began
         event(f"checkpoint step={done}{' asked' if asked else ''}")
         print(f"rank 0: checkpoint at step {done}{' (asked by Spindle)' if asked else ''}", flush=True)
-        report_checkpoint(done, path)
+        report_checkpoint(done, path, written_in)
 
     start = 0
     if os.path.exists(path):

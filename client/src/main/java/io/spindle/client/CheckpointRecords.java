@@ -66,7 +66,8 @@ public final class CheckpointRecords {
 
   public static byte[] encode(CheckpointReportView r) throws IOException {
     return bytes(CheckpointReport.newBuilder().setAppId(r.appId()).setLocation(r.location())
-        .setCheckpointMillis(r.checkpointMillis()).setReportedMillis(r.reportedMillis()).build().toByteBuffer());
+        .setCheckpointMillis(r.checkpointMillis()).setReportedMillis(r.reportedMillis())
+        .setWriteMillis(r.writeMillis().isPresent() ? r.writeMillis().getAsLong() : null).build().toByteBuffer());
   }
 
   public CheckpointNoticeView decodeNotice(byte[] bytes) throws IOException {
@@ -92,7 +93,8 @@ public final class CheckpointRecords {
   public CheckpointReportView decodeReport(byte[] bytes) throws IOException {
     CheckpointReport r = decode(bytes, reports, "checkpoint report");
     return view("checkpoint report", () -> new CheckpointReportView(r.getAppId(), r.getLocation(),
-        r.getCheckpointMillis(), r.getReportedMillis()));
+        r.getCheckpointMillis(), r.getReportedMillis(),
+        r.getWriteMillis() == null ? OptionalLong.empty() : OptionalLong.of(r.getWriteMillis())));
   }
 
   private <T> T decode(byte[] bytes, BinaryMessageDecoder<T> decoder, String what) throws IOException {

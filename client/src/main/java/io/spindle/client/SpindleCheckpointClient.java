@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArraySet;
@@ -52,8 +53,8 @@ import org.slf4j.LoggerFactory;
  *     String where = trainer.checkpointNow();                // blocks this handler thread only
  *     return CheckpointDecision.done(where, System.currentTimeMillis());
  *   });
- *   ... run the application; after each periodic checkpoint:
- *   spindle.reportCheckpoint(location, takenAtMillis);
+ *   ... run the application; after each periodic checkpoint (how long it took to write, for the advised interval):
+ *   spindle.reportCheckpoint(location, takenAtMillis, writeTime);
  * }
  * }</pre>
  *
@@ -170,10 +171,23 @@ public final class SpindleCheckpointClient implements Closeable {
    *     starts) or ZooKeeper cannot be written
    */
   public void reportCheckpoint(String location, long checkpointMillis) throws IOException {
-    CheckpointReportView report = new CheckpointReportView(appId, location, checkpointMillis,
-        System.currentTimeMillis());
+    report(new CheckpointReportView(appId, location, checkpointMillis, System.currentTimeMillis()));
+  }
+
+  /**
+   * As {@link #reportCheckpoint(String, long)}, saying also how long the checkpoint took to write: the scheduler then
+   * advises the checkpoint interval for this application's own write time rather than a default.
+   */
+  public void reportCheckpoint(String location, long checkpointMillis, Duration writeTime) throws IOException {
+    report(new CheckpointReportView(appId, location, checkpointMillis, System.currentTimeMillis(),
+        OptionalLong.of(writeTime.toMillis())));
+  }
+
+  private void report(CheckpointReportView report) throws IOException {
     setData(paths.report(appId), CheckpointRecords.encode(report), "report a checkpoint");
-    LOG.info("Reported checkpoint {} taken at {} for {}", location, Instant.ofEpochMilli(checkpointMillis), appId);
+    LOG.info("Reported checkpoint {} taken at {} for {}{}", report.location(),
+        Instant.ofEpochMilli(report.checkpointMillis()), appId,
+        report.writeMillis().isPresent() ? " (written in " + report.writeMillis().getAsLong() + " ms)" : "");
   }
 
   /** The notices open now (issued and not closed), by id; read from ZooKeeper unless a handler is registered. */

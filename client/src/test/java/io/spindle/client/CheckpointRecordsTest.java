@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import io.spindle.client.avro.CheckpointAck;
+import io.spindle.client.avro.CheckpointReport;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
@@ -39,11 +40,38 @@ class CheckpointRecordsTest {
     CheckpointAckView extend = new CheckpointAckView("application_1_0001", 7, 3, CheckpointAckView.Kind.EXTEND,
         45_000, Optional.empty(), OptionalLong.empty(), 30_000);
     CheckpointReportView r = new CheckpointReportView("application_1_0001", "s3://b/ckpt/step-800", 20_000, 20_500);
+    CheckpointReportView timed = new CheckpointReportView("application_1_0001", "s3://b/ckpt/step-900", 30_000, 30_500,
+        OptionalLong.of(42_000));
 
     assertThat(records.decodeNotice(CheckpointRecords.encode(n))).isEqualTo(n);
     assertThat(records.decodeAck(CheckpointRecords.encode(done))).isEqualTo(done);
     assertThat(records.decodeAck(CheckpointRecords.encode(extend))).isEqualTo(extend);
     assertThat(records.decodeReport(CheckpointRecords.encode(r))).isEqualTo(r);
+    assertThat(records.decodeReport(CheckpointRecords.encode(timed))).isEqualTo(timed);
+  }
+
+  /** A client older than the write time reports without it; the scheduler reads its report with the time unknown. */
+  @Test
+  void anOlderClientsReportReadsWithoutAWriteTime() throws Exception {
+    Schema current = CheckpointReport.getClassSchema();
+    List<Schema.Field> fields = new java.util.ArrayList<>();
+    for (Schema.Field f : current.getFields()) {
+      if (!f.name().equals("writeMillis")) {
+        fields.add(new Schema.Field(f.name(), f.schema(), f.doc(), f.defaultVal()));
+      }
+    }
+    Schema older = Schema.createRecord(current.getName(), current.getDoc(), current.getNamespace(), false, fields);
+    GenericRecord report = new GenericData.Record(older);
+    report.put("appId", "application_1_0001");
+    report.put("location", "hdfs:///ckpt/7");
+    report.put("checkpointMillis", 7L);
+    report.put("reportedMillis", 8L);
+    byte[] bytes = new BinaryMessageEncoder<GenericRecord>(GenericData.get(), older).encode(report).array();
+    SchemaStore.Cache published = new SchemaStore.Cache();
+    published.addSchema(older);
+
+    assertThat(new CheckpointRecords(published).decodeReport(bytes))
+        .isEqualTo(new CheckpointReportView("application_1_0001", "hdfs:///ckpt/7", 7, 8, OptionalLong.empty()));
   }
 
   @Test

@@ -92,7 +92,8 @@ class SpindleRunMiniClusterTest {
         "shard.txt").start();
     assertThat(tar.waitFor()).isZero();
     String script = "env | grep -E '^(RANK|WORLD_SIZE|LOCAL_RANK|LOCAL_WORLD_SIZE|NODE_RANK|NNODES|MASTER_ADDR"
-        + "|MASTER_PORT|PET_NNODES|PET_NODE_RANK|CUDA_VISIBLE_DEVICES|SPINDLE_RUN_ATTEMPT|CONTAINER_ID)=' > " + dir
+        + "|MASTER_PORT|PET_NNODES|PET_NODE_RANK|CUDA_VISIBLE_DEVICES|SPINDLE_RUN_ATTEMPT|SPINDLE_RUN_APP_ID"
+        + "|SPINDLE_CHECKPOINT_INTERVAL_SECONDS|CONTAINER_ID)=' > " + dir
         + "/rank-$RANK.tmp && cat vocab.txt data.tgz/shard.txt >> " + dir + "/data-$RANK.txt"
         + " && mv " + dir + "/rank-$RANK.tmp " + dir + "/rank-$RANK.env"
         + "; while [ ! -f " + dir + "/go ]; do sleep 0.2; done";
@@ -120,6 +121,13 @@ class SpindleRunMiniClusterTest {
         }
       }
     }
+    // And how often Spindle advises the job to checkpoint, for the 6 GPUs it holds.
+    JsonNode advice;
+    try (InputStream in = new URL(cluster.statusApi() + "apps/" + readEnv(dir.resolve("rank-0.env"))
+        .get("SPINDLE_RUN_APP_ID") + "/checkpoint-advice").openStream()) {
+      advice = JSON.readTree(in);
+    }
+    assertThat(advice.path("gpus").asInt()).isEqualTo(6);
     Files.createFile(dir.resolve("go"));
     SpindleRunJob.Outcome done = job.get(2);
     assertThat(done.exit()).as(done.output()).isZero();
@@ -155,7 +163,11 @@ class SpindleRunMiniClusterTest {
       assertThat(dir.resolve("data-" + r + ".txt")).as("--files and --archives in rank %d's directory", r)
           .hasContent("hello\nshard 0");
       assertThat(ranks.get(r)).containsEntry("PET_NODE_RANK", Integer.toString(r)).containsEntry("PET_NNODES", "3");
+      assertThat(Long.parseLong(ranks.get(r).get("SPINDLE_CHECKPOINT_INTERVAL_SECONDS")))
+          .as("the interval Spindle advises, in rank %d's environment", r)
+          .isCloseTo(advice.path("intervalSeconds").asLong(), org.assertj.core.api.Assertions.within(1L));
     }
+    assertThat(done.output()).contains("Spindle advises a checkpoint every");
   }
 
   @Test

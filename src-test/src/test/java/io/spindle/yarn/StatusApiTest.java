@@ -2,16 +2,23 @@ package io.spindle.yarn;
 
 import static io.spindle.yarn.MiniClusterSupport.gpus;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.within;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.spindle.client.CheckpointAdviceView;
+import io.spindle.client.SpindleStatusClient;
 import io.spindle.client.cli.SpindleCli;
+import io.spindle.core.reliability.CheckpointInterval;
+import io.spindle.core.reliability.FailureRate;
 import io.spindle.web.SpindleWeb;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintStream;
 import java.net.HttpURLConnection;
+import java.net.URI;
 import java.net.URL;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -242,6 +249,34 @@ class StatusApiTest {
       assertThat(cli("uncordon", fenced, "--user", "admin")).contains("takes new work again");
     }
     MiniClusterSupport.await(Duration.ofSeconds(10), () -> node(fenced).path("cordoned").isNull());
+  }
+
+  /** Issue #25 item 4: the app's status, its own path, spindle-client and `spindle advice` give the same advice. */
+  @Test
+  void anApplicationIsToldHowOftenToCheckpointForTheGpusItHolds() throws Exception {
+    ApplicationId app = UnmanagedAm.submit(client, "advised", "b", Set.of());
+    try (UnmanagedAm am = UnmanagedAm.register(client, conf, app)) {
+      am.ask(1, gpus(2));
+      assertThat(am.awaitHeld(1, Duration.ofSeconds(30))).isEqualTo(1);
+      MiniClusterSupport.await(Duration.ofSeconds(10),
+          () -> get("apps/" + app).path("checkpointAdvice").path("gpus").asInt() == 2);
+
+      JsonNode advice = get("apps/" + app + "/checkpoint-advice");
+      double mtbf = FailureRate.mtbfMillis(advice.path("failuresPerGpuHour").asDouble(), 2);
+      assertThat(advice.path("intervalSeconds").asLong()).as("Daly's interval, 60 s writes, 2 GPUs")
+          .isCloseTo(Math.round(CheckpointInterval.dalyMillis(60_000, mtbf) / 1000.0), within(1L));
+      assertThat(advice.path("mtbfHours").asDouble()).isCloseTo(mtbf / 3_600_000, within(1.0));
+      assertThat(advice.path("writeSeconds").asLong()).isEqualTo(60);
+      assertThat(advice.path("writeReported").asBoolean()).isFalse();
+
+      CheckpointAdviceView fromClient = new SpindleStatusClient(URI.create(base)).checkpointAdvice(app.toString());
+      assertThat(fromClient.intervalSeconds()).isCloseTo(advice.path("intervalSeconds").asLong(), within(1L));
+      assertThat(fromClient.gpus()).isEqualTo(2);
+      assertThat(cli("advice", app.toString())).startsWith("Checkpoint every ")
+          .contains("Daly's optimum for the 2 GPU(s) it holds", "the default: the application reported none");
+    }
+    assertThatThrownBy(() -> new SpindleStatusClient(URI.create(base)).checkpointAdvice("application_1_9999"))
+        .hasMessageContaining("HTTP 404").hasMessageContaining("not running or waiting under Spindle");
   }
 
   @Test

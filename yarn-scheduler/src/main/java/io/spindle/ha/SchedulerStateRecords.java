@@ -11,9 +11,11 @@ import io.spindle.core.model.GpuModelSet;
 import io.spindle.core.model.Resources;
 import io.spindle.core.preemption.CheckpointHandshake;
 import io.spindle.core.preemption.Need;
+import io.spindle.core.reliability.FailureObservations;
 import io.spindle.ha.avro.BelowFairShareSinceRecord;
 import io.spindle.ha.avro.CheckpointReportRecord;
 import io.spindle.ha.avro.DeclaredEndRecord;
+import io.spindle.ha.avro.FailureObservationsRecord;
 import io.spindle.ha.avro.HandshakeStateRecord;
 import io.spindle.ha.avro.NeedRecord;
 import io.spindle.ha.avro.NoticeContainerRecord;
@@ -29,6 +31,7 @@ import io.spindle.ha.avro.SchedulerState;
 import io.spindle.ha.avro.UnitRecord;
 import io.spindle.ha.avro.WaitingSinceRecord;
 import java.util.List;
+import java.util.OptionalLong;
 import java.util.function.Function;
 
 /**
@@ -49,7 +52,8 @@ final class SchedulerStateRecords {
             b.noReservationBeforeMillis())),
         map(s.reclaims(), r -> new ReclaimRecord(need(r.need()), r.withdrawn(), map(r.notices(),
             SchedulerStateRecords::notice))),
-        map(s.checkpoints(), c -> new CheckpointReportRecord(c.appId().value(), c.atMillis(), c.location())),
+        map(s.checkpoints(), c -> new CheckpointReportRecord(c.appId().value(), c.atMillis(), c.location(),
+            c.writeMillis().isPresent() ? c.writeMillis().getAsLong() : null)),
         map(s.resumeFrom(), r -> new ResumeRecord(r.appId().value(), r.requestKey(), r.location())),
         map(s.starvation().requests(), w -> new WaitingSinceRecord(w.appId().value(), w.requestKey(), w.sinceMillis())),
         map(s.starvation().queues(), b -> new BelowFairShareSinceRecord(b.queue(), b.sinceMillis())),
@@ -58,6 +62,8 @@ final class SchedulerStateRecords {
             a.ranMillis(), a.asOfMillis(), a.submittedMillis(), a.declaredMillis())),
         map(s.learnedRuntimes(), l -> new io.spindle.ha.avro.LearnedRuntimeRecord(l.user(), l.kind(), l.runMillis())),
         map(s.cordons(), c -> new io.spindle.ha.avro.CordonRecord(c.nodeId().value(), c.reason())),
+        new FailureObservationsRecord(s.failures().gpuMillis(), s.failures().asOfMillis(), s.failures().gpus(),
+            s.failures().failures()),
         map(s.gpuFaults(), f -> new io.spindle.ha.avro.GpuFaultRecord(f.nodeId().value(), f.gpuIndex(),
             f.health().name(), f.failureMillis(), f.quarantinedUntilMillis(), f.cordonReason())));
   }
@@ -73,7 +79,7 @@ final class SchedulerStateRecords {
         map(r.getReclaims(), c -> new DurableState.ReclaimState(need(c.getNeed()), c.getWithdrawn(),
             map(c.getNotices(), SchedulerStateRecords::notice))),
         map(r.getCheckpoints(), c -> new DurableState.CheckpointState(AppId.of(c.getAppId()), c.getAtMillis(),
-            c.getLocation())),
+            c.getLocation(), c.getWriteMillis() == null ? OptionalLong.empty() : OptionalLong.of(c.getWriteMillis()))),
         map(r.getResumeFrom(), v -> new DurableState.ResumeState(AppId.of(v.getAppId()), v.getRequestKey(),
             v.getLocation())),
         new DurableState.StarvationState(
@@ -87,8 +93,12 @@ final class SchedulerStateRecords {
         map(r.getLearnedRuntimes(), l -> new DurableState.LearnedRuntime(l.getUser(), l.getKind(),
             l.getRunMillis())),
         map(r.getCordons(), c -> new DurableState.CordonState(NodeId.of(c.getNodeId()), c.getReason())),
+        new FailureObservations.Saved(r.getFailureObservations().getGpuMillis(),
+            r.getFailureObservations().getAsOfMillis(), r.getFailureObservations().getGpus(),
+            r.getFailureObservations().getFailures()),
         map(r.getGpuFaults(), f -> new DurableState.GpuFaultState(NodeId.of(f.getNodeId()), f.getGpuIndex(),
-            io.spindle.core.model.GpuHealth.State.valueOf(f.getHealth()), f.getFailureMillis(), f.getQuarantinedUntilMillis(), f.getCordonReason())));
+            io.spindle.core.model.GpuHealth.State.valueOf(f.getHealth()), f.getFailureMillis(),
+            f.getQuarantinedUntilMillis(), f.getCordonReason())));
   }
 
   private static NoticeRecord notice(DurableState.NoticeState n) {

@@ -31,6 +31,7 @@ import io.spindle.journal.avro.NodeAddedRecord;
 import io.spindle.journal.avro.NodeRemovedRecord;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.OptionalLong;
 
 /** Every {@link EngineEvent} type as its record in {@code DecisionJournal.avsc}, field for field, and back. */
 final class EventRecords {
@@ -77,7 +78,8 @@ final class EventRecords {
     } else if (event instanceof EngineEvent.GpuCordonChanged e) {
       return new GpuCordonChangedRecord(e.nodeId().value(), e.gpuIndex(), e.reason());
     } else if (event instanceof EngineEvent.CheckpointReported e) {
-      return new CheckpointReportedRecord(e.appId().value(), e.lastCheckpointMillis(), e.location());
+      return new CheckpointReportedRecord(e.appId().value(), e.lastCheckpointMillis(), e.location(),
+          e.writeMillis().isPresent() ? e.writeMillis().getAsLong() : null);
     }
     throw new IllegalArgumentException("no journal record for event " + event);
   }
@@ -122,7 +124,8 @@ final class EventRecords {
     } else if (record instanceof GpuCordonChangedRecord r) {
       return new EngineEvent.GpuCordonChanged(NodeId.of(r.getNodeId()), r.getGpuIndex(), r.getReason());
     } else if (record instanceof CheckpointReportedRecord r) {
-      return new EngineEvent.CheckpointReported(AppId.of(r.getAppId()), r.getLastCheckpointMillis(), r.getLocation());
+      return new EngineEvent.CheckpointReported(AppId.of(r.getAppId()), r.getLastCheckpointMillis(), r.getLocation(),
+          r.getWriteMillis() == null ? OptionalLong.empty() : OptionalLong.of(r.getWriteMillis()));
     }
     throw new IllegalArgumentException("not a journal event record: " + record);
   }

@@ -11,7 +11,7 @@ public sealed interface JournalEntry {
 
   /** The format this code writes; raised with every change to {@code DecisionJournal.avsc}. */
   // 2: AppPriorityChangedRecord; 3: NodePartitionChangedRecord, node and shape partitions; 4: NodeCordonChangedRecord;
-  // 5: GpuHealthReportedRecord, GpuCordonChangedRecord, StopContainersRecord
+  // 5: GpuHealthReportedRecord, GpuCordonChangedRecord, StopContainersRecord, CheckpointReportedRecord.writeMillis
   int FORMAT_VERSION = 5;
 
   /**

@@ -77,6 +77,8 @@ public final class StatusApi implements HttpHandler {
         AppId appId = appId(parts[1]);
         if (parts.length == 3 && parts[2].equals("why")) {
           reply(exchange, 200, StatusJson.explanation(view.explain(appId)));
+        } else if (parts.length == 3 && parts[2].equals("checkpoint-advice")) {
+          checkpointAdvice(exchange, s, appId);
         } else if (parts.length == 2) {
           Optional<EngineStatus.App> app = s.app(appId);
           ObjectNode o = app.map(a -> StatusJson.app(a, s.timeMillis())).orElseGet(() -> {
@@ -94,6 +96,18 @@ public final class StatusApi implements HttpHandler {
       case "gangs" -> reply(exchange, 200, StatusJson.gangs(s));
       case "nodes" -> reply(exchange, 200, StatusJson.nodes(s, id -> view.containerName(id).orElse(null)));
       default -> reply(exchange, 404, error("no such resource: " + PREFIX + path + "; see docs/admin-guide.md"));
+    }
+  }
+
+  /** What {@code spindle-run} and {@code SpindleStatusClient} read: the app status's advice alone, cheap to poll. */
+  private static void checkpointAdvice(HttpExchange exchange, EngineStatus s, AppId appId) throws IOException {
+    Optional<EngineStatus.App> app = s.app(appId);
+    if (app.isEmpty()) {
+      reply(exchange, 404, error("application " + appId + " is not running or waiting under Spindle"));
+    } else if (app.get().checkpointAdvice() == null) {
+      reply(exchange, 404, error("application " + appId + " holds and asks for no GPU: no checkpoint advice"));
+    } else {
+      reply(exchange, 200, StatusJson.checkpointAdvice(app.get().checkpointAdvice()));
     }
   }
 

@@ -16,6 +16,7 @@ import io.spindle.core.placement.GpuService;
 import io.spindle.core.placement.GpuShareUse;
 import io.spindle.core.placement.GpuSlot;
 import io.spindle.core.placement.NodeView;
+import io.spindle.core.reliability.CheckpointAdvice;
 import io.spindle.core.status.AppHistory;
 import io.spindle.core.status.Explanation;
 import java.util.ArrayList;
@@ -147,10 +148,26 @@ final class StatusJson {
     if (a.ordering() != null) {
       o.put("ordering", a.ordering());
     }
+    if (a.checkpointAdvice() != null) {
+      o.set("checkpointAdvice", checkpointAdvice(a.checkpointAdvice()));
+    }
     ArrayNode requests = o.putArray("requests");
     for (EngineStatus.Request r : a.requests()) {
       requests.add(request(a, r, nowMillis));
     }
+    return o;
+  }
+
+  /** In seconds and hours, which is what a training loop and a person compare it with. */
+  static ObjectNode checkpointAdvice(CheckpointAdvice a) {
+    ObjectNode o = MAPPER.createObjectNode();
+    o.put("intervalSeconds", Math.max(1, Math.round(a.intervalMillis() / 1000.0)));
+    o.put("mtbfHours", a.mtbfMillis() / 3_600_000.0);
+    o.put("failuresPerGpuHour", a.failuresPerGpuHour());
+    o.put("gpus", a.gpus());
+    o.put("writeSeconds", Math.round(a.writeMillis() / 1000.0));
+    o.put("writeReported", a.evidence().writeReported());
+    o.put("basis", a.basis());
     return o;
   }
 

@@ -206,7 +206,7 @@ final class CheckpointDelivery implements CheckpointListener {
   @Override
   public void onReport(CheckpointReportView report) {
     toEngine.accept(new EngineEvent.CheckpointReported(AppId.of(report.appId()), report.checkpointMillis(),
-        report.location()));
+        report.location(), report.writeMillis()));
   }
 
   @Override

@@ -75,7 +75,8 @@ class SchedulerStateCodecTest {
         List.of(new DurableState.ReservationBackoff(AppId.of("application_1700000000000_0005"), "workers", 905_000)),
         List.of(new DurableState.ReclaimState(gangNeed, false, List.of(done, killing)),
             new DurableState.ReclaimState(singleNeed, true, List.of(letGo))),
-        List.of(new DurableState.CheckpointState(gang.appId(), 50_000, "hdfs:///ckpt/1/step-9"),
+        List.of(new DurableState.CheckpointState(gang.appId(), 50_000, "hdfs:///ckpt/1/step-9",
+                java.util.OptionalLong.of(95_000)),
             new DurableState.CheckpointState(single.appId(), 10_000, null)),
         List.of(new DurableState.ResumeState(AppId.of("application_1700000000000_0007"), "r", "s3://bucket/ckpt/7")),
         new DurableState.StarvationState(
@@ -86,6 +87,7 @@ class SchedulerStateCodecTest {
             2_000, 0)),
         List.of(new DurableState.LearnedRuntime("alice", "train tag=a", List.of(60_000L, 90_000L))),
         List.of(new DurableState.CordonState(NodeId.of("n3"), "replacing a fan")),
+        new io.spindle.core.reliability.FailureObservations.Saved(3_600_000L * 5_000, 7_000, 24, 3),
         List.of(new DurableState.GpuFaultState(NodeId.of("n1"), 3, io.spindle.core.model.GpuHealth.State.FAILED,
                 List.of(1_000L, 7_000L), 86_407_000, null),
             new DurableState.GpuFaultState(NodeId.of("n2"), 0, io.spindle.core.model.GpuHealth.State.HEALTHY,
@@ -125,6 +127,23 @@ class SchedulerStateCodecTest {
     assertThat(read.units()).extracting(u -> u.spec().preemptible()).containsOnly(true);
     assertThat(read.reclaims()).isEqualTo(state.reclaims());
     assertThat(read.reservations()).isEqualTo(state.reservations());
+  }
+
+  @Test
+  void stateSavedBeforeCheckpointAdviceReadsWithNoWriteTimesAndNothingObserved() throws IOException {
+    ObjectNode schema = currentSchemaJson();
+    dropField(schema, "failureObservations");
+    dropField(record(schema, "CheckpointReportRecord"), "writeMillis");
+    Schema older = new Schema.Parser().parse(schema.toString());
+    DurableState state = everything();
+
+    DurableState read = SchedulerStateCodec.decode(SchedulerStateCodec.encode(older, readAs(older, state))).state();
+
+    assertThat(read.failures()).isEqualTo(io.spindle.core.reliability.FailureObservations.Saved.NONE);
+    assertThat(read.checkpoints()).extracting(DurableState.CheckpointState::writeMillis)
+        .containsOnly(java.util.OptionalLong.empty());
+    assertThat(read.checkpoints()).extracting(DurableState.CheckpointState::location)
+        .containsExactly("hdfs:///ckpt/1/step-9", null);
   }
 
   @Test

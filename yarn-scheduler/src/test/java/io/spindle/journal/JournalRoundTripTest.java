@@ -93,6 +93,8 @@ class JournalRoundTripTest {
         new EngineEvent.CheckpointAnswered(AppId.of("application_1_0001"), 6, CheckpointAnswer.EXTEND, 60_000, null),
         new EngineEvent.CheckpointReported(AppId.of("application_1_0002"), 1_700_000_000_000L, "s3://bucket/ckpt/7"),
         new EngineEvent.CheckpointReported(AppId.of("application_1_0002"), 1_700_000_000_500L, null),
+        new EngineEvent.CheckpointReported(AppId.of("application_1_0002"), 1_700_000_000_900L, "s3://bucket/ckpt/8",
+            java.util.OptionalLong.of(42_000)),
         new EngineEvent.AppPriorityChanged(AppId.of("application_1_0002"), 7),
         new EngineEvent.AppFinished(AppId.of("application_1_0002")));
   }
@@ -141,7 +143,8 @@ class JournalRoundTripTest {
     DurableState state = new DurableState(8, 5, List.of(new DurableState.UnitState(4, AppId.of("application_1_0002"), "p1/a0",
         WHOLE, PlacementSpec.gang("rack", false), 1_699_999_000_000L, 2, List.of("container_1_0002_01_000002"))),
         List.of(), List.of(), List.of(),
-        List.of(new DurableState.CheckpointState(AppId.of("application_1_0002"), 1_699_999_500_000L, "s3://b/c")), List.of(),
+        List.of(new DurableState.CheckpointState(AppId.of("application_1_0002"), 1_699_999_500_000L, "s3://b/c",
+            java.util.OptionalLong.of(30_000))), List.of(),
         new DurableState.StarvationState(List.of(), List.of(new DurableState.BelowFairShareSince("root.a", 7))),
         List.of());
     List<JournalEntry> written = List.of(
@@ -180,6 +183,52 @@ class JournalRoundTripTest {
     assertThat(read.get(written.size())).isInstanceOfSatisfying(JournalEntry.End.class,
         end -> assertThat(end.lostEntries()).isZero());
     assertThat(read).hasSize(written.size() + 1);
+  }
+
+  /**
+   * A journal of format 4, before checkpoint reports said how long the write took, reads with the write time
+   * unknown: the schema only grew by a field with a default.
+   */
+  @Test
+  void aFormat4JournalReadsItsCheckpointReportsWithoutAWriteTime() throws IOException {
+    String current = io.spindle.journal.avro.JournalEntryRecord.getClassSchema().toString();
+    String field = ",{\"name\":\"writeMillis\",\"type\":[\"null\",\"long\"]";
+    int at = current.indexOf(field);
+    assertThat(at).as("the field this test removes").isPositive();
+    org.apache.avro.Schema format4 = new org.apache.avro.Schema.Parser().parse(current.substring(0, at)
+        + current.substring(current.indexOf('}', at) + 1));
+    JournalEntry.Header header = new JournalEntry.Header(4, "rm1/rm1#1", "0.1.0-old", 1_000, 950, List.of("rack"),
+        Map.of());
+    EngineEvent.CheckpointReported report = new EngineEvent.CheckpointReported(AppId.of("application_1_0002"),
+        900, "hdfs:///ckpt/3");
+    JournalCodec codec = new JournalCodec(CATALOG);
+    Path file = dir.resolve("format4.avro");
+    try (org.apache.avro.file.DataFileWriter<org.apache.avro.generic.GenericRecord> out =
+        new org.apache.avro.file.DataFileWriter<>(new org.apache.avro.generic.GenericDatumWriter<>(format4))) {
+      out.create(format4, file.toFile());
+      for (JournalEntry e : List.of(header, new JournalEntry.Cycle(1_000, List.of(report), List.of()))) {
+        out.append(asWrittenBy(format4, codec.encode(e)));
+      }
+    }
+
+    try (JournalReader reader = JournalReader.open(file)) {
+      assertThat(reader.header().formatVersion()).isEqualTo(4);
+      assertThat(reader.next().orElseThrow()).isInstanceOfSatisfying(JournalEntry.Cycle.class,
+          c -> assertThat(c.events()).containsExactly(report));
+      assertThat(report.writeMillis()).isEmpty();
+    }
+  }
+
+  /** The record as a writer of {@code older} would have written it: the current one resolved to that schema. */
+  private static org.apache.avro.generic.GenericRecord asWrittenBy(org.apache.avro.Schema older,
+      io.spindle.journal.avro.JournalEntryRecord current) throws IOException {
+    java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+    org.apache.avro.io.BinaryEncoder encoder = org.apache.avro.io.EncoderFactory.get().binaryEncoder(bytes, null);
+    new org.apache.avro.specific.SpecificDatumWriter<io.spindle.journal.avro.JournalEntryRecord>(current.getSchema())
+        .write(current, encoder);
+    encoder.flush();
+    return new org.apache.avro.generic.GenericDatumReader<org.apache.avro.generic.GenericRecord>(current.getSchema(),
+        older).read(null, org.apache.avro.io.DecoderFactory.get().binaryDecoder(bytes.toByteArray(), null));
   }
 
   @Test

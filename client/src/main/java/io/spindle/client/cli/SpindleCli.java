@@ -27,6 +27,8 @@ public final class SpindleCli {
         queues                 queues: guaranteed, maximum, fair share, used and pending GPUs
         gangs                  gangs waiting to start: why, the nodes held for them, estimated start
         why <applicationId>    why an application is pending, was rejected or was preempted
+        advice <applicationId> how often the application should checkpoint, and why (Daly's interval for
+                               its GPUs at the failure rate this cluster has seen)
         refresh-queues [--user <name>]
                                re-read capacity-scheduler.xml (needs the root queue's administer ACL); --user
                                is for simple authentication, with Kerberos you are the user of your ticket
@@ -94,6 +96,8 @@ public final class SpindleCli {
         case "queues" -> get(base, "queues");
         case "gangs" -> get(base, "gangs");
         case "why" -> get(base, "apps/" + URLEncoder.encode(words.get(1), StandardCharsets.UTF_8) + "/why");
+        case "advice" -> get(base, "apps/" + URLEncoder.encode(words.get(1), StandardCharsets.UTF_8)
+            + "/checkpoint-advice");
         case "refresh-queues" -> post(base, "admin/refresh-queues", asUser(user, env), "");
         case "cordon" -> post(base, "admin/cordon", asUser(user, env), "&node=" + encode(words.get(1)) + "&reason="
             + encode(String.join(" ", words.subList(2, words.size()))));
@@ -117,6 +121,7 @@ public final class SpindleCli {
         case "queues" -> printQueues(answer);
         case "gangs" -> printGangs(answer);
         case "why" -> out.println(answer.path("explanation").asText());
+        case "advice" -> printAdvice(answer);
         default -> out.println(answer.path("result").asText());
       }
       return 0;
@@ -142,12 +147,27 @@ public final class SpindleCli {
       return false;
     }
     return switch (words.get(0)) {
-      case "why", "uncordon" -> words.size() == 2;
+      case "why", "advice", "uncordon" -> words.size() == 2;
       case "cordon" -> words.size() >= 3;
       case "uncordon-gpu" -> words.size() == 3;
       case "cordon-gpu" -> words.size() >= 4;
       default -> words.size() == 1;
     };
+  }
+
+  private void printAdvice(JsonNode a) {
+    long seconds = a.path("intervalSeconds").asLong();
+    out.println("Checkpoint every " + duration(seconds) + " (" + seconds + " s, SPINDLE_CHECKPOINT_INTERVAL_SECONDS"
+        + " under spindle-run).");
+    out.println(a.path("basis").asText() + ".");
+  }
+
+  private static String duration(long seconds) {
+    if (seconds < 120) {
+      return seconds + " s";
+    }
+    long minutes = Math.round(seconds / 60.0);
+    return minutes < 120 ? minutes + " min" : String.format(Locale.ROOT, "%d h %02d min", minutes / 60, minutes % 60);
   }
 
   private static String asUser(String user, Map<String, String> env) {

@@ -10,6 +10,7 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 import org.apache.hadoop.conf.Configuration;
@@ -126,15 +127,22 @@ final class CheckpointRelay implements AutoCloseable {
     return Optional.ofNullable(pending);
   }
 
-  /** A worker wrote a checkpoint: Spindle learns where, and an open notice is answered DONE with it. */
-  void checkpointed(String path) {
+  /**
+   * A worker wrote a checkpoint (in {@code writeMillis}, if it said): Spindle learns where, and how long it took, and
+   * an open notice is answered DONE with it.
+   */
+  void checkpointed(String path, OptionalLong writeMillis) {
     if (spindle == null) {
       return;
     }
     long now = clock.getAsLong();
     CheckpointNoticeView p = pending;
     try {
-      spindle.reportCheckpoint(path, now);
+      if (writeMillis.isPresent()) {
+        spindle.reportCheckpoint(path, now, Duration.ofMillis(writeMillis.getAsLong()));
+      } else {
+        spindle.reportCheckpoint(path, now);
+      }
       if (p != null) {
         spindle.answer(p.noticeId(), CheckpointDecision.done(path, now));
         pending = null;

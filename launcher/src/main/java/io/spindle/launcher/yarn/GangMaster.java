@@ -1,6 +1,9 @@
 package io.spindle.launcher.yarn;
 
+import io.spindle.client.CheckpointAdviceView;
 import io.spindle.client.CheckpointNoticeView;
+import io.spindle.client.SpindleStatusClient;
+import io.spindle.client.StatusApiAddress;
 import io.spindle.launcher.ElasticGang;
 import io.spindle.launcher.RankPlan;
 import io.spindle.launcher.RestartBudget;
@@ -19,6 +22,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.function.LongSupplier;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileSystem;
@@ -238,7 +242,31 @@ public final class GangMaster implements ProgressServer.Master {
     }
     plan.describe().forEach(this::note);
     resume.ifPresent(c -> note("run " + attempt + ": resuming from " + c));
-    gang.start(run, id -> launch.worker(plan, id, run.attempt(), resume), launch.idle());
+    OptionalLong checkpointEvery = checkpointAdvice();
+    gang.start(run, id -> launch.worker(plan, id, run.attempt(), resume, checkpointEvery), launch.idle());
+  }
+
+  /**
+   * The checkpoint interval Spindle advises for the GPUs this run holds, asked at every start since the run's size
+   * changes it. Advice only: without it the workers start without {@link WorkerLaunch#CHECKPOINT_INTERVAL}, and the
+   * line says why.
+   */
+  private OptionalLong checkpointAdvice() {
+    String absent = "run " + attempt + ": no " + WorkerLaunch.CHECKPOINT_INTERVAL + ": ";
+    Optional<SpindleStatusClient> status = SpindleStatusClient.from(conf::get);
+    if (status.isEmpty()) {
+      note(absent + "the configuration names no Spindle status API (" + StatusApiAddress.PORT_KEY + ")");
+      return OptionalLong.empty();
+    }
+    try {
+      CheckpointAdviceView advice = status.get().checkpointAdvice(appId.toString());
+      note("run " + attempt + ": Spindle advises a checkpoint every " + advice.intervalSeconds() + " s ("
+          + WorkerLaunch.CHECKPOINT_INTERVAL + "): " + advice.basis());
+      return OptionalLong.of(advice.intervalSeconds());
+    } catch (IOException | RuntimeException e) {
+      note(absent + e.getMessage());
+      return OptionalLong.empty();
+    }
   }
 
   /**
@@ -413,7 +441,8 @@ public final class GangMaster implements ProgressServer.Master {
    * fail); a grow restarts at once. A whole preemption's notice outranks a grow.
    */
   @Override
-  public synchronized String checkpointed(int reportedAttempt, int rank, long step, String path) {
+  public synchronized String checkpointed(int reportedAttempt, int rank, long step, String path,
+      OptionalLong writeMillis) {
     if (!isCurrent(reportedAttempt, rank)) {
       return "ignored: not a worker of the current run\n";
     }
@@ -425,12 +454,12 @@ public final class GangMaster implements ProgressServer.Master {
         && notice.get().noticeId() == members.shrinkNotice()) {
       restartAtNewSize("Spindle takes back " + members.departing().size() + " worker(s) (notice "
           + members.shrinkNotice() + ")");
-      checkpoints.checkpointed(path);
+      checkpoints.checkpointed(path, writeMillis);
     } else if (members.change() == ElasticGang.Change.GROW && notice.isEmpty()) {
-      checkpoints.checkpointed(path);
+      checkpoints.checkpointed(path, writeMillis);
       restartAtNewSize("grown by " + (members.nextSize() - gang.run().size()) + " worker(s)");
     } else {
-      checkpoints.checkpointed(path);
+      checkpoints.checkpointed(path, writeMillis);
     }
     return "ok\n";
   }

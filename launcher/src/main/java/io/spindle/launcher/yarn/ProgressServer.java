@@ -9,6 +9,7 @@ import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.concurrent.Executors;
 
 /**
@@ -26,8 +27,11 @@ final class ProgressServer implements AutoCloseable {
      */
     String progress(int attempt, int rank, long step);
 
-    /** The worker wrote a checkpoint of {@code step} at {@code path} (after being asked, or on its own schedule). */
-    String checkpointed(int attempt, int rank, long step, String path);
+    /**
+     * The worker wrote a checkpoint of {@code step} at {@code path} (after being asked, or on its own schedule), in
+     * {@code writeMillis} if it said: Spindle advises the checkpoint interval from it.
+     */
+    String checkpointed(int attempt, int rank, long step, String path, OptionalLong writeMillis);
 
     /** The worker needs {@code seconds} more to write the checkpoint it was asked for. */
     String extend(int attempt, int rank, long seconds);
@@ -47,7 +51,8 @@ final class ProgressServer implements AutoCloseable {
       if (path == null || path.isBlank()) {
         throw new IllegalArgumentException("path= names the checkpoint written");
       }
-      return master.checkpointed((int) number(q, "attempt"), (int) number(q, "rank"), number(q, "step"), path);
+      return master.checkpointed((int) number(q, "attempt"), (int) number(q, "rank"), number(q, "step"), path,
+          writeMillis(q.get("write_seconds")));
     }));
     server.createContext("/extend", ex -> answer(ex, q -> master.extend((int) number(q, "attempt"),
         (int) number(q, "rank"), number(q, "seconds"))));
@@ -83,6 +88,22 @@ final class ProgressServer implements AutoCloseable {
   }
 
   /** A whole-number parameter; absent reads as -1 (attempt, rank and step are optional for a plain heartbeat). */
+  /** {@code write_seconds=}, decimal, how long the checkpoint took to write; absent when not given. */
+  private static OptionalLong writeMillis(String seconds) {
+    if (seconds == null || seconds.isBlank()) {
+      return OptionalLong.empty();
+    }
+    try {
+      double s = Double.parseDouble(seconds);
+      if (s >= 0 && s <= 86_400) {
+        return OptionalLong.of(Math.round(s * 1000));
+      }
+    } catch (NumberFormatException e) {
+      // refused below
+    }
+    throw new IllegalArgumentException("write_seconds= must be a number of seconds (0..86400), not '" + seconds + "'");
+  }
+
   private static long number(Map<String, String> q, String name) {
     String v = q.get(name);
     if (v == null) {

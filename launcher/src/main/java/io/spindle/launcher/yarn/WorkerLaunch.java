@@ -8,6 +8,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import org.apache.hadoop.yarn.api.ApplicationConstants;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
 import org.apache.hadoop.yarn.api.records.ContainerLaunchContext;
@@ -23,6 +24,9 @@ final class WorkerLaunch {
    */
   static final List<String> IDLE = List.of("sleep 86400");
 
+  /** The checkpoint interval Spindle advises, in seconds (docs/training-guide.md). */
+  static final String CHECKPOINT_INTERVAL = "SPINDLE_CHECKPOINT_INTERVAL_SECONDS";
+
   private final RunSpec spec;
   private final ApplicationId appId;
   private final String progressUrl;
@@ -35,8 +39,12 @@ final class WorkerLaunch {
     this.resources = resources;
   }
 
-  /** The launch of {@code containerId}'s worker in run {@code attempt} of {@code plan}. */
-  ContainerLaunchContext worker(RankPlan plan, String containerId, int attempt, Optional<String> resume) {
+  /**
+   * The launch of {@code containerId}'s worker in run {@code attempt} of {@code plan}; {@code checkpointEvery}, the
+   * interval Spindle advises, in seconds, when it could be had.
+   */
+  ContainerLaunchContext worker(RankPlan plan, String containerId, int attempt, Optional<String> resume,
+      OptionalLong checkpointEvery) {
     int rank = plan.rankOf(containerId);
     Map<String, String> env = new LinkedHashMap<>(plan.environment(containerId));
     if (env.get("CUDA_VISIBLE_DEVICES").isEmpty() || spec.migProfile() != null || spec.gpuMilli() > 0) {
@@ -51,6 +59,7 @@ final class WorkerLaunch {
       env.put("SPINDLE_CHECKPOINT_DIR", spec.checkpointDir());
     }
     resume.ifPresent(p -> env.put("SPINDLE_RESUME_FROM", p));
+    checkpointEvery.ifPresent(seconds -> env.put(CHECKPOINT_INTERVAL, Long.toString(seconds)));
     // Appended: an elastic job's container runs one process per size it ran at, and each one's output is kept.
     String command = ShellWords.join(spec.command()) + " 1>>" + ApplicationConstants.LOG_DIR_EXPANSION_VAR
         + "/stdout 2>>" + ApplicationConstants.LOG_DIR_EXPANSION_VAR + "/stderr";

@@ -8,10 +8,12 @@ import io.spindle.core.model.RequestRef;
 import io.spindle.core.model.Resources;
 import io.spindle.core.preemption.CheckpointHandshake;
 import io.spindle.core.preemption.Need;
+import io.spindle.core.reliability.FailureObservations;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.Set;
 
 /**
@@ -46,6 +48,8 @@ import java.util.Set;
  *     and the starvation bound go on from it
  * @param learnedRuntimes the run times {@code shortest-first} learned from finished applications
  * @param cordons the nodes admins took new work off, with why (also nodes that have not registered again yet)
+ * @param failures the GPU-hours the cluster's GPUs have been in service and the GPU failures among them, which the
+ *     checkpoint interval advised to applications is computed from
  * @param gpuFaults GPUs with recent failures, a quarantine or an admin's cordon ({@link GpuFaults})
  */
 public record DurableState(long nextNoticeId, long nextUnitId, List<UnitState> units,
@@ -53,15 +57,25 @@ public record DurableState(long nextNoticeId, long nextUnitId, List<UnitState> u
     List<ReservationBackoff> reservationBackoffs, List<ReclaimState> reclaims, List<CheckpointState> checkpoints,
     List<ResumeState> resumeFrom, StarvationState starvation, List<DeclaredEnd> declaredEnds,
     List<AttainedState> attained, List<LearnedRuntime> learnedRuntimes, List<CordonState> cordons,
-    List<GpuFaultState> gpuFaults) {
+    FailureObservations.Saved failures, List<GpuFaultState> gpuFaults) {
 
   /** A state without GPU faults. */
   public DurableState(long nextNoticeId, long nextUnitId, List<UnitState> units, List<ReservationState> reservations,
       List<ReservationBackoff> reservationBackoffs, List<ReclaimState> reclaims, List<CheckpointState> checkpoints,
       List<ResumeState> resumeFrom, StarvationState starvation, List<DeclaredEnd> declaredEnds,
+      List<AttainedState> attained, List<LearnedRuntime> learnedRuntimes, List<CordonState> cordons,
+      FailureObservations.Saved failures) {
+    this(nextNoticeId, nextUnitId, units, reservations, reservationBackoffs, reclaims, checkpoints, resumeFrom,
+        starvation, declaredEnds, attained, learnedRuntimes, cordons, failures, List.of());
+  }
+
+  /** A state without failure observations or GPU faults. */
+  public DurableState(long nextNoticeId, long nextUnitId, List<UnitState> units, List<ReservationState> reservations,
+      List<ReservationBackoff> reservationBackoffs, List<ReclaimState> reclaims, List<CheckpointState> checkpoints,
+      List<ResumeState> resumeFrom, StarvationState starvation, List<DeclaredEnd> declaredEnds,
       List<AttainedState> attained, List<LearnedRuntime> learnedRuntimes, List<CordonState> cordons) {
     this(nextNoticeId, nextUnitId, units, reservations, reservationBackoffs, reclaims, checkpoints, resumeFrom,
-        starvation, declaredEnds, attained, learnedRuntimes, cordons, List.of());
+        starvation, declaredEnds, attained, learnedRuntimes, cordons, FailureObservations.Saved.NONE);
   }
 
   /** A state without cordoned nodes. */
@@ -115,6 +129,7 @@ public record DurableState(long nextNoticeId, long nextUnitId, List<UnitState> u
     learnedRuntimes = copy("learnedRuntimes", learnedRuntimes);
     cordons = copy("cordons", cordons);
     gpuFaults = copy("gpuFaults", gpuFaults);
+    require("failures", failures);
 
     Map<Long, UnitState> unitsById = new HashMap<>();
     Set<String> containers = new HashSet<>();
@@ -309,10 +324,22 @@ public record DurableState(long nextNoticeId, long nextUnitId, List<UnitState> u
     }
   }
 
-  /** The application's last checkpoint report: work before {@code atMillis} is not lost by preemption. */
-  public record CheckpointState(AppId appId, long atMillis, String location) {
+  /**
+   * The application's last checkpoint report: work before {@code atMillis} is not lost by preemption;
+   * {@code writeMillis}, how long its checkpoints take to write, if it said.
+   */
+  public record CheckpointState(AppId appId, long atMillis, String location, OptionalLong writeMillis) {
     public CheckpointState {
       require("appId", appId);
+      require("writeMillis", writeMillis);
+      if (writeMillis.isPresent() && writeMillis.getAsLong() < 0) {
+        throw new InvalidInputException("writeMillis", writeMillis.getAsLong(), "must not be negative");
+      }
+    }
+
+    /** A report that did not say how long the write took. */
+    public CheckpointState(AppId appId, long atMillis, String location) {
+      this(appId, atMillis, location, OptionalLong.empty());
     }
   }
 
@@ -450,6 +477,6 @@ public record DurableState(long nextNoticeId, long nextUnitId, List<UnitState> u
   /** This state with {@code faults} as its GPU faults. */
   public DurableState withGpuFaults(List<GpuFaultState> faults) {
     return new DurableState(nextNoticeId, nextUnitId, units, reservations, reservationBackoffs, reclaims, checkpoints,
-        resumeFrom, starvation, declaredEnds, attained, learnedRuntimes, cordons, faults);
+        resumeFrom, starvation, declaredEnds, attained, learnedRuntimes, cordons, failures, faults);
   }
 }

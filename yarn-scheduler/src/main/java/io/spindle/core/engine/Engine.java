@@ -18,6 +18,8 @@ import io.spindle.core.placement.GangPlacer;
 import io.spindle.core.placement.MigSlotPolicy;
 import io.spindle.core.placement.Reservation;
 import io.spindle.core.queue.QueueTree;
+import io.spindle.core.reliability.CheckpointAdvice;
+import io.spindle.core.reliability.FailureObservations;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -94,7 +96,7 @@ public final class Engine {
         reservations, preemption, gangRuns);
     this.growth = new ElasticGrowth(state, gangPlacer, gangRuns, preemption, clock);
     this.failover = new EngineFailover(state, settings, preemption, reservations);
-    this.views = new EngineViews(state, clock);
+    this.views = new EngineViews(state, clock, settings.checkpointAdvice(), preemption::checkpointWriteMillis);
     this.faults = new GpuFaults(cluster, state, gangRuns, settings.health());
     state.onRelease(gangRuns::released);
     state.onRelease(preemption::released);
@@ -129,6 +131,7 @@ public final class Engine {
         onBadEvent.rejected(e, problem);
       }
     }
+    state.countGpusInService();
     failover.settleRestored();
     cluster.activateReconfiguredGpus(clock.nowMillis());
     faults.expire(clock.nowMillis(), this::reservationBroken, decisions);
@@ -283,10 +286,6 @@ public final class Engine {
     return faults.views(clock.nowMillis());
   }
 
-  /** GPU failures this engine has seen since it started. */
-  public long gpuFailuresSeen() {
-    return faults.failuresSeen();
-  }
 
   /**
    * The outstanding requests as the applications would ask for them again after a failover, in the order the
@@ -353,6 +352,20 @@ public final class Engine {
    */
   public OptionalLong nextReservationDeadlineMillis() {
     return reservations.nextDeadlineMillis();
+  }
+
+  /**
+   * How often the application should checkpoint to lose the least work to GPU failures (Daly's interval for the GPUs
+   * it holds, or asks for before it starts, at the failure rate this cluster has seen and the write time it
+   * reported); empty for an application the engine does not know or that has no GPU.
+   */
+  public Optional<CheckpointAdvice> checkpointAdvice(AppId appId) {
+    return views.checkpointAdvice(appId);
+  }
+
+  /** The cluster's GPU exposure and failures; the GPU health handling counts failures in it. */
+  FailureObservations failureObservations() {
+    return state.failures();
   }
 
   /** Where a request re-queued after preemption should resume from, as its application last said. */

@@ -7,6 +7,7 @@ import io.spindle.core.model.Node;
 import io.spindle.core.model.NodeId;
 import io.spindle.core.model.Resources;
 import io.spindle.core.preemption.CheckpointAnswer;
+import java.util.OptionalLong;
 
 /** What drivers (the YARN adapter, the simulator) tell the engine. Plain data, so it can be journaled and replayed. */
 public sealed interface EngineEvent {
@@ -138,7 +139,23 @@ public sealed interface EngineEvent {
   /**
    * The application wrote a checkpoint at {@code lastCheckpointMillis} (engine clock) to {@code location}: work
    * before it is not lost if its containers are preempted, so it becomes a cheaper victim; and a preempted request
-   * is told to resume from {@code location}.
+   * is told to resume from {@code location}. {@code writeMillis}, when the application says, is how long the write
+   * took: the checkpoint interval advised to it is computed with it.
    */
-  record CheckpointReported(AppId appId, long lastCheckpointMillis, String location) implements EngineEvent {}
+  record CheckpointReported(AppId appId, long lastCheckpointMillis, String location, OptionalLong writeMillis)
+      implements EngineEvent {
+    public CheckpointReported {
+      if (writeMillis == null) {
+        throw new IllegalArgumentException("writeMillis must be given (empty when not reported)");
+      }
+      if (writeMillis.isPresent() && writeMillis.getAsLong() < 0) {
+        throw new IllegalArgumentException("writeMillis must not be negative: " + writeMillis.getAsLong());
+      }
+    }
+
+    /** A report that does not say how long the write took. */
+    public CheckpointReported(AppId appId, long lastCheckpointMillis, String location) {
+      this(appId, lastCheckpointMillis, location, OptionalLong.empty());
+    }
+  }
 }

@@ -84,7 +84,8 @@ final class EngineFailover {
     }
     return new DurableState(preemption.nextNoticeId(), preemption.nextUnitId(), preemption.unitStates(containerName),
         held, backoffs, preemption.reclaimStates(containerName), preemption.checkpointStates(),
-        preemption.resumeStates(), preemption.starvationState(), ends, attained, learned, cordons());
+        preemption.resumeStates(), preemption.starvationState(), ends, attained, learned, cordons(),
+        state.failures().saved());
   }
 
   /**
@@ -92,7 +93,8 @@ final class EngineFailover {
    * the state only after cycles that moved it.
    */
   long durableVersion() {
-    return state.durableChanges() + preemption.durableChanges() + state.estimates().changes();
+    return state.durableChanges() + preemption.durableChanges() + state.estimates().changes()
+        + state.failures().changes();
   }
 
   /**
@@ -108,7 +110,8 @@ final class EngineFailover {
    * in force ({@link Decision.RequestCheckpoint}, unchanged) and the kills of reclaims under way whose containers
    * still run ({@link Decision.Preempt}): what the driver knew of them did not survive the failover. A victim's
    * container that ended is held charged on its node until its reclaim completes, as before. Checkpoint reports,
-   * resume locations, starvation and the run times containers declared carry on.
+   * resume locations, starvation and the run times containers declared carry on, and so do the GPU-hours and GPU
+   * failures the cluster has seen (the time since the save counted at the GPUs the old leader had).
    *
    * <p>Reservations and reservation backoffs take hold in the next cycle, after its events: a reservation is held
    * again, with its original age, for a gang asked again as it was (same size); one whose gang was not asked again,
@@ -171,6 +174,7 @@ final class EngineFailover {
       }
     }
     saved.cordons().forEach(c -> cluster.restoreCordon(c.nodeId(), c.reason()));
+    state.failures().restore(saved.failures(), state.nowMillis());
     // Last: what preemption takes over charges held containers again, and what was run is counted on from the save.
     restoreHistory(saved, dropped);
     restored = true;

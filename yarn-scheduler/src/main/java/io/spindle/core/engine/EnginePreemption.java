@@ -36,7 +36,7 @@ import java.util.function.LongFunction;
  * {@link ReclaimLedger} in each cycle, and re-queues what was preempted. The choices themselves are made in
  * {@code io.spindle.core.preemption}; the planner's snapshot is {@link PreemptionSnapshot}'s, the take-over after a
  * failover {@link PreemptionFailover}'s, and what runs as one piece is {@link GangRuns}'. With preemption off every
- * call returns at once.
+ * call returns at once, except that checkpoint reports are kept: the interval advised to applications needs them.
  */
 final class EnginePreemption {
 
@@ -149,17 +149,24 @@ final class EnginePreemption {
     }
   }
 
+  /** Kept with preemption off too: the checkpoint interval advised to the application uses its write time. */
   void reported(CheckpointReported e) {
-    if (!enabled()) {
-      return;
-    }
     if (!state.hasApp(e.appId())) {
       throw new InvalidInputException("appId", e.appId(), "checkpoint reported by an application not running");
     }
-    preemption.checkpoints.put(e.appId(),
-        new PreemptionState.Checkpoint(Math.min(e.lastCheckpointMillis(), clock.nowMillis()), e.location()));
+    PreemptionState.Checkpoint before = preemption.checkpoints.get(e.appId());
+    // A report that does not say (an older client, a write not timed) keeps the last write time that was said.
+    OptionalLong write = e.writeMillis().isPresent() || before == null ? e.writeMillis() : before.writeMillis();
+    preemption.checkpoints.put(e.appId(), new PreemptionState.Checkpoint(
+        Math.min(e.lastCheckpointMillis(), clock.nowMillis()), e.location(), write));
     changes++; // Victim order changes with it.
     preemption.durableChange();
+  }
+
+  /** How long the application's checkpoints take to write, as it last said. */
+  OptionalLong checkpointWriteMillis(AppId appId) {
+    PreemptionState.Checkpoint c = preemption.checkpoints.get(appId);
+    return c == null ? OptionalLong.empty() : c.writeMillis();
   }
 
   // ---------------------------------------------------------------- the cycle
@@ -392,6 +399,7 @@ final class EnginePreemption {
 
   /** Takes over what an earlier leader saved (see {@link PreemptionFailover#restore}). */
   PreemptionFailover.Restored restore(DurableState saved, Function<String, Long> recovered, List<String> dropped) {
+    failover.restoreCheckpoints(saved.checkpoints(), dropped);
     if (!enabled()) {
       if (!saved.units().isEmpty() || !saved.reclaims().isEmpty()) {
         dropped.add("preemption is off: " + saved.units().size() + " units and " + saved.reclaims().size()

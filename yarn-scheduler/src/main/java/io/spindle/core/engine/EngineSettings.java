@@ -1,6 +1,8 @@
 package io.spindle.core.engine;
 
 import io.spindle.core.preemption.PreemptionSettings;
+import io.spindle.core.reliability.CheckpointAdvisor;
+import io.spindle.core.reliability.FailureRate;
 import io.spindle.core.reliability.HealthSettings;
 import io.spindle.core.queue.QueueConfigParser;
 import java.util.Map;
@@ -34,14 +36,17 @@ import java.util.Map;
  * @param registrationSettleMillis for this long after the engine's first cycle, a request is not rejected for being
  *     larger than the nodes registered so far (it waits): nodes register over seconds after a ResourceManager starts
  *     or fails over ({@code yarn.scheduler.spindle.registration-settle-seconds})
- * @param health what failed GPUs cost: quarantine and node drain ({@code yarn.scheduler.spindle.health.*})
+ * @param health what failed GPUs cost: quarantine, node drain and hot swap ({@code yarn.scheduler.spindle.health.*})
  * @param shareCandidates on clusters with shared GPUs, how many places (the tightest fits from the indexes) are
  *     compared by fragmentation for each container: more packs a little better and costs placement time
  *     ({@code yarn.scheduler.spindle.placement.share-candidates})
+ * @param checkpointAdvice the failure-rate prior and default write time behind the checkpoint interval advised to
+ *     applications ({@code yarn.scheduler.spindle.reliability.*}, {@code yarn.scheduler.spindle.checkpoint.*})
  */
 public record EngineSettings(long migReconfigureMillis, int maxMigReconfigurationsPerCycle,
     long reservationTimeoutMillis, int maxReservations, long reservationMaxDrainMillis, boolean reservationLearnedRuntimes, boolean strictQueueOrder,
-    PreemptionSettings preemption, long registrationSettleMillis, int shareCandidates, HealthSettings health) {
+    PreemptionSettings preemption, long registrationSettleMillis, int shareCandidates,
+    CheckpointAdvisor checkpointAdvice, HealthSettings health) {
 
   public static final String MIG_RECONFIGURE_SECONDS = "yarn.scheduler.spindle.mig.reconfigure-seconds";
   public static final String MAX_MIG_RECONFIGURATIONS_PER_CYCLE =
@@ -64,6 +69,11 @@ public record EngineSettings(long migReconfigureMillis, int maxMigReconfiguratio
       "yarn.scheduler.spindle.preemption.max-victims-per-cycle";
   public static final String REGISTRATION_SETTLE_SECONDS = "yarn.scheduler.spindle.registration-settle-seconds";
   public static final String SHARE_CANDIDATES = "yarn.scheduler.spindle.placement.share-candidates";
+  public static final String CHECKPOINT_DEFAULT_WRITE_SECONDS =
+      "yarn.scheduler.spindle.checkpoint.default-write-seconds";
+  public static final String RELIABILITY_PRIOR_FAILURES_PER_GPU_HOUR =
+      "yarn.scheduler.spindle.reliability.prior-failures-per-gpu-hour";
+  public static final String RELIABILITY_PRIOR_GPU_HOURS = "yarn.scheduler.spindle.reliability.prior-gpu-hours";
   public static final int DEFAULT_SHARE_CANDIDATES = io.spindle.core.placement.ClusterState.DEFAULT_SHARE_CANDIDATES;
   /** YARN's own wait for nodes to re-register before scheduling after a recovery (scheduling-wait-ms). */
   public static final long DEFAULT_REGISTRATION_SETTLE_MILLIS = 10_000;
@@ -96,7 +106,18 @@ public record EngineSettings(long migReconfigureMillis, int maxMigReconfiguratio
       throw new IllegalArgumentException("shareCandidates must be positive: " + shareCandidates);
     }
     preemption = preemption == null ? PreemptionSettings.defaults() : preemption;
+    checkpointAdvice = checkpointAdvice == null ? CheckpointAdvisor.defaults() : checkpointAdvice;
     health = health == null ? HealthSettings.DEFAULT : health;
+  }
+
+  /** Settings with the default checkpoint advice. */
+  public EngineSettings(long migReconfigureMillis, int maxMigReconfigurationsPerCycle,
+      long reservationTimeoutMillis, int maxReservations, long reservationMaxDrainMillis,
+      boolean reservationLearnedRuntimes, boolean strictQueueOrder, PreemptionSettings preemption,
+      long registrationSettleMillis, int shareCandidates) {
+    this(migReconfigureMillis, maxMigReconfigurationsPerCycle, reservationTimeoutMillis, maxReservations,
+        reservationMaxDrainMillis, reservationLearnedRuntimes, strictQueueOrder, preemption, registrationSettleMillis,
+        shareCandidates, null, null);
   }
 
   /** Settings with preemption as by default (off). */
@@ -104,7 +125,7 @@ public record EngineSettings(long migReconfigureMillis, int maxMigReconfiguratio
       long reservationTimeoutMillis, int maxReservations, boolean strictQueueOrder) {
     this(migReconfigureMillis, maxMigReconfigurationsPerCycle, reservationTimeoutMillis, maxReservations,
         DEFAULT_RESERVATION_MAX_DRAIN_MILLIS, false, strictQueueOrder, PreemptionSettings.defaults(),
-        DEFAULT_REGISTRATION_SETTLE_MILLIS, DEFAULT_SHARE_CANDIDATES, HealthSettings.DEFAULT);
+        DEFAULT_REGISTRATION_SETTLE_MILLIS, DEFAULT_SHARE_CANDIDATES);
   }
 
   /** Settings with the default queue order (requests that cannot be placed are skipped, not waited behind). */
@@ -143,8 +164,30 @@ public record EngineSettings(long migReconfigureMillis, int maxMigReconfiguratio
         (int) readLong(conf, PREEMPTION_MAX_VICTIMS_PER_CYCLE, p.maxVictimsPerCycle(), 1, 100_000));
     long settle = readLong(conf, REGISTRATION_SETTLE_SECONDS, d.registrationSettleMillis() / 1000, 0, 3_600);
     long candidates = readLong(conf, SHARE_CANDIDATES, d.shareCandidates(), 1, 1_024);
+    CheckpointAdvisor a = d.checkpointAdvice();
+    CheckpointAdvisor advice = new CheckpointAdvisor(new FailureRate(
+        readDouble(conf, RELIABILITY_PRIOR_FAILURES_PER_GPU_HOUR, a.prior().priorPerGpuHour(), 1e-9, 1),
+        readDouble(conf, RELIABILITY_PRIOR_GPU_HOURS, a.prior().priorGpuHours(), 1, 1e12)),
+        readLong(conf, CHECKPOINT_DEFAULT_WRITE_SECONDS, a.defaultWriteMillis() / 1000, 0, 86_400) * 1000);
     return new EngineSettings(seconds * 1000, (int) perCycle, timeout * 1000, (int) reservations, maxDrain * 1000,
-        learned, strict, preemption, settle * 1000, (int) candidates, health(conf));
+        learned, strict, preemption, settle * 1000, (int) candidates, advice, health(conf));
+  }
+
+  private static double readDouble(Map<String, String> conf, String key, double dflt, double min, double max) {
+    String raw = conf.get(key);
+    if (raw == null || raw.isBlank()) {
+      return dflt;
+    }
+    double v;
+    try {
+      v = Double.parseDouble(raw.strip());
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(key + ": '" + raw + "' is not a number");
+    }
+    if (!(v >= min && v <= max)) {
+      throw new IllegalArgumentException(key + ": " + v + " is outside " + min + ".." + max);
+    }
+    return v;
   }
 
   private static boolean readBoolean(Map<String, String> conf, String key, boolean dflt) {
@@ -179,53 +222,59 @@ public record EngineSettings(long migReconfigureMillis, int maxMigReconfiguratio
   public EngineSettings withMigReconfigureMillis(long millis) {
     return new EngineSettings(millis, maxMigReconfigurationsPerCycle, reservationTimeoutMillis,
         maxReservations, reservationMaxDrainMillis, reservationLearnedRuntimes, strictQueueOrder, preemption, registrationSettleMillis,
-        shareCandidates, health);
+        shareCandidates, checkpointAdvice, health);
   }
 
   public EngineSettings withReservations(long timeoutMillis, int max) {
     return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle, timeoutMillis, max,
-        reservationMaxDrainMillis, reservationLearnedRuntimes, strictQueueOrder, preemption, registrationSettleMillis, shareCandidates, health);
+        reservationMaxDrainMillis, reservationLearnedRuntimes, strictQueueOrder, preemption, registrationSettleMillis, shareCandidates, checkpointAdvice, health);
   }
 
   public EngineSettings withReservationMaxDrainMillis(long millis) {
     return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle, reservationTimeoutMillis,
-        maxReservations, millis, reservationLearnedRuntimes, strictQueueOrder, preemption, registrationSettleMillis, shareCandidates, health);
+        maxReservations, millis, reservationLearnedRuntimes, strictQueueOrder, preemption, registrationSettleMillis, shareCandidates, checkpointAdvice, health);
   }
 
   public EngineSettings withReservationLearnedRuntimes(boolean learned) {
     return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle, reservationTimeoutMillis,
         maxReservations, reservationMaxDrainMillis, learned, strictQueueOrder, preemption, registrationSettleMillis,
-        shareCandidates, health);
+        shareCandidates, checkpointAdvice, health);
   }
 
   public EngineSettings withStrictQueueOrder(boolean strict) {
     return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle,
         reservationTimeoutMillis, maxReservations, reservationMaxDrainMillis, reservationLearnedRuntimes, strict, preemption,
-        registrationSettleMillis, shareCandidates, health);
+        registrationSettleMillis, shareCandidates, checkpointAdvice, health);
   }
 
   public EngineSettings withPreemption(PreemptionSettings settings) {
     return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle,
         reservationTimeoutMillis, maxReservations, reservationMaxDrainMillis, reservationLearnedRuntimes, strictQueueOrder, settings,
-        registrationSettleMillis, shareCandidates, health);
+        registrationSettleMillis, shareCandidates, checkpointAdvice, health);
   }
 
   public EngineSettings withRegistrationSettleMillis(long millis) {
     return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle,
         reservationTimeoutMillis, maxReservations, reservationMaxDrainMillis, reservationLearnedRuntimes, strictQueueOrder, preemption, millis,
-        shareCandidates, health);
+        shareCandidates, checkpointAdvice, health);
   }
 
   public EngineSettings withShareCandidates(int candidates) {
     return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle,
         reservationTimeoutMillis, maxReservations, reservationMaxDrainMillis, reservationLearnedRuntimes, strictQueueOrder, preemption,
-        registrationSettleMillis, candidates, health);
+        registrationSettleMillis, candidates, checkpointAdvice, health);
+  }
+
+  public EngineSettings withCheckpointAdvice(CheckpointAdvisor advice) {
+    return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle, reservationTimeoutMillis,
+        maxReservations, reservationMaxDrainMillis, reservationLearnedRuntimes, strictQueueOrder, preemption,
+        registrationSettleMillis, shareCandidates, advice, health);
   }
 
   public EngineSettings withHealth(HealthSettings settings) {
     return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle, reservationTimeoutMillis,
         maxReservations, reservationMaxDrainMillis, reservationLearnedRuntimes, strictQueueOrder, preemption,
-        registrationSettleMillis, shareCandidates, settings);
+        registrationSettleMillis, shareCandidates, checkpointAdvice, settings);
   }
 
   private static HealthSettings health(Map<String, String> conf) {

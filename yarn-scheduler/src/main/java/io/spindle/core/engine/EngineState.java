@@ -8,6 +8,7 @@ import io.spindle.core.placement.ClusterState;
 import io.spindle.core.queue.QueueConfig;
 import io.spindle.core.queue.QueueConfigException;
 import io.spindle.core.queue.QueueTree;
+import io.spindle.core.reliability.FailureObservations;
 import java.util.AbstractCollection;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -73,6 +74,7 @@ final class EngineState {
 
   private final Clock clock;
   private final RuntimeEstimates estimates = new RuntimeEstimates();
+  private final FailureObservations failures = new FailureObservations();
 
   /**
    * Whether what each application has run is kept (learned from, saved for a failover) in every leaf, not only in
@@ -94,6 +96,19 @@ final class EngineState {
   /** Run times learned from finished applications. */
   RuntimeEstimates estimates() {
     return estimates;
+  }
+
+  /** The cluster's GPU exposure and GPU failures, behind the checkpoint interval advised to applications. */
+  FailureObservations failures() {
+    return failures;
+  }
+
+  /**
+   * Exposure counts the GPUs of every registered node from now on: called after a cycle's events, where nodes come
+   * and go.
+   */
+  void countGpusInService() {
+    failures.capacity(clock.nowMillis(), (int) (cluster.capacity().gpuUnits() / ResourceVector.GPU_UNITS));
   }
 
   ClusterState cluster() {

@@ -26,7 +26,7 @@ public record EngineStats(int pendingGangs, long oldestPendingGangAgeMillis, int
    * @param out GPUs that take nothing new (failed, quarantined or cordoned)
    * @param degraded GPUs that take no new gang member
    * @param quarantined GPUs held out after repeated failures (counted in {@code out} too)
-   * @param failures GPU failures this engine has seen since it started
+   * @param failures GPU failures counted (kept across failovers: what the checkpoint interval advice learns from)
    */
   public record GpuServiceCounts(int out, int degraded, int quarantined, long failures) {
     public static final GpuServiceCounts NONE = new GpuServiceCounts(0, 0, 0, 0);

@@ -6,6 +6,7 @@ import io.spindle.core.model.ResourceVector;
 import io.spindle.core.model.Resources;
 import io.spindle.core.placement.GpuSlot;
 import io.spindle.core.placement.NodeView;
+import io.spindle.core.reliability.CheckpointAdvice;
 import java.util.List;
 import java.util.Optional;
 
@@ -40,16 +41,18 @@ public record EngineStatus(long cycle, long timeMillis, List<QueueSnapshot> queu
    * An application the engine knows: submitted and not finished (or rejected).
    *
    * @param ordering where its queue's ranked ordering puts it, for people ({@code null} in a FIFO or fair queue)
+   * @param checkpointAdvice how often it should checkpoint ({@code null} for one that holds and asks for no GPU)
    */
   public record App(AppId appId, String queue, String user, int priority, long submitTimeMillis,
-      ResourceVector usage, int containers, List<Request> requests, String ordering) {
+      ResourceVector usage, int containers, List<Request> requests, String ordering,
+      CheckpointAdvice checkpointAdvice) {
     public App {
       requests = List.copyOf(requests);
     }
 
     public App(AppId appId, String queue, String user, int priority, long submitTimeMillis, ResourceVector usage,
         int containers, List<Request> requests) {
-      this(appId, queue, user, priority, submitTimeMillis, usage, containers, requests, null);
+      this(appId, queue, user, priority, submitTimeMillis, usage, containers, requests, null, null);
     }
   }
 

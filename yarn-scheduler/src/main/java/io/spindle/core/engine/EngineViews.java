@@ -9,13 +9,18 @@ import io.spindle.core.placement.Reservation;
 import io.spindle.core.queue.FairShareCalculator;
 import io.spindle.core.queue.QueueLabels;
 import io.spindle.core.queue.QueueShare;
+import io.spindle.core.reliability.CheckpointAdvice;
+import io.spindle.core.reliability.CheckpointAdvisor;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.TreeMap;
+import java.util.function.Function;
 
 /** What the engine shows of itself: queue snapshots, reasons, figures for metrics, the status pages' view. */
 final class EngineViews {
@@ -25,11 +30,41 @@ final class EngineViews {
   private final EngineState state;
   private final ClusterState cluster;
   private final Clock clock;
+  private final CheckpointAdvisor advisor;
+  private final Function<AppId, OptionalLong> writeMillis;
 
-  EngineViews(EngineState state, Clock clock) {
+  /** {@code writeMillis}: how long each application's checkpoints take to write, as it reported. */
+  EngineViews(EngineState state, Clock clock, CheckpointAdvisor advisor, Function<AppId, OptionalLong> writeMillis) {
     this.state = state;
     this.cluster = state.cluster();
     this.clock = clock;
+    this.advisor = advisor;
+    this.writeMillis = writeMillis;
+  }
+
+  /**
+   * How often the application should checkpoint: for the GPUs its running containers hold, else (before its gang
+   * starts) for those its requests ask for; empty for one with neither, or not known.
+   */
+  Optional<CheckpointAdvice> checkpointAdvice(AppId appId) {
+    AppState app = state.app(appId);
+    return app == null ? Optional.empty() : Optional.ofNullable(advice(app));
+  }
+
+  private CheckpointAdvice advice(AppState app) {
+    long units = app.usage.gpuUnits();
+    boolean held = units > 0;
+    if (!held) {
+      for (DemandState d : app.demands.values()) {
+        units += d.unitCharge.gpuUnits() * d.outstanding;
+      }
+    }
+    if (units <= 0) {
+      return null;
+    }
+    // A slice or share fails with its GPU, but charges only its part: whole-GPU equivalents, rounded up.
+    int gpus = (int) Math.min(Integer.MAX_VALUE, (units + ResourceVector.GPU_UNITS - 1) / ResourceVector.GPU_UNITS);
+    return advisor.advise(state.failures(), clock.nowMillis(), gpus, held, writeMillis.apply(app.id));
   }
 
   /**
@@ -135,7 +170,7 @@ final class EngineViews {
       }
       appViews.add(new EngineStatus.App(app.id, app.leaf.path(), app.user, app.priority, app.submitTimeMillis,
           app.usage, app.allocations.size(), requests, app.leaf.ranked()
-              ? new LeafOrder(app.leaf, state.estimates(), clock.nowMillis()).describe(app) : null));
+              ? new LeafOrder(app.leaf, state.estimates(), clock.nowMillis()).describe(app) : null, advice(app)));
     }
     List<EngineStatus.Container> containers = new ArrayList<>(state.allocationCount());
     for (Allocation a : state.allocations().stream().sorted(Comparator.comparingLong(Allocation::id)).toList()) {

@@ -56,7 +56,6 @@ final class GpuFaults {
   private final GangRuns gangRuns;
   private final HealthSettings settings;
   private final Map<GpuKey, Gpu> gpus = new TreeMap<>(ORDER);
-  private long failuresSeen;
 
   GpuFaults(ClusterState cluster, EngineState state, GangRuns gangRuns, HealthSettings settings) {
     this.cluster = cluster;
@@ -71,7 +70,7 @@ final class GpuFaults {
     boolean failsNow = health.state() == GpuHealth.State.FAILED && g.health.state() != GpuHealth.State.FAILED;
     g.health = health;
     if (failsNow) {
-      failuresSeen++;
+      state.failures().gpuFailed(now); // What the checkpoint interval advice learns the failure rate from.
       state.durableChange();
       g.failures.addLast(now);
       while (!g.failures.isEmpty() && g.failures.peekFirst() < now - settings.quarantineWindowMillis()) {
@@ -114,11 +113,6 @@ final class GpuFaults {
     }
   }
 
-  /** How many times GPUs have failed since this engine started (not restored: advice counts what it saw). */
-  long failuresSeen() {
-    return failuresSeen;
-  }
-
   EngineStats.GpuServiceCounts counts(long now) {
     int out = 0;
     int degraded = 0;
@@ -130,7 +124,7 @@ final class GpuFaults {
       }
       quarantined += g.quarantinedUntil > now ? 1 : 0;
     }
-    return new EngineStats.GpuServiceCounts(out, degraded, quarantined, failuresSeen);
+    return new EngineStats.GpuServiceCounts(out, degraded, quarantined, state.failures().failures());
   }
 
   /** Health and service of every GPU that is not simply healthy and in service, in node and index order. */

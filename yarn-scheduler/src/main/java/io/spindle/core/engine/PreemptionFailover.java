@@ -111,7 +111,7 @@ final class PreemptionFailover {
   List<DurableState.CheckpointState> checkpointStates() {
     List<DurableState.CheckpointState> out = new ArrayList<>();
     preemption.checkpoints.forEach((app, c) -> out.add(new DurableState.CheckpointState(app, c.atMillis(),
-        c.location())));
+        c.location(), c.writeMillis())));
     return out;
   }
 
@@ -192,14 +192,6 @@ final class PreemptionFailover {
     }
     preemption.ledger.skipNoticeIdsBelow(saved.nextNoticeId());
 
-    for (DurableState.CheckpointState c : saved.checkpoints()) {
-      PreemptionState.Checkpoint mine = preemption.checkpoints.get(c.appId());
-      if (!state.hasApp(c.appId())) {
-        dropped.add("checkpoint report of " + c.appId() + ": application not recovered");
-      } else if (mine == null || mine.atMillis() < c.atMillis()) {
-        preemption.checkpoints.put(c.appId(), new PreemptionState.Checkpoint(c.atMillis(), c.location()));
-      }
-    }
     for (DurableState.ResumeState r : saved.resumeFrom()) {
       if (state.hasApp(r.appId())) {
         preemption.resumeFrom.put(new RequestRef(r.appId(), r.requestKey()), r.location());
@@ -209,6 +201,22 @@ final class PreemptionFailover {
     }
     restoreStarvation(saved.starvation(), dropped);
     return new Restored(restored.size(), notices);
+  }
+
+  /**
+   * The applications' checkpoint reports, with preemption on or off: the checkpoint interval advised to them is
+   * computed with the write times they reported.
+   */
+  void restoreCheckpoints(List<DurableState.CheckpointState> saved, List<String> dropped) {
+    for (DurableState.CheckpointState c : saved) {
+      PreemptionState.Checkpoint mine = preemption.checkpoints.get(c.appId());
+      if (!state.hasApp(c.appId())) {
+        dropped.add("checkpoint report of " + c.appId() + ": application not recovered");
+      } else if (mine == null || mine.atMillis() < c.atMillis()) {
+        preemption.checkpoints.put(c.appId(), new PreemptionState.Checkpoint(c.atMillis(), c.location(),
+            c.writeMillis().isPresent() || mine == null ? c.writeMillis() : mine.writeMillis()));
+      }
+    }
   }
 
   private void restoreStarvation(DurableState.StarvationState saved, List<String> dropped) {

@@ -9,6 +9,7 @@ import io.spindle.core.preemption.StarvationClock;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalLong;
 
 /**
  * What preemption knows beyond the runs themselves, and what a failover carries to the next leader: the reclaims in
@@ -18,8 +19,11 @@ import java.util.Map;
  */
 final class PreemptionState {
 
-  /** An application's last checkpoint report: work before {@code atMillis} is not lost by preemption. */
-  record Checkpoint(long atMillis, String location) {}
+  /**
+   * An application's last checkpoint report: work before {@code atMillis} is not lost by preemption;
+   * {@code writeMillis}, how long its checkpoints take to write, as it last said.
+   */
+  record Checkpoint(long atMillis, String location, OptionalLong writeMillis) {}
 
   final ReclaimLedger ledger = new ReclaimLedger();
   final StarvationClock starvation = new StarvationClock();

@@ -198,6 +198,8 @@ class GpuFaultsTest {
       assertThat(f.quarantinedUntilMillis()).isEqualTo(2 * HOUR + 24 * HOUR);
     });
     assertThat(gpusOf(submit("a", ONE_GPU, 2, PlacementSpec.SINGLE).allocations())).containsExactly(1);
+    assertThat(engine.stats().gpuService()).as("counted for metrics and the checkpoint interval advice")
+        .isEqualTo(new EngineStats.GpuServiceCounts(1, 0, 1, 2));
 
     clock.set(26 * HOUR);
     CycleResult released = engine.cycle(List.of());
