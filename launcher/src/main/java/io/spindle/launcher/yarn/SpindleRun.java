@@ -125,6 +125,10 @@ public final class SpindleRun {
     }
     Resource max = fresh.getMaximumResourceCapability();
     Resource want = worker(yarn, spec);
+    // The nodes first: YARN lowers its maximum allocation to the largest node's some seconds after it starts
+    // (ClusterNodeTracker), so the limit a request meets depends on when it is checked, and the nodes are what the
+    // user must change the request for.
+    requireANodeHolding(yarn, want);
     for (ResourceInformation r : want.getResources()) {
       long most = maxOf(max, r.getName());
       if (r.getValue() > most) {
@@ -133,7 +137,6 @@ public final class SpindleRun {
             + " and more workers");
       }
     }
-    requireANodeHolding(yarn, want);
     String cmd = spec.command().get(0);
     if (!commandFound(cmd, spec)) {
       throw new UsageException("command '" + cmd + "' not found: it is neither on this host's PATH (workers run"

@@ -329,7 +329,8 @@ final class Admission {
       throw new InvalidInputException("allocationId", e.allocationId(), "container already known");
     }
     // A container of the default partition on a non-exclusive label's node counts in that label, as when placed.
-    String nodePartition = cluster.partitionOf(e.nodeId());
+    io.spindle.core.model.Node node = cluster.nodeOf(e.nodeId());
+    String nodePartition = node == null ? null : node.partition();
     Resources shape = e.shape().partition().isEmpty() && nodePartition != null && cluster.lendsIdle(nodePartition)
         ? e.shape().withPartition(nodePartition) : e.shape();
     Placement placement = cluster.placeOn(e.nodeId(), shape);

@@ -2,6 +2,8 @@ package io.spindle.core.engine;
 
 import io.spindle.core.model.GpuHealth;
 import io.spindle.core.model.HealthEvidence;
+import io.spindle.core.model.InvalidInputException;
+import io.spindle.core.model.Node;
 import io.spindle.core.model.NodeId;
 import io.spindle.core.placement.ClusterState;
 import io.spindle.core.placement.GpuService;
@@ -66,6 +68,10 @@ final class GpuFaults {
 
   /** A node reported a GPU's health. */
   void reported(NodeId node, int gpuIndex, GpuHealth health, long now, Broken broken, List<Decision> decisions) {
+    requireGpu(node, gpuIndex);
+    if (health.healthy() && !gpus.containsKey(new GpuKey(node, gpuIndex))) {
+      return; // Nothing known against it: no entry for the healthy many.
+    }
     Gpu g = gpus.computeIfAbsent(new GpuKey(node, gpuIndex), k -> new Gpu());
     boolean failsNow = health.state() == GpuHealth.State.FAILED && g.health.state() != GpuHealth.State.FAILED;
     g.health = health;
@@ -85,6 +91,7 @@ final class GpuFaults {
 
   /** An admin took a GPU out of service ({@code reason}) or put it back ({@code null}). */
   void cordon(NodeId node, int gpuIndex, String reason, long now, Broken broken, List<Decision> decisions) {
+    requireGpu(node, gpuIndex);
     Gpu g = gpus.computeIfAbsent(new GpuKey(node, gpuIndex), k -> new Gpu());
     g.cordon = reason;
     state.durableChange();
@@ -178,6 +185,18 @@ final class GpuFaults {
 
   // ---------------------------------------------------------------- internals
 
+  /** A registered node must have the GPU; an unregistered one's GPUs are taken on trust until it registers. */
+  private void requireGpu(NodeId node, int gpuIndex) {
+    if (cluster.hasNode(node) && !hasGpu(node, gpuIndex)) {
+      throw new InvalidInputException("gpu.index", node + "/gpu" + gpuIndex, "node has no such GPU");
+    }
+  }
+
+  private boolean hasGpu(NodeId node, int gpuIndex) {
+    Node n = cluster.nodeOf(node);
+    return n != null && n.gpus().stream().anyMatch(g -> g.index() == gpuIndex);
+  }
+
   private GpuService serviceOf(Gpu g, long now) {
     if (g.health.state() == GpuHealth.State.FAILED) {
       return new GpuService(GpuService.Level.OUT, "failed: " + evidence(g.health));
@@ -205,7 +224,7 @@ final class GpuFaults {
 
   private void apply(GpuKey key, Gpu g, long now, Broken broken, List<Decision> decisions) {
     GpuService next = serviceOf(g, now);
-    if (java.util.Objects.equals(next, g.applied) || !cluster.hasNode(key.node())) {
+    if (java.util.Objects.equals(next, g.applied) || !hasGpu(key.node(), key.gpuIndex())) {
       return;
     }
     boolean wasOut = g.applied != null && g.applied.out();

@@ -245,7 +245,8 @@ final class PreemptionSnapshot {
             continue;
           }
           NodeId node = a.placement().nodeId();
-          if (d.shape.partition().equals(cluster.partitionOf(node))
+          io.spindle.core.model.Node registered = cluster.nodeOf(node);
+          if (registered != null && d.shape.partition().equals(registered.partition())
               && (r == null || victim.elastic() || r.nodeIds().contains(node))) {
             return true;
           }

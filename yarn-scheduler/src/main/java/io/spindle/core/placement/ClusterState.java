@@ -540,10 +540,10 @@ public final class ClusterState {
     return held;
   }
 
-  /** The partition of a registered node; {@code null} for one that is not. */
-  public String partitionOf(NodeId nodeId) {
+  /** A registered node as it registered (its partition as it is now); {@code null} for one that is not. */
+  public Node nodeOf(NodeId nodeId) {
     NodeState state = nodes.get(nodeId);
-    return state == null ? null : state.node.partition();
+    return state == null ? null : state.node;
   }
 
   /** Why the container does not fit now, for the pending reason users read. */

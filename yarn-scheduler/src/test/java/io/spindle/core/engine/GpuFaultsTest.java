@@ -276,6 +276,17 @@ class GpuFaultsTest {
   }
 
   @Test
+  void aReportForAGpuTheNodeDoesNotHaveIsRefusedAndChangesNothing() {
+    engine.cycle(List.of(new NodeAdded(gpuNode("n1", "/r1", 2))));
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> report(N1, 7, XID_79))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("n1/gpu7");
+    org.assertj.core.api.Assertions.assertThatThrownBy(
+        () -> engine.cycle(List.of(new GpuCordonChanged(N1, 9, "x")))).isInstanceOf(IllegalArgumentException.class);
+    assertThat(engine.gpuFaults()).isEmpty();
+    assertThat(submit("a", ONE_GPU, 2, PlacementSpec.SINGLE).allocations()).hasSize(2);
+  }
+
+  @Test
   void quarantineCanBeTurnedOff() {
     engine = engine(new HealthSettings(0, 86_400_000, 86_400_000, 0, true));
     engine.cycle(List.of(new NodeAdded(gpuNode("n1", "/r1", 8))));
