@@ -61,6 +61,14 @@ public final class SimMain {
                                                  (default linear); a model, not a measurement
           --out DIR                              where report.json and report.html go (default: sim-out)
           --progress auto|always|never           progress on stderr (auto: on a terminal, or on long runs)
+      spindle-sim --failures llama3|none|RATE [--fault-compare] [options]   hardware faults at scale (no trace):
+          --nodes N (2048) --gpus-per-node G (8) --nodes-per-rack R (32) --training-gpus LIST (8192)
+          --hardware-share F (0.587)  --repair-hours H|lognormal:MEDIAN,SIGMA (lognormal:8,1)
+          --restart in-domain|anywhere  --spares N (hot spares per rack for the training queue, 0)
+          --checkpoint advised|fixed:SECONDS  --checkpoint-write-seconds S (60)  --restart-minutes M (10)
+          --stop-seconds S (30)  --background-load F (0.9)  --background-trace FILE (Philly)
+          --background-gpu-scale K (1)  --days D (30)  --seed S  --out DIR
+          --fault-compare: restart anywhere, hot swap, hot swap + spares, each with fixed:3600 and advised
       """;
 
   private SimMain() {}
@@ -90,6 +98,9 @@ public final class SimMain {
         throw new IllegalArgumentException("--replay takes no other flag");
       }
       return JournalReplayCommand.run(Path.of(a.get("replay")), out);
+    }
+    if (a.containsKey("failures") || a.containsKey("fault-compare")) {
+      return io.spindle.sim.faults.FaultCommand.run(a, out, err);
     }
     if (a.containsKey("dump")) {
       if (a.size() > (a.containsKey("app") ? 2 : 1)) {
@@ -249,7 +260,7 @@ public final class SimMain {
 
   /** {@code --key value}, {@code --key=value}, or a bare {@code --flag} (value "true"). */
   static Map<String, String> parse(String[] args) {
-    Set<String> bare = Set.of("mig", "help");
+    Set<String> bare = Set.of("mig", "help", "fault-compare");
     Map<String, String> out = new LinkedHashMap<>();
     for (int i = 0; i < args.length; i++) {
       String arg = args[i];
@@ -269,13 +280,18 @@ public final class SimMain {
       } else {
         throw new IllegalArgumentException("--" + key + " needs a value");
       }
-      if (!KNOWN.contains(key) && !key.startsWith("col-")) {
+      if (!KNOWN.contains(key) && !FAULT_FLAGS.contains(key) && !key.startsWith("col-")) {
         throw new IllegalArgumentException("unknown flag --" + key);
       }
       out.put(key, value);
     }
     return out;
   }
+
+  /** Flags of failure injection ({@link io.spindle.sim.faults.FaultCommand}). */
+  private static final Set<String> FAULT_FLAGS = Set.of("failures", "fault-compare", "nodes-per-rack",
+      "training-gpus", "hardware-share", "repair-hours", "restart", "spares", "checkpoint", "restart-minutes",
+      "stop-seconds", "background-load", "background-trace", "background-gpu-scale", "days");
 
   private static final Set<String> KNOWN = Set.of("trace", "cluster", "vc-sizes", "vc-scale", "openb-nodes", "mig",
       "nodes", "gpus-per-node", "gpu-model", "vcores-per-node", "memory-mb-per-node", "queues", "columns",

@@ -17,6 +17,7 @@ import io.spindle.core.placement.FragmentationAwareSlots;
 import io.spindle.core.placement.GangPlacer;
 import io.spindle.core.placement.MigSlotPolicy;
 import io.spindle.core.placement.Reservation;
+import io.spindle.core.placement.SparePool;
 import io.spindle.core.queue.QueueTree;
 import io.spindle.core.reliability.CheckpointAdvice;
 import io.spindle.core.reliability.FailureObservations;
@@ -60,6 +61,7 @@ public final class Engine {
   private final EngineFailover failover;
   private final EngineViews views;
   private final GpuFaults faults;
+  private final SparePool spares;
   private long cycles;
 
   public Engine(GpuModelCatalog catalog, QueueTree tree, Topology topology, Clock clock) {
@@ -98,6 +100,7 @@ public final class Engine {
     this.failover = new EngineFailover(state, settings, preemption, reservations);
     this.views = new EngineViews(state, clock, settings.checkpointAdvice(), preemption::checkpointWriteMillis);
     this.faults = new GpuFaults(cluster, state, gangRuns, settings.health());
+    this.spares = new SparePool(cluster);
     state.onRelease(gangRuns::released);
     state.onRelease(preemption::released);
   }
@@ -135,10 +138,11 @@ public final class Engine {
     failover.settleRestored();
     cluster.activateReconfiguredGpus(clock.nowMillis());
     faults.expire(clock.nowMillis(), this::reservationBroken, decisions);
+    spares.refresh(hotSparesWanted(), clock.nowMillis());
     reservations.expire(decisions);
     List<DemandState> reclaimedFor = preemption.beforePlacement(decisions);
     PlacementPass pass = new PlacementPass(state, gangPlacer, settings, clock, migRepartitioning, reservations,
-        preemption, gangRuns, admission, growth);
+        preemption, gangRuns, admission, growth, spares);
     List<DemandState> waiting = pass.run(reclaimedFor, decisions);
     preemption.afterPlacement(waiting, state.queues(), decisions);
     growth.run(pass, waiting, decisions);
@@ -157,6 +161,22 @@ public final class Engine {
   // ---------------------------------------------------------------- events
 
   /** A reservation the cluster gave up (its node left or was cordoned): its gang waits again, told {@code why}. */
+  /** Spares per rack by leaf, for the leaves that keep any ({@code spindle.hot-spares-per-rack}). */
+  private Map<String, Integer> hotSparesWanted() {
+    Map<String, Integer> wanted = new java.util.TreeMap<>();
+    for (QueueState q : state.queues()) {
+      if (q.isLeaf() && q.config.hotSparesPerRack() > 0) {
+        wanted.put(q.path(), q.config.hotSparesPerRack());
+      }
+    }
+    return wanted;
+  }
+
+  /** Nodes held as hot spares now, over every leaf and rack (call between cycles). */
+  public int hotSparesHeld() {
+    return spares.nodesHeld();
+  }
+
   private void reservationBroken(Reservation broken, String why, List<Decision> decisions) {
     if (broken == null) {
       return;

@@ -229,7 +229,7 @@ final class EngineFailover {
       AppState app = state.app(r.appId());
       DemandState d = app == null ? null : app.demands.get(r.requestKey());
       if (d == null || !d.isGang() || d.outstanding != r.gangSize() || d.reservation != null
-          || cluster.reservations().size() >= settings.maxReservations()) {
+          || Reservation.gangReservations(cluster.reservations()) >= settings.maxReservations()) {
         continue; // Not asked again as it was (or it holds nodes of this leader's choosing already).
       }
       try {

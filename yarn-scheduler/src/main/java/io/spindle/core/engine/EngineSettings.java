@@ -284,6 +284,7 @@ public record EngineSettings(long migReconfigureMillis, int maxMigReconfiguratio
         readLong(conf, HealthSettings.QUARANTINE_WINDOW_SECONDS, d.quarantineWindowMillis() / 1000, 0, 31_536_000) * 1000,
         readLong(conf, HealthSettings.QUARANTINE_SECONDS, d.quarantineMillis() / 1000, 0, 31_536_000) * 1000,
         (int) readLong(conf, HealthSettings.DRAIN_FAILED_GPUS, d.drainFailedGpus(), 0, 1_024),
-        readBoolean(conf, HealthSettings.RESTART_IN_DOMAIN, d.restartInDomain()));
+        readBoolean(conf, HealthSettings.RESTART_IN_DOMAIN, d.restartInDomain()),
+        readLong(conf, HealthSettings.SPARE_LEND_SECONDS, d.spareLendMillis() / 1000, 0, 86_400) * 1000);
   }
 }

@@ -149,9 +149,10 @@ final class EngineViews {
     }
     long oldestReservation = now;
     for (Reservation r : cluster.reservations()) {
-      oldestReservation = Math.min(oldestReservation, r.createdMillis());
+      oldestReservation = r.spare() ? oldestReservation : Math.min(oldestReservation, r.createdMillis());
     }
-    return new EngineStats(gangs, gangs == 0 ? 0 : Math.max(0, now - oldestSubmit), cluster.reservations().size(),
+    return new EngineStats(gangs, gangs == 0 ? 0 : Math.max(0, now - oldestSubmit),
+        Reservation.gangReservations(cluster.reservations()),
         cluster.capacity().gpus(), freeWhole, cluster.freeMigInstancesByProfile(), cluster.migSlices(), pendingContainers(),
         state.allocationCount(), now - oldestReservation);
   }

@@ -7,6 +7,7 @@ import io.spindle.core.placement.ClusterState;
 import io.spindle.core.placement.GangPlacer;
 import io.spindle.core.placement.MigRepartitionPlanner;
 import io.spindle.core.placement.Placement;
+import io.spindle.core.placement.SparePool;
 import io.spindle.core.queue.AppOrdering;
 import io.spindle.core.queue.FairShareCalculator;
 import io.spindle.core.queue.QueueLabels;
@@ -42,6 +43,7 @@ final class PlacementPass {
   private final GangRuns gangRuns;
   private final Admission admission;
   private final ElasticGrowth growth;
+  private final SparePool spares;
   /** Capacity only shrinks within a cycle, so a shape that found no node stays unplaceable until the cycle ends. */
   private final Set<Resources> noRoom = new HashSet<>();
   /** Requests that had to wait in this cycle, and why: each is tried at most once until the cycle ends. */
@@ -49,8 +51,9 @@ final class PlacementPass {
 
   PlacementPass(EngineState state, GangPlacer gangPlacer, EngineSettings settings, Clock clock,
       MigRepartitioning migRepartitioning, Reservations reservations, EnginePreemption preemption, GangRuns gangRuns,
-      Admission admission, ElasticGrowth growth) {
+      Admission admission, ElasticGrowth growth, SparePool spares) {
     this.state = state;
+    this.spares = spares;
     this.growth = growth;
     this.cluster = state.cluster();
     this.gangPlacer = gangPlacer;
@@ -267,6 +270,10 @@ final class PlacementPass {
       if (d.spec.maxRuntimeMillis() > 0) {
         placement = gangPlacer.findBackfill(d.shape, clock.nowMillis() + d.spec.maxRuntimeMillis());
       }
+      if (placement == null && maySpare(d)) {
+        List<Placement> lent = spares.lend(d.shape, 1);
+        placement = lent == null ? null : lent.get(0);
+      }
     }
     if (placement == null) {
       return Optional.of(Refusal.NoRoom.NOW);
@@ -305,14 +312,25 @@ final class PlacementPass {
       // Hot swap: what the survivors free is the domain's room; placed before they end, the gang would leave it.
       return Optional.of(new Refusal.RestartingInDomain(d.outstanding, (int) stopping));
     }
-    List<Placement> members = d.restartNear == null || d.reservation != null ? null
-        : gangPlacer.placeNear(d.shape, d.outstanding, d.requiredDepth, d.restartNear);
+    // Near first even when it holds a reservation: in its domain, on its queue's hot spares, is where it belongs.
+    List<Placement> members = null;
+    if (d.restartNear != null) {
+      List<io.spindle.core.placement.Reservation> usable = new ArrayList<>(spares.of(d.app.leaf.path()));
+      if (d.reservation != null) {
+        usable.add(d.reservation);
+      }
+      members = gangPlacer.placeNear(d.shape, d.outstanding, d.requiredDepth, d.restartNear, usable);
+    }
+    boolean near = members != null;
     if (members == null) {
       members = gangPlacer.place(d.shape, d.outstanding, d.requiredDepth, d.reservation);
     }
     if (members == null && d.spec.maxRuntimeMillis() > 0 && !d.spec.elastic()) {
       // Like a single container, a gang that ends before a reservation's projected start may use its nodes.
       members = gangPlacer.findBackfill(d.shape, d.outstanding, clock.nowMillis() + d.spec.maxRuntimeMillis());
+    }
+    if (members == null && maySpare(d) && !d.spec.elastic()) {
+      members = spares.lend(d.shape, d.outstanding);
     }
     if (members == null) {
       if (d.shape.wantsMig() && cluster.migContainersPlaceable(d.shape, d.outstanding) < d.outstanding) {
@@ -330,8 +348,20 @@ final class PlacementPass {
     for (Placement p : members) {
       ids.add(start(d, d.shape, p, decisions));
     }
+    if (near) {
+      spares.taken(members);
+    }
     preemption.started(gangRuns.started(d, ids));
     return Optional.empty();
+  }
+
+  /**
+   * Whether {@code d} may borrow hot spares: preemptible work that declares it ends within the lending time, so a
+   * gang restarting onto the spares waits for it at most that long.
+   */
+  private boolean maySpare(DemandState d) {
+    long lend = settings.health().spareLendMillis();
+    return d.spec.preemptible() && d.spec.maxRuntimeMillis() > 0 && d.spec.maxRuntimeMillis() <= lend;
   }
 
   /**

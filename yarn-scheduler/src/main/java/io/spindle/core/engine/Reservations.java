@@ -67,7 +67,8 @@ final class Reservations {
           d.reservation.projectedStartMillis());
     }
     long now = clock.nowMillis();
-    if (cluster.reservations().size() >= settings.maxReservations() || now < d.noReservationBeforeMillis) {
+    if (Reservation.gangReservations(cluster.reservations()) >= settings.maxReservations()
+        || now < d.noReservationBeforeMillis) {
       return new Refusal.NoReservationSlot(d.outstanding, level);
     }
     Reservation r = placer.reserve(d.ref, d.shape, d.outstanding, d.requiredDepth, now, work());
@@ -107,6 +108,9 @@ final class Reservations {
     heads.clear(); // A new cycle: arrivals and ranks may have changed which gang each queue serves first.
     long now = clock.nowMillis();
     for (Reservation r : new ArrayList<>(cluster.reservations())) {
+      if (r.spare()) {
+        continue; // Hot spares have no gang and no lifetime (SparePool).
+      }
       DemandState d = owning(r);
       if (d == null) {
         cluster.releaseReservation(r);

@@ -85,27 +85,43 @@ public final class GangPlacer {
     return null;
   }
 
-  /**
-   * One placement per member for {@code members} more members of a running gang, as close to it as they fit: on the
-   * gang's own nodes, else within the smallest subtree that holds one of them (the node's rack before the next level
-   * up), else anywhere the gang may span; {@code null} when they do not fit now. Nodes reserved for gangs are not used.
-   *
-   * @param near the nodes the gang runs on
-   * @param requiredDepth the highest level the gang may span; the new members stay within the same subtree there
-   */
+  /** {@link #placeNear(Resources, int, int, Collection, Collection)} with no hot spares. */
   public List<Placement> placeNear(Resources shape, int members, int requiredDepth, Collection<NodeId> near) {
+    return placeNear(shape, members, requiredDepth, near, List.of());
+  }
+
+  /**
+   * One placement per member of a gang restarting near the nodes it ran on ({@code near}), {@code null} when it does
+   * not fit now. In this order: all on those nodes, if they hold it; else those nodes keep what they hold and the rest
+   * go within the smallest subtree around them (the rack before the next level up), on usable reserved nodes there
+   * first (its queue's hot spares), then on free nodes; else, where the gang may span the cluster, whole inside one
+   * subtree wherever one holds it (as a new gang that prefers one goes); else its nodes, then any usable reserved
+   * node (those in its racks first), then any free node.
+   *
+   * <p>Keeping the survivors' nodes matters most for a gang over many racks: no subtree below the cluster holds it,
+   * and placing it afresh would move members that never failed.
+   *
+   * @param requiredDepth the highest level the gang may span; every member stays within the same subtree there
+   * @param usable reservations whose nodes it may take: its own, and the hot spares of its queue ({@link SparePool#of})
+   */
+  public List<Placement> placeNear(Resources shape, int members, int requiredDepth, Collection<NodeId> near,
+      Collection<Reservation> usable) {
+    Set<Reservation> mayUse = new HashSet<>();
+    List<NodeState> spareNodes = new ArrayList<>();
+    for (Reservation r : usable) {
+      if (cluster.reservation(r.owner()) == r && mayUse.add(r)) {
+        spareNodes.addAll(r.nodes());
+      }
+    }
     List<NodeState> own = new ArrayList<>();
     for (NodeId id : new LinkedHashSet<>(near)) {
       NodeState n = cluster.node(id);
-      if (n != null) {
+      if (n != null && (n.reservation == null || mayUse.contains(n.reservation))) {
         own.add(n);
       }
     }
-    if (own.isEmpty()) {
-      return requiredDepth < 0 ? place(shape, members, -1, null) : null;
-    }
-    if (capacity(own, shape, members, null) >= members) {
-      List<Placement> onOwn = distribute(eligible(own, null), shape, members);
+    if (!own.isEmpty() && capacity(own, shape, members, null) >= members) {
+      List<Placement> onOwn = distribute(own, shape, members);
       if (onOwn != null) {
         return onOwn;
       }
@@ -115,15 +131,90 @@ public final class GangPlacer {
       Set<Subtree> tried = new HashSet<>();
       for (NodeState n : own) {
         Subtree sub = n.ancestors.get(depth);
-        if (tried.add(sub) && mayHold(sub, shape, members) && capacity(sub.nodes, shape, members, null) >= members) {
-          List<Placement> there = distribute(eligible(sub.nodes, null), shape, members);
+        if (tried.add(sub) && mayHold(sub, shape, members)) {
+          List<Placement> there = fill(within(own, sub), within(spareNodes, sub), sub.nodes, mayUse, shape, members);
           if (there != null) {
             return there;
           }
         }
       }
     }
-    return requiredDepth < 0 ? place(shape, members, -1, null) : null;
+    if (requiredDepth >= 0 && !own.isEmpty()) {
+      return null;
+    }
+    List<Placement> whole = nodeDepth > 0 ? place(shape, members, Math.max(0, requiredDepth), null)
+        : onOneNode(shape, members);
+    if (whole != null || requiredDepth >= 0) {
+      return whole;
+    }
+    // Spares in the gang's own racks before those elsewhere.
+    Set<Subtree> racks = new HashSet<>();
+    for (NodeState n : own) {
+      racks.addAll(n.ancestors);
+    }
+    List<NodeState> sparesNear = new ArrayList<>();
+    List<NodeState> sparesFar = new ArrayList<>();
+    for (NodeState n : spareNodes) {
+      (n.ancestors.isEmpty() || racks.contains(n.ancestors.get(n.ancestors.size() - 1)) ? sparesNear : sparesFar)
+          .add(n);
+    }
+    sparesNear.addAll(sparesFar);
+    return fill(own, sparesNear, cluster.nodeStates(), mayUse, shape, members);
+  }
+
+  private static List<NodeState> within(List<NodeState> nodes, Subtree sub) {
+    List<NodeState> out = new ArrayList<>();
+    for (NodeState n : nodes) {
+      if (sub.nodes.contains(n)) {
+        out.add(n);
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Members on {@code own} then {@code spares}, in order, each node holding what it can, the rest spread over the
+   * nodes of {@code others} that are unreserved or reserved by {@code mayUse}, as {@link #distribute} does; {@code null} if they do not hold
+   * them all.
+   */
+  private static List<Placement> fill(List<NodeState> own, List<NodeState> spares, Collection<NodeState> others,
+      Set<Reservation> mayUse, Resources shape, int members) {
+    List<Placement> out = new ArrayList<>(members);
+    int remaining = members;
+    Set<NodeState> used = new HashSet<>();
+    for (List<NodeState> group : List.of(own, spares)) {
+      for (NodeState n : group) {
+        int here = remaining == 0 || !used.add(n) ? 0 : n.gangCapacityFor(shape, remaining);
+        if (here > 0) {
+          List<Placement> placed = placeOnNode(n, shape, here);
+          if (placed == null) {
+            return null;
+          }
+          out.addAll(placed);
+          remaining -= here;
+        }
+      }
+    }
+    if (remaining == 0) {
+      return out;
+    }
+    List<NodeState> rest = new ArrayList<>();
+    long room = 0;
+    for (NodeState n : others) {
+      if ((n.reservation == null || mayUse.contains(n.reservation)) && !used.contains(n)) {
+        int cap = n.gangCapacityFor(shape, remaining);
+        if (cap > 0) {
+          rest.add(n);
+          room += cap;
+        }
+      }
+    }
+    List<Placement> more = room < remaining ? null : distribute(rest, shape, remaining);
+    if (more == null) {
+      return null;
+    }
+    out.addAll(more);
+    return out;
   }
 
   /** The best single node from the free-capacity index, or {@code null}. */
@@ -424,7 +515,7 @@ public final class GangPlacer {
   }
 
   /** Spreads the members over as few of the nodes as possible; {@code null} if they do not hold them all. */
-  private static List<Placement> distribute(List<NodeState> nodes, Resources shape, int members) {
+  static List<Placement> distribute(List<NodeState> nodes, Resources shape, int members) {
     // Capacities are computed once: sorting calls the comparator O(n log n) times.
     List<long[]> withRoom = new ArrayList<>();
     for (int i = 0; i < nodes.size(); i++) {

@@ -482,6 +482,23 @@ final class NodeState {
         reconfiguringTo(), shareUse(), cordonReason, gpuService());
   }
 
+  /**
+   * Whether a hot spare may be this node: nothing runs on it, no admin or drain took it out, and every GPU is fully in
+   * service (a spare with a bad GPU would fail the gang it is kept for).
+   */
+  boolean idleAndSound() {
+    if (cordonReason != null || freeMemoryMb != node.memoryMb() || freeVcores != node.vcores()
+        || freeWholeGpus != wholeGpuCount) {
+      return false;
+    }
+    for (int i = 0; i < service.length; i++) {
+      if (service[i] != null || (mig[i] != null && !mig[i].idle())) {
+        return false;
+      }
+    }
+    return true;
+  }
+
   /** Whether the GPU at {@code position} is outside MIG, in service, and no container holds it at all. */
   boolean wholeFree(int position) {
     return mig[position] == null && !wholeTaken[position] && (shared[position] == null || shared[position].idle())

@@ -7,6 +7,9 @@ import java.util.List;
 /**
  * Nodes held for one gang that does not fit yet. Nothing else is placed on them (except backfill that declared it
  * ends before {@link #projectedStartMillis()}), so they only drain, and the gang fits once they have.
+ *
+ * <p>A {@linkplain #spare() spare} reservation holds a leaf's hot spares in one rack instead ({@link SparePool}): it
+ * has no gang, no lifetime and no projected start, and counts against no limit on gang reservations.
  */
 public final class Reservation {
 
@@ -14,9 +17,15 @@ public final class Reservation {
   private final String subtree;
   private final List<NodeState> nodes;
   private final long createdMillis;
+  private final boolean spare;
   private long projectedStartMillis = Long.MAX_VALUE;
 
   Reservation(RequestRef owner, String subtree, List<NodeState> nodes, long createdMillis) {
+    this(owner, subtree, nodes, createdMillis, false);
+  }
+
+  Reservation(RequestRef owner, String subtree, List<NodeState> nodes, long createdMillis, boolean spare) {
+    this.spare = spare;
     this.owner = owner;
     this.subtree = subtree;
     this.nodes = List.copyOf(nodes);
@@ -38,6 +47,20 @@ public final class Reservation {
 
   List<NodeState> nodes() {
     return nodes;
+  }
+
+  /** Whether this holds hot spares rather than nodes for a waiting gang. */
+  public boolean spare() {
+    return spare;
+  }
+
+  /** How many of {@code all} hold nodes for waiting gangs (spares left out): what the gang-reservation limit counts. */
+  public static int gangReservations(java.util.Collection<Reservation> all) {
+    int n = 0;
+    for (Reservation r : all) {
+      n += r.spare ? 0 : 1;
+    }
+    return n;
   }
 
   public long createdMillis() {

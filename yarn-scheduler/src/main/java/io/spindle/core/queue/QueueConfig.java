@@ -15,6 +15,8 @@ import java.util.List;
  *     hold at most the larger of 1/N of the queue and this percent of it; 100 (the default) bounds nobody
  * @param labels its node labels (partitions) and its capacities in them
  * @param orderingRules a leaf's starvation bound, attained-service levels and intra-queue preemption (Spindle keys)
+ * @param hotSparesPerRack for a leaf: whole idle nodes kept back in every rack for its gangs that restart after losing
+ *     hardware ({@code spindle.hot-spares-per-rack}, not inherited); 0 for none and for every parent
  */
 public record QueueConfig(
     String path,
@@ -27,9 +29,13 @@ public record QueueConfig(
     AppOrdering ordering,
     double minimumUserLimitPercent,
     QueueLabels labels,
-    OrderingRules orderingRules) {
+    OrderingRules orderingRules,
+    int hotSparesPerRack) {
 
   public QueueConfig {
+    if (hotSparesPerRack < 0) {
+      throw new IllegalArgumentException("hot spares must not be negative: " + hotSparesPerRack);
+    }
     labels = labels == null ? QueueLabels.INHERIT : labels;
     children = List.copyOf(children);
     preemption = preemption == null ? QueuePreemption.INHERIT : preemption;
@@ -41,13 +47,13 @@ public record QueueConfig(
   public QueueConfig(String path, List<String> children, Capacity capacity, Capacity maximumCapacity,
       double userLimitFactor, double weight) {
     this(path, children, capacity, maximumCapacity, userLimitFactor, weight, QueuePreemption.INHERIT,
-        AppOrdering.FIFO, 100, QueueLabels.INHERIT, OrderingRules.DEFAULTS);
+        AppOrdering.FIFO, 100, QueueLabels.INHERIT, OrderingRules.DEFAULTS, 0);
   }
 
   /** This queue with {@code c} as its capacity. */
   public QueueConfig withCapacity(Capacity c) {
     return new QueueConfig(path, children, c, maximumCapacity, userLimitFactor, weight, preemption, ordering,
-        minimumUserLimitPercent, labels, orderingRules);
+        minimumUserLimitPercent, labels, orderingRules, hotSparesPerRack);
   }
 
   public boolean isLeaf() {

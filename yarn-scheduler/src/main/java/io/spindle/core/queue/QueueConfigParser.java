@@ -33,6 +33,8 @@ import java.util.regex.Pattern;
  *       {@code ...spindle.preemption.max-extension-seconds}: how far a checkpoint notice to an application of the
  *       queue may be extended; default: the parent queue's, at the top the cluster's
  *       {@code yarn.scheduler.spindle.preemption.*} settings
+ *   <li>{@code yarn.scheduler.capacity.<p>.spindle.hot-spares-per-rack} of a leaf: whole idle nodes per rack kept for
+ *       its gangs restarting after hardware loss; default 0, not inherited, refused on a parent
  * </ul>
  * Other CapacityScheduler keys of a queue (ACLs, state, node labels; the validity of an ordering policy) are left to
  * the adapters.
@@ -52,6 +54,9 @@ public final class QueueConfigParser {
   public static final String WEIGHT = SPINDLE + "weight";
   public static final String PREEMPTION_MAX_EXTENSIONS = SPINDLE + "preemption.max-extensions";
   public static final String PREEMPTION_MAX_EXTENSION_SECONDS = SPINDLE + "preemption.max-extension-seconds";
+  /** Whole idle nodes per rack kept for a leaf's gangs restarting after hardware loss ({@link QueueConfig}). */
+  public static final String HOT_SPARES_PER_RACK = SPINDLE + "hot-spares-per-rack";
+  public static final long MAX_HOT_SPARES_PER_RACK = 1_024;
   /**
    * The leaves a queue created on submission, in creation order: written by Spindle into the configuration it loads
    * (never needed in a file), so that a refresh, a take-over and a journal replay rebuild the same tree from
@@ -73,7 +78,8 @@ public final class QueueConfigParser {
 
   /** Spindle per-queue keys this parser owns; other {@code spindle.*} keys are declared by later features. */
   private static final Set<String> SPINDLE_QUEUE_KEYS =
-      union(Set.of(WEIGHT, PREEMPTION_MAX_EXTENSIONS, PREEMPTION_MAX_EXTENSION_SECONDS, AUTO_CREATED),
+      union(Set.of(WEIGHT, PREEMPTION_MAX_EXTENSIONS, PREEMPTION_MAX_EXTENSION_SECONDS, AUTO_CREATED,
+          HOT_SPARES_PER_RACK),
           OrderingRulesParser.KEYS);
   private static final Set<String> STANDARD_QUEUE_KEYS = Set.of(QUEUES, CAPACITY, MAXIMUM_CAPACITY, USER_LIMIT_FACTOR);
   private static final Pattern QUEUE_NAME = Pattern.compile("[A-Za-z0-9_-]+");
@@ -150,7 +156,7 @@ public final class QueueConfigParser {
   private static QueueConfig createdQueue(String path, AutoCreation auto, List<String> children) {
     return children.isEmpty() ? new QueueConfig(path, List.of(), auto.templateCapacity(), auto.templateMaximum(),
         auto.templateUserLimitFactor(), DEFAULT_WEIGHT, QueuePreemption.INHERIT, AppOrdering.FIFO, 100,
-        auto.templateLabels(), OrderingRules.DEFAULTS)
+        auto.templateLabels(), OrderingRules.DEFAULTS, 0)
         : new QueueConfig(path, children, new Capacity.Weight(1, Double.NaN),
             new Capacity.Percent(DEFAULT_MAXIMUM_PERCENT), DEFAULT_USER_LIMIT_FACTOR, DEFAULT_WEIGHT);
   }
@@ -454,7 +460,20 @@ public final class QueueConfigParser {
       throw new QueueConfigException(key(path, MINIMUM_USER_LIMIT_PERCENT), "must not be negative; was " + mulp);
     }
     return new QueueConfig(path, children, capacity, maximum, ulf, weight, preemption, ordering, mulp,
-        QueueLabels.read(c, path), orderingRules);
+        QueueLabels.read(c, path), orderingRules, hotSpares(c, path, children));
+  }
+
+  /**
+   * A leaf's hot spares per rack. Not inherited and refused on a parent: each leaf that set it would hold its own
+   * nodes in every rack, so a value on a parent would multiply by its leaves without anyone having asked for that.
+   */
+  private static int hotSpares(Map<String, String> c, String path, List<String> children) {
+    Long n = parseWholeKey(c, key(path, HOT_SPARES_PER_RACK), MAX_HOT_SPARES_PER_RACK);
+    if (n != null && n > 0 && !children.isEmpty()) {
+      throw new QueueConfigException(key(path, HOT_SPARES_PER_RACK), "is read on leaf queues only (" + path
+          + " is a parent): set it on each leaf whose gangs should restart on spare nodes");
+    }
+    return n == null ? 0 : n.intValue();
   }
 
   /**
