@@ -96,7 +96,8 @@ public final class Engine {
         reservations, preemption, gangRuns);
     this.growth = new ElasticGrowth(state, gangPlacer, gangRuns, preemption, clock);
     this.failover = new EngineFailover(state, settings, preemption, reservations);
-    this.views = new EngineViews(state, clock, settings.checkpointAdvice(), preemption::checkpointWriteMillis);
+    this.views = new EngineViews(state, clock, settings.checkpointAdvice(), preemption::checkpointWriteMillis,
+        preemption::note);
     this.faults = new GpuFaults(cluster, state, gangRuns, settings.health());
     state.onRelease(gangRuns::released);
     state.onRelease(preemption::released);
