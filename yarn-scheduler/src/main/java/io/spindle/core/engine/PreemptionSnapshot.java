@@ -71,7 +71,9 @@ final class PreemptionSnapshot {
 
   /** Whether the request's queue has been below its fair share long enough for reclaims across queues. */
   boolean starvedQueue(DemandState d, long now) {
-    return preemption.starvation.belowMillis(d.app.leaf.path(), now) >= delayMillis(d);
+    // Below its fair share at all, first: with a delay of 0, "below for 0 ms" is also what a queue at its share reads.
+    return preemption.starvation.belowSince().containsKey(d.app.leaf.path())
+        && preemption.starvation.belowMillis(d.app.leaf.path(), now) >= delayMillis(d);
   }
 
   /** The request's preemption delay: its queue's {@code spindle.preemption.delay-seconds}, else the cluster's. */
