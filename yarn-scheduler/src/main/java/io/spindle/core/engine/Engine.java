@@ -98,7 +98,8 @@ public final class Engine {
         reservations, preemption, gangRuns);
     this.growth = new ElasticGrowth(state, gangPlacer, gangRuns, preemption, clock);
     this.failover = new EngineFailover(state, settings, preemption, reservations);
-    this.views = new EngineViews(state, clock, settings.checkpointAdvice(), preemption::checkpointWriteMillis);
+    this.views = new EngineViews(state, clock, settings.checkpointAdvice(), preemption::checkpointWriteMillis,
+        preemption::note);
     this.faults = new GpuFaults(cluster, state, gangRuns, settings.health());
     this.spares = new SparePool(cluster);
     state.onRelease(gangRuns::released);

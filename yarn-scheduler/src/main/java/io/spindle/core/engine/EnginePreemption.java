@@ -56,6 +56,13 @@ final class EnginePreemption {
   private long changes;
   /** What the last planning that found nothing saw, or {@code null}. */
   private PlanningInputs fruitless;
+  /** When a run that planning left out for its minimum run time becomes a candidate: {@link #fruitless} ends then. */
+  private long fruitlessUntil = Long.MAX_VALUE;
+  /**
+   * Starved requests the last planning found no plan for while some running work was too young to take, with when
+   * the first of it comes of age: the status view says so ({@link #note}).
+   */
+  private final Map<RequestRef, Long> protectedFrom = new HashMap<>();
 
   EnginePreemption(PreemptionSettings settings, Clock clock, EngineState state, ShapeCharges charges,
       GangPlacer placer, GangRuns runs) {
@@ -254,7 +261,7 @@ final class EnginePreemption {
     Set<DemandState> seen = new LinkedHashSet<>();
     for (DemandState d : waiting) {
       if (!seen.add(d) || d.outstanding <= 0 || d.app.demands.get(d.key) != d
-          || preemption.starvation.waitedMillis(d.ref, now) < settings.starvationMillis()) {
+          || preemption.starvation.waitedMillis(d.ref, now) < snapshot.delayMillis(d)) {
         continue;
       }
       if (d.shape.wantsMig() && cluster.migInstancesInFlight(d.shape.migProfile()) > 0) {
@@ -269,9 +276,11 @@ final class EnginePreemption {
     // What planning sees changes only when a container starts or ends, demand or nodes or reservations change, a
     // reclaim moves, or another request becomes eligible: skip it otherwise (PlanningInputs).
     PlanningInputs seenNow = snapshot.inputs(changes, starved, queues, now);
-    if (seenNow.equals(fruitless)) {
+    if (seenNow.equals(fruitless) && now < fruitlessUntil) {
       return;
     }
+    snapshot.resetProtection();
+    protectedFrom.clear();
     // Each partition's requests are planned against its own nodes, shares and runs.
     Map<String, PreemptionPlanner> planners = new HashMap<>();
     int budget = settings.maxVictimsPerCycle();
@@ -292,6 +301,9 @@ final class EnginePreemption {
           plan = elsewhere(planner, need, d, firstPlan ? Integer.MAX_VALUE : budget);
         }
         if (plan.isEmpty()) {
+          if (snapshot.protectedUntilMillis() != Long.MAX_VALUE) {
+            protectedFrom.put(d.ref, snapshot.protectedUntilMillis());
+          }
           break;
         }
         firstPlan = false;
@@ -303,6 +315,31 @@ final class EnginePreemption {
       }
     }
     fruitless = firstPlan ? seenNow : null;
+    fruitlessUntil = snapshot.protectedUntilMillis();
+  }
+
+  /**
+   * What preemption is waiting for on behalf of {@code d}, for the status view and {@code why}: its queue's preemption
+   * delay, or running work too young to take; {@code null} when neither holds it back. Shown, not announced in a
+   * {@code Wait}: the time left changes every cycle.
+   */
+  String note(DemandState d) {
+    if (!enabled() || d.outstanding <= 0 || !preemption.starvation.waitingSince().containsKey(d.ref)) {
+      return null;
+    }
+    long now = clock.nowMillis();
+    long delay = snapshot.delayMillis(d);
+    Long since = preemption.starvation.waitingSince().get(d.ref);
+    if (now - since < delay) {
+      return "nothing is preempted for it before " + java.time.Instant.ofEpochMilli(since + delay) + " (queue "
+          + d.app.leaf.path() + " waits " + delay / 1000 + " s for capacity to free by itself)";
+    }
+    Long until = protectedFrom.get(d.ref);
+    if (until != null && until > now) {
+      return "no running work can be preempted for it now; work that has run less than its queue's minimum run time"
+          + " before preemption is protected, the first until " + java.time.Instant.ofEpochMilli(until);
+    }
+    return null;
   }
 
   /**
@@ -347,7 +384,7 @@ final class EnginePreemption {
    * ever given back, so any request that waits for room holds growth.
    */
   boolean mayReclaimFor(DemandState d) {
-    return !enabled() || preemption.starvation.waitedMillis(d.ref, clock.nowMillis()) >= settings.starvationMillis();
+    return !enabled() || preemption.starvation.waitedMillis(d.ref, clock.nowMillis()) >= snapshot.delayMillis(d);
   }
 
   /**

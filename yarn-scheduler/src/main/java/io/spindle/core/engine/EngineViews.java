@@ -32,14 +32,20 @@ final class EngineViews {
   private final Clock clock;
   private final CheckpointAdvisor advisor;
   private final Function<AppId, OptionalLong> writeMillis;
+  private final Function<DemandState, String> preemptionNote;
 
-  /** {@code writeMillis}: how long each application's checkpoints take to write, as it reported. */
-  EngineViews(EngineState state, Clock clock, CheckpointAdvisor advisor, Function<AppId, OptionalLong> writeMillis) {
+  /**
+   * {@code writeMillis}: how long each application's checkpoints take to write, as it reported;
+   * {@code preemptionNote}: what preemption waits for on a request's behalf, or {@code null}.
+   */
+  EngineViews(EngineState state, Clock clock, CheckpointAdvisor advisor, Function<AppId, OptionalLong> writeMillis,
+      Function<DemandState, String> preemptionNote) {
     this.state = state;
     this.cluster = state.cluster();
     this.clock = clock;
     this.advisor = advisor;
     this.writeMillis = writeMillis;
+    this.preemptionNote = preemptionNote;
   }
 
   /**
@@ -164,8 +170,10 @@ final class EngineViews {
       List<EngineStatus.Request> requests = new ArrayList<>(app.demands.size());
       for (DemandState d : app.demands.values()) {
         Reservation r = d.reservation;
+        String note = preemptionNote.apply(d);
+        String reason = d.reportedReason == null ? NOT_YET_CONSIDERED : d.reportedReason;
         requests.add(new EngineStatus.Request(d.key, d.shape, d.outstanding, d.spec,
-            d.reportedReason == null ? NOT_YET_CONSIDERED : d.reportedReason,
+            note == null ? reason : reason + "; " + note,
             r == null ? null : new EngineStatus.Held(r.subtree(), r.nodeIds(), r.createdMillis(),
                 r.projectedStartMillis())));
       }

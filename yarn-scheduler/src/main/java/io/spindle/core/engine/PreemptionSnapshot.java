@@ -71,8 +71,30 @@ final class PreemptionSnapshot {
 
   /** Whether the request's queue has been below its fair share long enough for reclaims across queues. */
   boolean starvedQueue(DemandState d, long now) {
-    return preemption.starvation.belowMillis(d.app.leaf.path(), now) >= settings.starvationMillis();
+    // Below its fair share at all, first: with a delay of 0, "below for 0 ms" is also what a queue at its share reads.
+    return preemption.starvation.belowSince().containsKey(d.app.leaf.path())
+        && preemption.starvation.belowMillis(d.app.leaf.path(), now) >= delayMillis(d);
   }
+
+  /** The request's preemption delay: its queue's {@code spindle.preemption.delay-seconds}, else the cluster's. */
+  long delayMillis(DemandState d) {
+    return d.app.leaf.preemptionDelayMillis(settings.starvationMillis());
+  }
+
+  /**
+   * The earliest instant at which a run that the planners built since {@link #resetProtection} left out for a
+   * minimum run time (its queue's, or its ordering's) becomes a candidate; {@link Long#MAX_VALUE} if none was. Planning
+   * that found nothing must run again then, although nothing else changed.
+   */
+  long protectedUntilMillis() {
+    return protectedUntil;
+  }
+
+  void resetProtection() {
+    protectedUntil = Long.MAX_VALUE;
+  }
+
+  private long protectedUntil = Long.MAX_VALUE;
 
   /**
    * The planner's snapshot of one partition (node label; {@code ""} the default): its queues' figures and the runs
@@ -129,9 +151,20 @@ final class PreemptionSnapshot {
         // An elastic gang gives back what it grew by before it can be taken whole; a restarting one stops anyway.
         continue;
       }
+      long minRuntime = app.leaf.preemptionMinRuntimeMillis();
+      if (run.core == null && now - run.startMillis < minRuntime) {
+        // Too young to be taken by anything (spindle.preemption.min-runtime-seconds): killing a job minutes after it
+        // started loses its start-up for nothing. Members an elastic gang grew by are not protected: they borrowed
+        // idle capacity, give it back by a resize, and the gang runs on.
+        protectedUntil = Math.min(protectedUntil, run.startMillis + minRuntime);
+        continue;
+      }
       LeafOrder order = new LeafOrder(app.leaf, state.estimates(), now);
-      boolean reorderable = reordering(app.leaf) && !order.aged(app)
-          && now - run.startMillis >= app.leaf.config.orderingRules().minRuntimeMillis();
+      long orderingMinRuntime = app.leaf.config.orderingRules().minRuntimeMillis();
+      boolean reorderable = reordering(app.leaf) && !order.aged(app) && now - run.startMillis >= orderingMinRuntime;
+      if (reordering(app.leaf) && now - run.startMillis < orderingMinRuntime) {
+        protectedUntil = Math.min(protectedUntil, run.startMillis + orderingMinRuntime);
+      }
       candidates.add(new Candidate(run.id, run.appId, run.requestKey, app.leaf.path(), app.user, app.priority,
           run.charge(state), run.startMillis, preemption.lastCheckpointMillis(run.appId),
           new ArrayList<>(run.members), run.core != null, reorderable ? order.rank(app) : 0, reorderable,

@@ -69,6 +69,35 @@ final class QueueState {
     return false;
   }
 
+  /**
+   * {@code spindle.preemption.min-runtime-seconds}, inherited down the tree: work of this queue younger than this
+   * (since it last started) is taken by no preemption. None unless a queue on the path sets it.
+   */
+  long preemptionMinRuntimeMillis() {
+    for (QueueState q = this; q != null; q = q.parent) {
+      Long millis = q.config.preemption().minRuntimeMillis();
+      if (millis != null) {
+        return millis;
+      }
+    }
+    return 0;
+  }
+
+  /**
+   * {@code spindle.preemption.delay-seconds}, inherited down the tree: how long a request of this queue waits for
+   * capacity to free by itself before anything is preempted for it; {@code clusterMillis} (the cluster's
+   * {@code starvation-seconds}) unless a queue on the path sets it.
+   */
+  long preemptionDelayMillis(long clusterMillis) {
+    for (QueueState q = this; q != null; q = q.parent) {
+      Long millis = q.config.preemption().delayMillis();
+      if (millis != null) {
+        return millis;
+      }
+    }
+    return clusterMillis;
+  }
+
   /** Charges {@code delta} in {@code partition} to this queue and every queue above it. */
   void addUsage(String partition, ResourceVector delta) {
     for (QueueState q = this; q != null; q = q.parent) {

@@ -35,6 +35,11 @@ import java.util.regex.Pattern;
  *       {@code yarn.scheduler.spindle.preemption.*} settings
  *   <li>{@code yarn.scheduler.capacity.<p>.spindle.hot-spares-per-rack} of a leaf: whole idle nodes per rack kept for
  *       its gangs restarting after hardware loss; default 0, not inherited, refused on a parent
+ *   <li>{@code yarn.scheduler.capacity.<p>.spindle.preemption.min-runtime-seconds}: how long work of the queue runs
+ *       before any preemption may take it; default: the parent queue's, at the top none
+ *   <li>{@code yarn.scheduler.capacity.<p>.spindle.preemption.delay-seconds}: how long a request of the queue waits
+ *       for capacity to free by itself before anything is preempted for it; default: the parent queue's, at the top
+ *       the cluster's {@code yarn.scheduler.spindle.preemption.starvation-seconds}
  * </ul>
  * Other CapacityScheduler keys of a queue (ACLs, state, node labels; the validity of an ordering policy) are left to
  * the adapters.
@@ -57,6 +62,8 @@ public final class QueueConfigParser {
   /** Whole idle nodes per rack kept for a leaf's gangs restarting after hardware loss ({@link QueueConfig}). */
   public static final String HOT_SPARES_PER_RACK = SPINDLE + "hot-spares-per-rack";
   public static final long MAX_HOT_SPARES_PER_RACK = 1_024;
+  public static final String PREEMPTION_MIN_RUNTIME_SECONDS = SPINDLE + "preemption.min-runtime-seconds";
+  public static final String PREEMPTION_DELAY_SECONDS = SPINDLE + "preemption.delay-seconds";
   /**
    * The leaves a queue created on submission, in creation order: written by Spindle into the configuration it loads
    * (never needed in a file), so that a refresh, a take-over and a journal replay rebuild the same tree from
@@ -66,6 +73,11 @@ public final class QueueConfigParser {
   /** Bounds of the per-queue extension keys; the same as the cluster-wide settings'. */
   public static final int MAX_EXTENSIONS_LIMIT = 100;
   public static final long MAX_EXTENSION_SECONDS_LIMIT = 86_400;
+  /**
+   * Bound of the per-queue minimum run time and preemption delay: a week, as the cluster-wide
+   * {@code starvation-seconds}. Longer is "never", which {@code disable_preemption} says plainly.
+   */
+  public static final long PREEMPTION_SECONDS_LIMIT = 604_800;
   /**
    * Levels below root a queue tree may have. Real trees have a handful; the bound keeps the recursive walks here and
    * in fair share from running a thread out of stack on a runaway (generated or corrupted) configuration.
@@ -78,8 +90,8 @@ public final class QueueConfigParser {
 
   /** Spindle per-queue keys this parser owns; other {@code spindle.*} keys are declared by later features. */
   private static final Set<String> SPINDLE_QUEUE_KEYS =
-      union(Set.of(WEIGHT, PREEMPTION_MAX_EXTENSIONS, PREEMPTION_MAX_EXTENSION_SECONDS, AUTO_CREATED,
-          HOT_SPARES_PER_RACK),
+      union(Set.of(WEIGHT, PREEMPTION_MAX_EXTENSIONS, PREEMPTION_MAX_EXTENSION_SECONDS,
+          PREEMPTION_MIN_RUNTIME_SECONDS, PREEMPTION_DELAY_SECONDS, AUTO_CREATED, HOT_SPARES_PER_RACK),
           OrderingRulesParser.KEYS);
   private static final Set<String> STANDARD_QUEUE_KEYS = Set.of(QUEUES, CAPACITY, MAXIMUM_CAPACITY, USER_LIMIT_FACTOR);
   private static final Pattern QUEUE_NAME = Pattern.compile("[A-Za-z0-9_-]+");
@@ -450,9 +462,12 @@ public final class QueueConfigParser {
     }
     Long extensions = parseWholeKey(c, key(path, PREEMPTION_MAX_EXTENSIONS), MAX_EXTENSIONS_LIMIT);
     Long extensionSeconds = parseWholeKey(c, key(path, PREEMPTION_MAX_EXTENSION_SECONDS), MAX_EXTENSION_SECONDS_LIMIT);
+    Long minRuntimeSeconds = parseWholeKey(c, key(path, PREEMPTION_MIN_RUNTIME_SECONDS), PREEMPTION_SECONDS_LIMIT);
+    Long delaySeconds = parseWholeKey(c, key(path, PREEMPTION_DELAY_SECONDS), PREEMPTION_SECONDS_LIMIT);
     QueuePreemption preemption = new QueuePreemption(extensions == null ? null : extensions.intValue(),
         extensionSeconds == null ? null : extensionSeconds * 1000, parseHadoopBoolean(c.get(key(path,
-            DISABLE_PREEMPTION))));
+            DISABLE_PREEMPTION))), minRuntimeSeconds == null ? null : minRuntimeSeconds * 1000,
+        delaySeconds == null ? null : delaySeconds * 1000);
     AppOrdering ordering = children.isEmpty() ? OrderingRulesParser.ordering(c, path) : AppOrdering.FIFO;
     OrderingRules orderingRules = children.isEmpty() ? OrderingRulesParser.rules(c, path) : OrderingRules.DEFAULTS;
     double mulp = parseNumber(c, key(path, MINIMUM_USER_LIMIT_PERCENT), 100);

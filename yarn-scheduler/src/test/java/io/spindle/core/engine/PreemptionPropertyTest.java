@@ -43,8 +43,10 @@ import org.junit.jupiter.api.Test;
  *   <li><b>no preemption loop</b>: no container is preempted for an application that later, with no arrival or
  *       natural end in between, has a container preempted for the first one's queue (for the first one itself
  *       within one queue); stable workloads go quiet — no notice at all in their last 1,800 s;
- *   <li>every notice is for an application that has waited at least the starvation delay, and a notice for another
- *       queue only while that queue is below its fair share;
+ *   <li>every notice is for an application that has waited at least its queue's preemption delay, and a notice for
+ *       another queue only while that queue is below its fair share; no victim has run less than its queue's minimum
+ *       run time before preemption (half the workloads draw both for some queues, root included, the rest
+ *       inheriting);
  *   <li>a gang is named whole (every member still running), no container is in two live notices, a Preempt names
  *       only containers of its notice and comes exactly at the deadline, or in the cycle that received DONE;
  *   <li>usage accounting balances: charged plus free GPUs is the cluster; each application is charged at least what
@@ -70,6 +72,8 @@ class PreemptionPropertyTest {
   private static final long STABLE_HORIZON = 6_000_000;
   private static final long QUIET_FROM = 4_200_000;
   private static final long CHURN_HORIZON = 20_000_000;
+  private static final String MIN_RUNTIME = "spindle.preemption.min-runtime-seconds";
+  private static final String DELAY = "spindle.preemption.delay-seconds";
   private static final Topology RACKS = Topology.builder("rack").location("/r1").location("/r2").build();
 
   record Job(AppId app, String queue, int priority, int members, Resources shape, boolean gang, long runMillis,
@@ -102,14 +106,17 @@ class PreemptionPropertyTest {
     int withdrawn = 0;
     int extended = 0;
     int reordered = 0;
+    int guarded = 0;
     for (int seed = 0; seed < WORKLOADS; seed++) {
       int[] c = new Workload(seed).run();
+      guarded += c[5];
       preempted += c[0];
       withdrawn += c[1];
       extended += c[2];
       reordered += c[4];
     }
     assertThat(reordered).as("notices by a least-attained queue's ordering").isGreaterThan(100);
+    assertThat(guarded).as("notices to queues with a minimum run time").isGreaterThan(100);
     // The workloads must exercise what they check.
     assertThat(preempted).as("reclaims").isGreaterThan(1_000);
     assertThat(withdrawn).as("withdrawn notices").isGreaterThan(20);
@@ -159,6 +166,15 @@ class PreemptionPropertyTest {
     boolean reordering;
     int extendedCount;
     int noticeCount;
+    /** Notices whose victim's queue has a minimum run time before preemption. */
+    int protectedNotices;
+    /** When each container started. */
+    final Map<Long, Long> startedAt = new HashMap<>();
+    /**
+     * The thrash guards this workload's queues set themselves, by queue path and key: half the workloads draw a
+     * minimum run time and a preemption delay for some queues, root included, which the others inherit.
+     */
+    final Map<String, Long> guards = new HashMap<>();
 
     Workload(int seed) {
       this.seed = seed;
@@ -169,20 +185,21 @@ class PreemptionPropertyTest {
     int[] run() {
       int layout = rnd.nextInt(3);
       reordering = layout == 2;
-      QueueTree tree = layout == 0
-          ? queues("root.queues", "a,b,c", "root.a.capacity", "50", "root.b.capacity", "25", "root.c.capacity", "25",
+      String[] keys = layout == 0
+          ? args("root.queues", "a,b,c", "root.a.capacity", "50", "root.b.capacity", "25", "root.c.capacity", "25",
               "root.a.user-limit-factor", "-1", "root.b.user-limit-factor", "-1", "root.c.user-limit-factor", "-1",
               "root.b.spindle.weight", "2")
-          : layout == 1 ? queues("root.queues", "p,z", "root.p.capacity", "60", "root.z.capacity", "40",
+          : layout == 1 ? args("root.queues", "p,z", "root.p.capacity", "60", "root.z.capacity", "40",
               "root.p.queues", "x,y", "root.p.x.capacity", "50", "root.p.y.capacity", "50",
               "root.p.x.user-limit-factor", "-1", "root.p.y.user-limit-factor", "-1", "root.z.user-limit-factor", "-1",
               "root.p.y.spindle.preemption.max-extensions", "2")
           // Least-attained with preemption inside each queue: two levels split at 120 GPU-s, a minimum of 30 s.
-          : queues("root.queues", "a,b", "root.a.capacity", "70", "root.b.capacity", "30",
+          : args("root.queues", "a,b", "root.a.capacity", "70", "root.b.capacity", "30",
               "root.a.user-limit-factor", "-1", "root.b.user-limit-factor", "-1",
               "root.spindle.ordering", "least-attained", "root.spindle.ordering.preemption", "true",
               "root.spindle.ordering.attained-thresholds-gpu-seconds", "120",
               "root.spindle.ordering.preemption.min-runtime-seconds", "30");
+      QueueTree tree = withThrashGuards(keys);
       List<String> leaves = tree.leaves().stream().map(q -> q.name()).toList();
       PreemptionSettings p = PreemptionSettings.defaults().withEnabled(true).withStarvationMillis(STARVATION)
           .withCheckpointGraceMillis(GRACE).withExtensions(1, MAX_EXTENSION).withMaxVictimsPerCycle(2 + rnd.nextInt(15));
@@ -255,7 +272,45 @@ class PreemptionPropertyTest {
       if (!stable) {
         checkNoLoops();
       }
-      return new int[] {edges.size(), withdrawnCount, extendedCount, noticeCount, reorderedCount};
+      return new int[] {edges.size(), withdrawnCount, extendedCount, noticeCount, reorderedCount, protectedNotices};
+    }
+
+    /**
+     * The layout's tree, and in half the workloads some queues' own minimum run time and preemption delay, drawn
+     * from a generator of their own so that every workload's jobs stay what they were.
+     */
+    private QueueTree withThrashGuards(String[] layout) {
+      List<String> keys = new ArrayList<>(List.of(layout));
+      Random draw = new Random(seed * 7_919L + 1);
+      if (!light && draw.nextBoolean()) {
+        for (var q : queues(layout).all()) {
+          for (String key : List.of(MIN_RUNTIME, DELAY)) {
+            if (draw.nextInt(3) == 0) {
+              long seconds = key.equals(MIN_RUNTIME) ? new long[] {0, 20, 60, 120, 300}[draw.nextInt(5)]
+                  : new long[] {0, 10, 30, 60, 120}[draw.nextInt(5)];
+              guards.put(q.path() + "." + key, seconds * 1000);
+              keys.add(q.path() + "." + key);
+              keys.add(Long.toString(seconds));
+            }
+          }
+        }
+      }
+      return queues(keys.toArray(String[]::new));
+    }
+
+    /** What a leaf's {@code key} comes to: its own, else its nearest ancestor's, else {@code otherwise}. */
+    private long effective(String leaf, String key, long otherwise) {
+      String path = engine.queueSnapshots().stream().map(QueueSnapshot::path)
+          .filter(p -> p.equals(leaf) || p.endsWith("." + leaf)).findFirst().orElseThrow();
+      for (; ; path = path.substring(0, path.lastIndexOf('.'))) {
+        Long v = guards.get(path + "." + key);
+        if (v != null) {
+          return v;
+        }
+        if (!path.contains(".")) {
+          return otherwise;
+        }
+      }
     }
 
     /** Drops what no longer applies: a natural end of a container already gone, an answer to a dead notice. */
@@ -312,6 +367,7 @@ class PreemptionPropertyTest {
       for (Allocate a : r.allocations()) {
         byApp.computeIfAbsent(a.appId(), k -> new ArrayList<>()).add(a);
         running.put(a.allocationId(), a);
+        startedAt.put(a.allocationId(), now);
         Job job = jobs.get(a.appId());
         if (!stable) {
           at(now + job.runMillis(), new EngineEvent.ContainerFinished(a.allocationId()));
@@ -362,8 +418,14 @@ class PreemptionPropertyTest {
       Job beneficiary = jobs.get(n.forAppId());
       Long since = waitingSince.get(n.forAppId());
       assertThat(since).as("seed %d: notice for %s, which does not wait", seed, n.forAppId()).isNotNull();
-      assertThat(now - since).as("seed %d: %s starved long enough", seed, n.forAppId())
-          .isGreaterThanOrEqualTo(STARVATION);
+      assertThat(now - since).as("seed %d: %s starved its queue's delay", seed, n.forAppId())
+          .isGreaterThanOrEqualTo(effective(beneficiary.queue(), DELAY, STARVATION));
+      long minRuntime = effective(victim.queue(), MIN_RUNTIME, 0);
+      for (long id : n.allocationIds()) {
+        assertThat(now - startedAt.get(id)).as("seed %d: victim %s older than its queue's minimum run time", seed,
+            n.appId()).isGreaterThanOrEqualTo(minRuntime);
+      }
+      protectedNotices += minRuntime > 0 ? 1 : 0;
       if (!victim.queue().equals(beneficiary.queue())) {
         QueueSnapshot s = snap.get(pathOf(beneficiary.queue(), snap));
         ResourceVector cap = snap.get("root").guarantee();
@@ -489,6 +551,10 @@ class PreemptionPropertyTest {
 
     private void at(long t, EngineEvent e) {
       inbox.computeIfAbsent(t, k -> new ArrayList<>()).add(e);
+    }
+
+    private static String[] args(String... keyValues) {
+      return keyValues;
     }
 
     private static String pathOf(String leaf, Map<String, QueueSnapshot> snap) {

@@ -27,7 +27,7 @@ class QueueConfigFuzzTest {
   private static final String TARGET = "capacity-scheduler parser";
   private static final List<String> SUFFIXES = List.of("queues", "capacity", "maximum-capacity", "user-limit-factor",
       "spindle.weight", "spindle.preemption.max-extensions", "spindle.preemption.max-extension-seconds",
-      "spindle.unknown", "state", "acl_submit_applications", "ordering-policy", "accessible-node-labels.gpu.capacity");
+      "spindle.preemption.min-runtime-seconds", "spindle.preemption.delay-seconds", "spindle.unknown", "state", "acl_submit_applications", "ordering-policy", "accessible-node-labels.gpu.capacity");
   private static final List<String> CAPACITIES = List.of("0", "50", "100", "100.0", "33.333", "50%", "101", "-1",
       "[memory=1024,vcores=1]", "[memory=1Ti,vcores=2,yarn.io/gpu=8]", "[memory=-1]", "[vcores=1,vcores=2]",
       "[memory=9223372036854775807Ti]", "[yarn.io/gpu=9223372036854775807]", "[memory=1", "[]", "[=]", "[fpga=1]",

@@ -603,4 +603,29 @@ class QueueConfigParserTest {
     rejects(with(threeLevel(), "root.eng.spindle.preemption.max-extensionz", "1"),
         "root.eng.spindle.preemption.max-extensionz", "unknown Spindle queue key");
   }
+
+  @Test
+  void readsPerQueueThrashGuardsAndLeavesTheRestToInherit() {
+    QueueTree tree = parse(with(threeLevel(), "root.spindle.preemption.delay-seconds", "120",
+        "root.eng.spindle.preemption.min-runtime-seconds", " 300 ", "root.eng.train.spindle.preemption.delay-seconds",
+        "0"));
+    assertThat(tree.root().preemption()).isEqualTo(new QueuePreemption(null, null, null, null, 120_000L));
+    assertThat(tree.get("root.eng").orElseThrow().preemption())
+        .isEqualTo(new QueuePreemption(null, null, null, 300_000L, null));
+    assertThat(tree.get("root.eng.train").orElseThrow().preemption())
+        .isEqualTo(new QueuePreemption(null, null, null, null, 0L));
+    assertThat(tree.get("root.research.a").orElseThrow().preemption()).isEqualTo(QueuePreemption.INHERIT);
+  }
+
+  @Test
+  void rejectsBadThrashGuardsWithTheKeyAndTheReason() {
+    for (String suffix : List.of("min-runtime-seconds", "delay-seconds")) {
+      String key = "root.eng.spindle.preemption." + suffix;
+      rejects(with(threeLevel(), key, "-1"), key, "-1 is outside 0..604800");
+      rejects(with(threeLevel(), key, "604801"), key, "604801 is outside 0..604800");
+      rejects(with(threeLevel(), key, "5m"), key, "'5m' is not a whole number");
+      rejects(with(threeLevel(), key, "1.5"), key, "'1.5' is not a whole number");
+      rejects(with(threeLevel(), key, ""), key, "is not a whole number");
+    }
+  }
 }
