@@ -74,10 +74,12 @@ final class GpuFaults {
     }
     Gpu g = gpus.computeIfAbsent(new GpuKey(node, gpuIndex), k -> new Gpu());
     boolean failsNow = health.state() == GpuHealth.State.FAILED && g.health.state() != GpuHealth.State.FAILED;
+    if (health.state() != g.health.state()) {
+      state.durableChange(); // The state (not the evidence) is saved for a new leader.
+    }
     g.health = health;
     if (failsNow) {
       state.failures().gpuFailed(now); // What the checkpoint interval advice learns the failure rate from.
-      state.durableChange();
       g.failures.addLast(now);
       while (!g.failures.isEmpty() && g.failures.peekFirst() < now - settings.quarantineWindowMillis()) {
         g.failures.removeFirst();
