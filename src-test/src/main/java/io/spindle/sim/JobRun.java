@@ -1,5 +1,6 @@
 package io.spindle.sim;
 
+import io.spindle.core.engine.EngineStatus.ExpectedStart;
 import io.spindle.core.model.AppId;
 import io.spindle.core.model.ResourceVector;
 import java.util.ArrayList;
@@ -36,6 +37,8 @@ final class JobRun {
   int minMembers;
   /** The checkpoint being written is for a change of size (elastic growth), not for a notice. */
   boolean resizing;
+  /** The expected start the engine showed after its arrival cycle (with {@code --expected-start}); else null. */
+  ExpectedStart predictedStart;
 
   JobRun(SimJob job, int index, Members members, ResourceVector unitDemand) {
     this.job = job;

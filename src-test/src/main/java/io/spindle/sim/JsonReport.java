@@ -123,6 +123,18 @@ public final class JsonReport {
     num(g, "makespanSeconds", r.utilisation().makespanSeconds(), 3);
     num(g, "busyGpuHours", r.utilisation().busyGpuHours(), 3);
     g.writeEndObject();
+    RunResult.StartAccuracy eta = r.startAccuracy();
+    if (eta.predicted() > 0) { // Only with --expected-start: reports without it keep their bytes.
+      g.writeObjectFieldStart("expectedStart");
+      g.writeNumberField("predicted", eta.predicted());
+      g.writeNumberField("known", eta.known());
+      g.writeNumberField("unknown", eta.unknown());
+      g.writeNumberField("exact", eta.exact());
+      num(g, "medianAbsErrorSeconds", eta.medianAbsErrorSeconds(), 3);
+      num(g, "p90AbsErrorSeconds", eta.p90AbsErrorSeconds(), 3);
+      num(g, "medianWaitSeconds", eta.medianWaitSeconds(), 3);
+      g.writeEndObject();
+    }
     g.writeObjectFieldStart("fairness");
     num(g, "maxDeviation", r.fairness().maxDeviation(), 6);
     num(g, "meanDeviation", r.fairness().meanDeviation(), 6);

@@ -325,7 +325,7 @@ final class MetricsCollector {
   }
 
   RunResult finish(SimPolicy policy, long endMillis, int unfinished, int partialAtEnd, SimOptions options,
-      RunResult.Preemption preemption) {
+      RunResult.Preemption preemption, RunResult.StartAccuracy startAccuracy) {
     advanceTo(endMillis);
     double spanMs = Math.max(1, endMillis - startMillis);
     double capUnits = Math.max(1, capacityGpuUnits);
@@ -383,6 +383,6 @@ final class MetricsCollector {
         new Mig(mig.totalSlices(), strandedSliceMs / spanMs, heldSliceMs / spanMs, repartitions),
         new Bounds(submitted == 0 ? 0 : durationSum / submitted, gpuMs / 1000.0 / Math.max(1, gpus),
             gpuMs / (Math.max(1, gpus) * submitSpanMs)),
-        preemption, qs, series);
+        preemption, qs, series, startAccuracy);
   }
 }

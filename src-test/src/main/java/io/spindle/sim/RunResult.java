@@ -13,7 +13,24 @@ import java.util.TreeMap;
 public record RunResult(String policy, String implementation, Jobs jobs, Distribution jct,
     Distribution queueDelay, double waitedFraction, double[] queueDelayPercentiles, double[] jctPercentiles,
     Utilisation utilisation, Fairness fairness, Gangs gangs, Mig mig, Bounds bounds, Preemption preemption,
-    List<QueueResult> queues, TimeSeries series) {
+    List<QueueResult> queues, TimeSeries series, StartAccuracy startAccuracy) {
+
+  /**
+   * How close the expected start times shown while jobs waited came to when they started ({@code --expected-start};
+   * all zero without it). Each job counts once, with the first prediction made after its arrival cycle.
+   *
+   * @param predicted jobs that still waited after their arrival cycle
+   * @param known of those, jobs with a known prediction that have started
+   * @param unknown jobs whose prediction was unknown
+   * @param exact of the known, those predicted from declared run times alone
+   * @param medianAbsErrorSeconds median |actual start - predicted start| over the known
+   * @param p90AbsErrorSeconds its 90th percentile
+   * @param medianWaitSeconds median queueing delay (start - submit) of the same jobs, to compare the error with
+   */
+  public record StartAccuracy(int predicted, int known, int unknown, int exact, double medianAbsErrorSeconds,
+      double p90AbsErrorSeconds, double medianWaitSeconds) {
+    public static final StartAccuracy NONE = new StartAccuracy(0, 0, 0, 0, 0, 0, 0);
+  }
 
   /** Counts: submitted (after filtering), finished, rejected by the engine, and never started or never ended. */
   public record Jobs(int submitted, int finished, int rejected, int unfinished, long engineCycles) {}

@@ -48,6 +48,8 @@ public final class SimMain {
                                                  15 s, checkpointing on notice); a spindle policy may end in
                                                  +preempt-kill-15s or +preempt-checkpoint
           --seed S  --member-gpus G  --declared-runtime exact|none|noisy|xF  --points N
+          --expected-start                       measure expected start times: predicted (after the arrival
+                                                 cycle) against actual start, median and p90 absolute error
         preemption (policies with +preempt-...):
           --checkpoint-interval-minutes M        jobs checkpoint every M minutes of run time (default 30; 0 never)
           --checkpoint-write-seconds S           a checkpoint on notice takes S seconds (default 60)
@@ -131,7 +133,8 @@ public final class SimMain {
         Math.round(Double.parseDouble(a.getOrDefault("checkpoint-interval-minutes", "30")) * 60_000),
         Math.round(Double.parseDouble(a.getOrDefault("checkpoint-write-seconds", "60")) * 1000), urgent,
         ElasticModel.parse(a.getOrDefault("elastic-model", "linear"),
-            Double.parseDouble(a.getOrDefault("elastic-fraction", "1"))));
+            Double.parseDouble(a.getOrDefault("elastic-fraction", "1"))))
+        .withExpectedStart(Boolean.parseBoolean(a.getOrDefault("expected-start", "false")));
     Trace trace = trace(a, cluster);
     if (urgent != null) {
       trace = UrgentJobs.inject(trace, urgent, options.seed());
@@ -260,7 +263,7 @@ public final class SimMain {
 
   /** {@code --key value}, {@code --key=value}, or a bare {@code --flag} (value "true"). */
   static Map<String, String> parse(String[] args) {
-    Set<String> bare = Set.of("mig", "help", "fault-compare");
+    Set<String> bare = Set.of("mig", "help", "fault-compare", "expected-start");
     Map<String, String> out = new LinkedHashMap<>();
     for (int i = 0; i < args.length; i++) {
       String arg = args[i];
@@ -298,5 +301,5 @@ public final class SimMain {
       "time-unit", "duration-unit", "queue", "unknown-queue", "limit", "policy", "seed", "member-gpus",
       "declared-runtime", "points", "out", "progress", "help", "checkpoint-interval-minutes",
       "checkpoint-write-seconds", "urgent-jobs", "urgent-share", "urgent-gpus", "urgent-minutes", "replay", "dump",
-      "app", "elastic-fraction", "elastic-model");
+      "app", "elastic-fraction", "elastic-model", "expected-start");
 }

@@ -17,9 +17,12 @@ package io.spindle.sim;
  *     meanwhile)
  * @param urgent the urgent workload injected into the trace, or {@code null} for none
  * @param elastic under {@code +elastic} policies: which gangs are elastic and how fast they run on fewer members
+ * @param expectedStart measure the engine's expected start times against the actual starts ({@code
+ *     --expected-start}; {@link StartForecasts}): a forecast after each cycle in which jobs arrived and wait
  */
 public record SimOptions(long seed, int memberGpus, String declaredRuntime, int timeSeriesPoints,
-    long checkpointIntervalMillis, long checkpointWriteMillis, UrgentJobs.Spec urgent, ElasticModel elastic) {
+    long checkpointIntervalMillis, long checkpointWriteMillis, UrgentJobs.Spec urgent, ElasticModel elastic,
+    boolean expectedStart) {
 
   public static final long DEFAULT_CHECKPOINT_INTERVAL_MILLIS = 30 * 60_000;
   public static final long DEFAULT_CHECKPOINT_WRITE_MILLIS = 60_000;
@@ -45,9 +48,20 @@ public record SimOptions(long seed, int memberGpus, String declaredRuntime, int 
         null);
   }
 
+  public SimOptions(long seed, int memberGpus, String declaredRuntime, int timeSeriesPoints,
+      long checkpointIntervalMillis, long checkpointWriteMillis, UrgentJobs.Spec urgent, ElasticModel elastic) {
+    this(seed, memberGpus, declaredRuntime, timeSeriesPoints, checkpointIntervalMillis, checkpointWriteMillis, urgent,
+        elastic, false);
+  }
+
+  public SimOptions withExpectedStart(boolean on) {
+    return new SimOptions(seed, memberGpus, declaredRuntime, timeSeriesPoints, checkpointIntervalMillis,
+        checkpointWriteMillis, urgent, elastic, on);
+  }
+
   public SimOptions withElastic(ElasticModel e) {
     return new SimOptions(seed, memberGpus, declaredRuntime, timeSeriesPoints, checkpointIntervalMillis,
-        checkpointWriteMillis, urgent, e);
+        checkpointWriteMillis, urgent, e, expectedStart);
   }
 
   public SimOptions(long seed, int memberGpus, String declaredRuntime, int timeSeriesPoints) {
@@ -61,26 +75,26 @@ public record SimOptions(long seed, int memberGpus, String declaredRuntime, int 
 
   public SimOptions withSeed(long s) {
     return new SimOptions(s, memberGpus, declaredRuntime, timeSeriesPoints, checkpointIntervalMillis,
-        checkpointWriteMillis, urgent, elastic);
+        checkpointWriteMillis, urgent, elastic, expectedStart);
   }
 
   public SimOptions withMemberGpus(int g) {
     return new SimOptions(seed, g, declaredRuntime, timeSeriesPoints, checkpointIntervalMillis,
-        checkpointWriteMillis, urgent, elastic);
+        checkpointWriteMillis, urgent, elastic, expectedStart);
   }
 
   public SimOptions withDeclaredRuntime(String d) {
     return new SimOptions(seed, memberGpus, d, timeSeriesPoints, checkpointIntervalMillis, checkpointWriteMillis,
-        urgent, elastic);
+        urgent, elastic, expectedStart);
   }
 
   public SimOptions withCheckpoints(long intervalMillis, long writeMillis) {
     return new SimOptions(seed, memberGpus, declaredRuntime, timeSeriesPoints, intervalMillis, writeMillis, urgent,
-        elastic);
+        elastic, expectedStart);
   }
 
   public SimOptions withUrgent(UrgentJobs.Spec u) {
     return new SimOptions(seed, memberGpus, declaredRuntime, timeSeriesPoints, checkpointIntervalMillis,
-        checkpointWriteMillis, u, elastic);
+        checkpointWriteMillis, u, elastic, expectedStart);
   }
 }

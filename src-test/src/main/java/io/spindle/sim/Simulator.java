@@ -5,6 +5,7 @@ import io.spindle.core.engine.Decision;
 import io.spindle.core.engine.Engine;
 import io.spindle.core.engine.EngineEvent;
 import io.spindle.core.engine.EngineSettings;
+import io.spindle.core.engine.EngineStatus.ExpectedStart;
 import io.spindle.core.engine.ManualClock;
 import io.spindle.core.model.AppId;
 import io.spindle.core.model.Gpu;
@@ -81,6 +82,7 @@ public final class Simulator {
     Timeline timeline = new Timeline();
     PreemptionDriver apps = new PreemptionDriver(policy.preemption(), options, timeline);
     boolean preempting = settings.preemption().enabled();
+    StartForecasts forecasts = new StartForecasts();
     long starvation = settings.preemption().starvationMillis();
 
     Map<AppId, JobRun> runs = new HashMap<>();
@@ -217,6 +219,7 @@ public final class Simulator {
       for (JobRun r : starting) {
         if (!r.started()) {
           r.startMillis = now;
+          forecasts.started(r, now);
         } else if (r.preemptedAtMillis >= 0) {
           r.preemptedWaitMillis += now - r.preemptedAtMillis;
           r.preemptedAtMillis = -1;
@@ -226,6 +229,9 @@ public final class Simulator {
       }
       for (JobRun r : grown) {
         apps.grew(r, now);
+      }
+      if (options.expectedStart()) {
+        predict(engine, arrived, runs, forecasts);
       }
       if (preempting) {
         // Cycles run only when something happens; the engine also decides when a request has starved long enough
@@ -258,7 +264,31 @@ public final class Simulator {
     // The makespan ends with the last job; a wake-up after it (a reservation timeout) is not part of it. With jobs
     // that never ran (a deadlock of partial gangs), it ends at the last instant anything happened.
     return metrics.finish(policy, unfinished == 0 ? Math.max(lastSettled, jobs.isEmpty() ? start
-        : jobs.get(jobs.size() - 1).submitMillis()) : now, unfinished, partial, options, apps.result());
+        : jobs.get(jobs.size() - 1).submitMillis()) : now, unfinished, partial, options, apps.result(),
+        options.expectedStart() ? forecasts.result() : RunResult.StartAccuracy.NONE);
+  }
+
+  /**
+   * The expected start the status views show, as of the end of this cycle, for each job that arrived in it and waits:
+   * its first prediction, which is what a user reads when they first ask.
+   */
+  private static void predict(Engine engine, List<JobRun> arrived, Map<AppId, JobRun> runs,
+      StartForecasts forecasts) {
+    List<AppId> waiting = new ArrayList<>();
+    for (JobRun r : arrived) {
+      if (!r.started() && runs.containsKey(r.app)) {
+        waiting.add(r.app);
+      }
+    }
+    if (waiting.isEmpty()) {
+      return;
+    }
+    Map<AppId, Map<String, ExpectedStart>> starts = engine.expectedStarts(waiting);
+    for (AppId id : waiting) {
+      Map<String, ExpectedStart> byKey = starts.getOrDefault(id, Map.of());
+      forecasts.predicted(runs.get(id), byKey.getOrDefault("workers",
+          ExpectedStart.UNKNOWN));
+    }
   }
 
   /**

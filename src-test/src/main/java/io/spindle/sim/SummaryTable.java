@@ -32,6 +32,27 @@ final class SummaryTable {
     if (showsPreemption(report)) {
       s.append(preemption(report));
     }
+    if (report.runs().stream().anyMatch(r -> r.startAccuracy().predicted() > 0)) {
+      s.append(expectedStart(report));
+    }
+    return s.toString();
+  }
+
+  /**
+   * How close the expected start shown after each job's arrival cycle came to its start ({@code --expected-start}),
+   * beside the median wait of the same jobs.
+   */
+  static String expectedStart(Report report) {
+    StringBuilder s = new StringBuilder("\nexpected start (first prediction after the arrival cycle) against the "
+        + "actual start, jobs that waited, declared run times " + report.options().declaredRuntime() + ":\n\n"
+        + "| policy | predicted | known (exact) | unknown | abs. error p50 / p90 (s) | their wait p50 (s) |\n"
+        + "|---|---|---|---|---|---|\n");
+    for (RunResult r : report.runs()) {
+      RunResult.StartAccuracy e = r.startAccuracy();
+      s.append(String.format(Locale.ROOT, "| %s | %,d | %,d (%,d) | %,d | %,.0f / %,.0f | %,.0f |%n", r.policy(),
+          e.predicted(), e.known(), e.exact(), e.unknown(), e.medianAbsErrorSeconds(), e.p90AbsErrorSeconds(),
+          e.medianWaitSeconds()));
+    }
     return s.toString();
   }
 

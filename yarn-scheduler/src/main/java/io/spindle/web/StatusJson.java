@@ -197,6 +197,13 @@ final class StatusJson {
     o.put("state", r.reservation() == null ? "waiting" : "reserved");
     o.put("reason", r.reason());
     o.put("waitingMillis", Math.max(0, nowMillis - a.submitTimeMillis()));
+    EngineStatus.ExpectedStart start = r.expectedStart();
+    if (start.known()) {
+      o.put("expectedStartMillis", start.millis());
+    } else {
+      o.putNull("expectedStartMillis");
+    }
+    o.put("startConfidence", start.confidence().name().toLowerCase(java.util.Locale.ROOT));
     EngineStatus.Held h = r.reservation();
     if (h != null) {
       ObjectNode held = o.putObject("reservation");

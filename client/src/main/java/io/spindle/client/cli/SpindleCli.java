@@ -246,20 +246,32 @@ public final class SpindleCli {
       return;
     }
     TextTable t = new TextTable("APPLICATION", "QUEUE", "REQUEST", "MEMBERS", "STATE", "RESERVED NODES",
-        "ESTIMATED START");
+        "EXPECTED START");
     for (JsonNode g : gangs) {
       JsonNode r = g.path("reservation");
-      JsonNode start = r.path("estimatedStartMillis");
       t.row(g.path("appId").asText(), g.path("queue").asText(), g.path("requestKey").asText(),
           g.path("containers").asInt() + " x " + shape(g.path("shape")), g.path("state").asText(),
-          r.isMissingNode() ? "" : String.join(",", strings(r.path("nodes"))),
-          r.isMissingNode() ? "" : start.isNull() ? "unknown" : Instant.ofEpochMilli(start.asLong()).toString());
+          r.isMissingNode() ? "" : String.join(",", strings(r.path("nodes"))), expectedStart(g));
     }
     t.print(out);
     out.println();
     for (JsonNode g : gangs) {
       out.println(g.path("appId").asText() + "/" + g.path("requestKey").asText() + ": " + g.path("reason").asText());
     }
+  }
+
+  /**
+   * When the gang is expected to start and how sure that is ({@code expectedStartMillis}, {@code startConfidence});
+   * a server without them gives the reservation's estimate, as before.
+   */
+  static String expectedStart(JsonNode g) {
+    JsonNode start = g.path("expectedStartMillis");
+    if (start.isMissingNode()) {
+      start = g.path("reservation").path("estimatedStartMillis");
+      return start.isMissingNode() ? "" : start.isNull() ? "unknown" : Instant.ofEpochMilli(start.asLong()).toString();
+    }
+    String confidence = g.path("startConfidence").asText("unknown");
+    return start.isNull() ? "unknown" : Instant.ofEpochMilli(start.asLong()) + " (" + confidence + ")";
   }
 
   private static List<String> strings(JsonNode array) {

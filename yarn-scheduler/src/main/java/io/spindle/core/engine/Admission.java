@@ -127,6 +127,9 @@ final class Admission {
     for (long id : app.allocations.ids()) {
       state.release(id);
     }
+    if (app.attained.whole()) { // Learned in every leaf for status views' expected starts; decisions never read it.
+      state.queueRuntimes().finished(app.leaf.path(), app.kind, app.attained.ranMillis(clock.nowMillis()));
+    }
     if (state.keepsHistory(app) && app.attained.whole()) {
       // Only from a run whose whole length is known, also after a failover (DurableState.attained).
       state.estimates().finished(app, app.attained.ranMillis(clock.nowMillis()));

@@ -22,6 +22,7 @@ import io.spindle.core.queue.QueueTree;
 import io.spindle.core.reliability.CheckpointAdvice;
 import io.spindle.core.reliability.FailureObservations;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -341,6 +342,14 @@ public final class Engine {
   /** What status pages show, as of now (call between cycles, on the thread that runs them). */
   public EngineStatus status() {
     return views.status(cycles);
+  }
+
+  /**
+   * The expected start of each waiting request of {@code appIds}, by application and request key, as {@link #status}
+   * shows it (call between cycles, on the thread that runs them).
+   */
+  public Map<AppId, Map<String, EngineStatus.ExpectedStart>> expectedStarts(Collection<AppId> appIds) {
+    return views.expectedStarts(appIds);
   }
 
   public Optional<ResourceVector> appUsage(AppId appId) {

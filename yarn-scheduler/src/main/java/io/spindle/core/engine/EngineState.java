@@ -74,6 +74,7 @@ final class EngineState {
 
   private final Clock clock;
   private final RuntimeEstimates estimates = new RuntimeEstimates();
+  private final QueueRuntimes queueRuntimes = new QueueRuntimes();
   private final FailureObservations failures = new FailureObservations();
 
   /**
@@ -96,6 +97,11 @@ final class EngineState {
   /** Run times learned from finished applications. */
   RuntimeEstimates estimates() {
     return estimates;
+  }
+
+  /** Run times learned per queue from every finished application, for expected start times only. */
+  QueueRuntimes queueRuntimes() {
+    return queueRuntimes;
   }
 
   /** The cluster's GPU exposure and GPU failures, behind the checkpoint interval advised to applications. */

@@ -61,9 +61,43 @@ public record EngineStatus(long cycle, long timeMillis, List<QueueSnapshot> queu
    *
    * @param reason the last reason the engine gave for its wait
    * @param reservation the nodes held for it (gangs only), or {@code null}
+   * @param expectedStart when it is expected to start and how sure that is ({@link ExpectedStart#UNKNOWN} if not)
    */
   public record Request(String requestKey, Resources shape, int outstanding, PlacementSpec spec, String reason,
-      Held reservation) {}
+      Held reservation, ExpectedStart expectedStart) {
+    public Request {
+      expectedStart = expectedStart == null ? ExpectedStart.UNKNOWN : expectedStart;
+    }
+
+    public Request(String requestKey, Resources shape, int outstanding, PlacementSpec spec, String reason,
+        Held reservation) {
+      this(requestKey, shape, outstanding, spec, reason, reservation, ExpectedStart.UNKNOWN);
+    }
+  }
+
+  /**
+   * When a waiting request is expected to start (all its outstanding containers), from the drain of what runs
+   * (see {@code StartEstimates}).
+   *
+   * @param millis the expected start; {@code Long.MAX_VALUE} when {@code confidence} is {@code UNKNOWN}
+   */
+  public record ExpectedStart(long millis, StartConfidence confidence) {
+    public static final ExpectedStart UNKNOWN = new ExpectedStart(Long.MAX_VALUE, StartConfidence.UNKNOWN);
+
+    public boolean known() {
+      return confidence != StartConfidence.UNKNOWN;
+    }
+  }
+
+  /** How sure an expected start is. */
+  public enum StartConfidence {
+    /** Every container it waits for declared its run time ({@code spindle.max-runtime}). */
+    EXACT,
+    /** Some end it waits for is a run time learned from finished work of the same queue, user or kind. */
+    ESTIMATED,
+    /** Some work it waits for has neither a declared nor a learned run time (or it is too far back to forecast). */
+    UNKNOWN
+  }
 
   /**
    * Nodes held for a waiting gang.

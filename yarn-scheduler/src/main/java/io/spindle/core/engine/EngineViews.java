@@ -12,6 +12,7 @@ import io.spindle.core.queue.QueueShare;
 import io.spindle.core.reliability.CheckpointAdvice;
 import io.spindle.core.reliability.CheckpointAdvisor;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Collections;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
@@ -136,6 +137,36 @@ final class EngineViews {
     return n;
   }
 
+  /**
+   * The expected start of each waiting request of the applications (by application, then request key), forecast
+   * for their queues only: what {@link #status} shows of them, for a driver that asks about a few (the simulator).
+   */
+  Map<AppId, Map<String, EngineStatus.ExpectedStart>> expectedStarts(Collection<AppId> appIds) {
+    List<QueueState> leaves = new ArrayList<>();
+    for (AppId id : appIds) {
+      AppState app = state.app(id);
+      if (app != null && !leaves.contains(app.leaf)) {
+        leaves.add(app.leaf);
+      }
+    }
+    Map<DemandState, EngineStatus.ExpectedStart> starts = new StartEstimates(state, clock).of(leaves);
+    Map<AppId, Map<String, EngineStatus.ExpectedStart>> out = new LinkedHashMap<>();
+    for (AppId id : appIds) {
+      AppState app = state.app(id);
+      if (app == null) {
+        continue;
+      }
+      Map<String, EngineStatus.ExpectedStart> byKey = new LinkedHashMap<>();
+      for (DemandState d : app.demands.values()) {
+        if (d.outstanding > 0) {
+          byKey.put(d.key, starts.getOrDefault(d, EngineStatus.ExpectedStart.UNKNOWN));
+        }
+      }
+      out.put(id, byKey);
+    }
+    return out;
+  }
+
   /** Figures for metrics as of now (call between cycles, on the thread that runs them). */
   EngineStats stats() {
     long now = clock.nowMillis();
@@ -165,6 +196,8 @@ final class EngineViews {
 
   /** What status pages show, as of now (call between cycles, on the thread that runs them). */
   EngineStatus status(long cycles) {
+    Map<DemandState, EngineStatus.ExpectedStart> starts = new StartEstimates(state, clock)
+        .of(state.queues().stream().filter(QueueState::isLeaf).toList());
     List<EngineStatus.App> appViews = new ArrayList<>(state.apps().size());
     for (AppState app : state.apps()) {
       List<EngineStatus.Request> requests = new ArrayList<>(app.demands.size());
@@ -175,7 +208,7 @@ final class EngineViews {
         requests.add(new EngineStatus.Request(d.key, d.shape, d.outstanding, d.spec,
             note == null ? reason : reason + "; " + note,
             r == null ? null : new EngineStatus.Held(r.subtree(), r.nodeIds(), r.createdMillis(),
-                r.projectedStartMillis())));
+                r.projectedStartMillis()), d.outstanding > 0 ? starts.get(d) : null));
       }
       appViews.add(new EngineStatus.App(app.id, app.leaf.path(), app.user, app.priority, app.submitTimeMillis,
           app.usage, app.allocations.size(), requests, app.leaf.ranked()

@@ -119,7 +119,8 @@ public final class WhyExplainer {
       sentences.add("A checkpoint notice was withdrawn at " + time(w.atMillis()) + ": " + w.reason() + ".");
     }
     for (EngineStatus.Request r : app.requests()) {
-      sentences.add(describe(r) + " is pending: " + r.reason() + "." + reservation(r, status.timeMillis()));
+      sentences.add(describe(r) + " is pending: " + r.reason() + "." + reservation(r, status.timeMillis())
+          + expectedStart(r.expectedStart(), status.timeMillis()));
     }
     if (app.ordering() != null && !app.requests().isEmpty()) {
       sentences.add("In order: " + app.ordering() + ".");
@@ -154,6 +155,32 @@ public final class WhyExplainer {
     return " Node" + (h.nodeIds().size() == 1 ? " " : "s ") + nodes + " in " + h.subtree()
         + (h.nodeIds().size() == 1 ? " is" : " are") + " reserved for it since " + time(h.sinceMillis()) + "; "
         + start + ".";
+  }
+
+  /** When the drain of what runs is expected to leave room for it, and from what (see {@code StartEstimates}). */
+  static String expectedStart(EngineStatus.ExpectedStart e, long nowMillis) {
+    if (!e.known()) {
+      return " No expected start: some work it waits for declared no run time and none has been learned.";
+    }
+    String basis = e.confidence() == EngineStatus.StartConfidence.EXACT ? "from declared run times"
+        : "estimated from run times learned from finished work";
+    if (e.millis() <= nowMillis) {
+      return " Room for it is free now (" + basis + "); it waits only for the reason above.";
+    }
+    return " Expected to start around " + time(e.millis()) + " (in " + duration(e.millis() - nowMillis) + ", "
+        + basis + ").";
+  }
+
+  /** A wait for people: seconds, minutes, hours or days. */
+  static String duration(long millis) {
+    long s = Math.max(0, millis / 1000);
+    if (s < 120) {
+      return s + " s";
+    }
+    if (s < 2 * 3600) {
+      return s / 60 + " min";
+    }
+    return s < 2 * 86_400 ? s / 3600 + " h " + s % 3600 / 60 + " min" : s / 86_400 + " days " + s % 86_400 / 3600 + " h";
   }
 
   private static String forWhom(AppId appId, String requestKey) {

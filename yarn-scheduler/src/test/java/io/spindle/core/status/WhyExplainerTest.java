@@ -73,7 +73,8 @@ class WhyExplainerTest {
         .contains("waits for its reservation on /r1 to drain")
         .contains("(projected start 2023-11-14T22:23:20Z)")
         .contains("in /r1 are reserved for it since 2023-11-14 22:13:20 UTC")
-        .contains("estimated start 2023-11-14 22:23:20 UTC (in 600 s)");
+        .contains("estimated start 2023-11-14 22:23:20 UTC (in 600 s)")
+        .contains("Expected to start around 2023-11-14 22:23:20 UTC (in 10 min, from declared run times).");
     EngineStatus.Held held = engine.status().app(AppId.of("big")).orElseThrow().requests().get(0).reservation();
     assertThat(held.nodeIds()).containsExactlyInAnyOrder(NodeId.of("n1"), NodeId.of("n2"));
   }
