@@ -89,8 +89,9 @@ final class EngineViews {
 
   /** Each queue as of the last cycle, parents before children. */
   List<QueueSnapshot> queueSnapshots() {
-    Map<String, QueueShare> shares = FairShareCalculator.compute(state.tree(), cluster.capacity(Node.DEFAULT_PARTITION),
-        state.leafDemands());
+    ResourceVector whole = cluster.capacity(Node.DEFAULT_PARTITION);
+    Map<String, QueueShare> shares = FairShareCalculator.compute(state.tree(), whole, state.leafDemands(),
+        FairShareCalculator.resolveLimits(state.tree(), whole), state.usageHistory().weighting(clock.nowMillis()));
     Map<String, Map<String, QueueShare>> labelled = new LinkedHashMap<>();
     for (String label : cluster.labelledPartitions()) {
       ResourceVector capacity = cluster.capacity(label);
