@@ -148,7 +148,8 @@ public final class Engine {
     List<DemandState> waiting = pass.run(reclaimedFor, decisions);
     preemption.afterPlacement(waiting, state.queues(), decisions);
     growth.run(pass, waiting, decisions);
-    state.usageHistory().settle(clock.nowMillis(), state.queues());
+    state.usageHistory().settle(clock.nowMillis(), state.queues(), () -> io.spindle.core.queue.FairShareCalculator
+        .resolveLimits(state.tree(), cluster.capacity(io.spindle.core.model.Node.DEFAULT_PARTITION)));
     return new CycleResult(++cycles, clock.nowMillis(), decisions);
   }
 

@@ -107,8 +107,15 @@ final class EngineViews {
         partitions.put(label, new QueueSnapshot.Partition(ls.guarantee(), ls.maximum(), ls.fairShare(),
             q.usage(label), q.pending(label)));
       });
+      UsageHistory history = state.usageHistory();
+      long now = clock.nowMillis();
+      Map<String, QueueSnapshot.Usage> users = new TreeMap<>();
+      if (history.settings().enabled() && q.isLeaf()) {
+        history.users(q.path(), now).forEach((user, v) -> users.put(user, QueueSnapshot.Usage.of(v)));
+      }
       out.add(new QueueSnapshot(q.path(), s.guarantee(), s.maximum(), s.fairShare(), q.usage, q.pending,
-          partitions));
+          partitions, history.settings().enabled() ? QueueSnapshot.Usage.of(history.queue(q.path(), now)) : null,
+          s.historyFactor(), users));
     }
     return out;
   }

@@ -1,13 +1,14 @@
 package io.spindle.core.engine;
 
 import io.spindle.core.model.ResourceVector;
-import io.spindle.core.queue.QueueShare;
+import io.spindle.core.queue.FairShareCalculator;
 import io.spindle.core.queue.UsageWeighting;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.function.Supplier;
 
 /**
  * Decayed usage per queue and per user ({@code yarn.scheduler.spindle.usage.*}): what weighs the sharing of idle
@@ -71,14 +72,18 @@ final class UsageHistory {
    * rate is unchanged is left alone (its saved form stays the same); one with nothing held for longer than the window
    * is forgotten.
    */
-  void settle(long now, java.util.Collection<QueueState> queues) {
+  void settle(long now, java.util.Collection<QueueState> queues,
+      Supplier<Map<String, FairShareCalculator.Limits>> limits) {
     if (!settings.enabled()) {
       return;
     }
+    // Guarantees resolved afresh rather than taken from the cycle's shares: a cycle with nothing waiting computes no
+    // shares, and a new leader has computed none before its first placement.
+    Map<String, FairShareCalculator.Limits> resolved = limits.get();
     Map<Key, ResourceVector> rates = new HashMap<>();
     for (QueueState q : queues) {
-      QueueShare share = q.share;
-      ResourceVector guarantee = share == null ? ResourceVector.ZERO : share.guarantee();
+      FairShareCalculator.Limits l = resolved.get(q.path());
+      ResourceVector guarantee = l == null ? ResourceVector.ZERO : l.guarantee();
       rates.put(new Key(q.path(), ""), borrowed(q.usage, guarantee));
       if (q.isLeaf()) {
         q.userUsage.forEach((user, held) -> rates.put(new Key(q.path(), user), held));
