@@ -138,6 +138,20 @@ class UsageHistoryTest {
   }
 
   @Test
+  void whyNamesTheUsageHistoryReasonOfAWaitingApplication() {
+    Engine e = engine(UsageSettings.ON);
+    night(e);
+    clock.set(DAY);
+    e.cycle(bothAsk());
+
+    String why = io.spindle.core.status.WhyExplainer.explain(AppId.of("a-morning"), e.status(), List.of(), List.of())
+        .text();
+    assertThat(why).contains("Usage history: root.a's weight for idle capacity is x0.50 because it borrowed more"
+        + " than its siblings lately (");
+    assertThat(why).contains("GPU-hours above its guarantee, decayed); guarantees are not affected.");
+  }
+
+  @Test
   void aBurstOfSubmissionsTakesNoMoreIdleCapacityThanOneLargeRequest() {
     // b borrowed last night; a did not. This morning a sends 40 one-GPU applications in one heartbeat, b one of 16.
     // A strict order by history (Kueue's admission fair sharing before its entry penalty) would hand a all of c's
