@@ -65,7 +65,10 @@ final class SchedulerStateRecords {
         new FailureObservationsRecord(s.failures().gpuMillis(), s.failures().asOfMillis(), s.failures().gpus(),
             s.failures().failures()),
         map(s.gpuFaults(), f -> new io.spindle.ha.avro.GpuFaultRecord(f.nodeId().value(), f.gpuIndex(),
-            f.health().name(), f.failureMillis(), f.quarantinedUntilMillis(), f.cordonReason())));
+            f.health().name(), f.failureMillis(), f.quarantinedUntilMillis(), f.cordonReason())),
+        map(s.usageHistory(), u -> new io.spindle.ha.avro.UsageRecord(u.queue(), u.user(), u.memoryMbSeconds(),
+            u.vcoreSeconds(), u.gpuUnitSeconds(), u.rate().memoryMb(), u.rate().vcores(), u.rate().gpuUnits(),
+            u.asOfMillis())));
   }
 
   static DurableState toState(SchedulerState r) {
@@ -98,7 +101,11 @@ final class SchedulerStateRecords {
             r.getFailureObservations().getFailures()),
         map(r.getGpuFaults(), f -> new DurableState.GpuFaultState(NodeId.of(f.getNodeId()), f.getGpuIndex(),
             io.spindle.core.model.GpuHealth.State.valueOf(f.getHealth()), f.getFailureMillis(),
-            f.getQuarantinedUntilMillis(), f.getCordonReason())));
+            f.getQuarantinedUntilMillis(), f.getCordonReason())),
+        map(r.getUsageHistory(), u -> new DurableState.UsageState(u.getQueue(), u.getUser(),
+            u.getMemoryMbSeconds(), u.getVcoreSeconds(), u.getGpuUnitSeconds(),
+            new io.spindle.core.model.ResourceVector(u.getRateMemoryMb(), u.getRateVcores(), u.getRateGpuUnits()),
+            u.getAsOfMillis())));
   }
 
   private static NoticeRecord notice(DurableState.NoticeState n) {

@@ -143,6 +143,9 @@ public final class SpindleMetrics {
         QUEUE_FIGURES.forEach((figure, of) -> RESOURCES.forEach((resource, amount) ->
             gauge(PrometheusNames.QUEUE + figure + "." + resource + "." + path,
                 s -> s.queue(path).map(q -> amount.applyAsDouble(of.apply(q))).orElse(0.0))));
+        // Usage history (0 while it is off): decayed borrowed GPU-equivalent-seconds, what weighs idle capacity.
+        gauge(PrometheusNames.QUEUE + "usage_history.gpu_seconds." + path, s -> s.queue(path)
+            .map(q -> q.usageHistory() == null ? 0.0 : q.usageHistory().gpuSeconds()).orElse(0.0));
         registry.meter(QUEUE_PREEMPTED + path); // Reads 0 until the queue loses a container, rather than missing.
       }
     }

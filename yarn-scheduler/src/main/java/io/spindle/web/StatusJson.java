@@ -119,6 +119,15 @@ final class StatusJson {
           po.set("pending", vector(p.pending()));
         });
       }
+      if (q.usageHistory() != null) {
+        ObjectNode h = o.putObject("usageHistory");
+        usage(h, q.usageHistory());
+        h.put("idleWeightFactor", q.historyFactor());
+        if (!q.userHistory().isEmpty()) {
+          ObjectNode users = h.putObject("users");
+          q.userHistory().forEach((user, u) -> usage(users.putObject(user), u));
+        }
+      }
       int[] counts = apps.get(q.path());
       if (counts != null) {
         o.put("runningApps", counts[0]);
@@ -126,6 +135,12 @@ final class StatusJson {
       }
     }
     return out;
+  }
+
+  private static void usage(ObjectNode o, QueueSnapshot.Usage u) {
+    o.put("gpuSeconds", u.gpuSeconds());
+    o.put("memoryMbSeconds", u.memoryMbSeconds());
+    o.put("vcoreSeconds", u.vcoreSeconds());
   }
 
   static ArrayNode apps(EngineStatus s) {

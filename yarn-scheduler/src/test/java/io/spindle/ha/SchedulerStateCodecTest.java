@@ -91,7 +91,10 @@ class SchedulerStateCodecTest {
         List.of(new DurableState.GpuFaultState(NodeId.of("n1"), 3, io.spindle.core.model.GpuHealth.State.FAILED,
                 List.of(1_000L, 7_000L), 86_407_000, null),
             new DurableState.GpuFaultState(NodeId.of("n2"), 0, io.spindle.core.model.GpuHealth.State.HEALTHY,
-                List.of(), 0, "reseat")));
+                List.of(), 0, "reseat")))
+        .withUsageHistory(List.of(
+            new DurableState.UsageState("root.a", "", 1.5e9, 3.25e6, 2.4192e8, ResourceVector.of(0, 0, 6_720), 9_000),
+            new DurableState.UsageState("root.a", "alice", 2.0e9, 4.0e6, 3.0e8, ResourceVector.ZERO, 8_000)));
   }
 
   @Test
@@ -113,6 +116,7 @@ class SchedulerStateCodecTest {
     ObjectNode schema = currentSchemaJson();
     dropField(schema, "declaredEnds");
     dropField(schema, "belowFairShareSince");
+    dropField(schema, "usageHistory");
     dropField(record(schema, "PlacementSpecRecord"), "preemptible");
     Schema older = new Schema.Parser().parse(schema.toString());
     DurableState state = everything();
@@ -122,6 +126,7 @@ class SchedulerStateCodecTest {
     DurableState read = SchedulerStateCodec.decode(SchedulerStateCodec.encode(older, written)).state();
 
     assertThat(read.declaredEnds()).isEmpty();
+    assertThat(read.usageHistory()).as("a state saved before usage history has none").isEmpty();
     assertThat(read.starvation().queues()).isEmpty();
     assertThat(read.starvation().requests()).isEqualTo(state.starvation().requests());
     assertThat(read.units()).extracting(u -> u.spec().preemptible()).containsOnly(true);

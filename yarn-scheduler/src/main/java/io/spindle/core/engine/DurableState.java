@@ -5,6 +5,7 @@ import io.spindle.core.model.AppId;
 import io.spindle.core.model.InvalidInputException;
 import io.spindle.core.model.NodeId;
 import io.spindle.core.model.RequestRef;
+import io.spindle.core.model.ResourceVector;
 import io.spindle.core.model.Resources;
 import io.spindle.core.preemption.CheckpointHandshake;
 import io.spindle.core.preemption.Need;
@@ -51,13 +52,25 @@ import java.util.Set;
  * @param failures the GPU-hours the cluster's GPUs have been in service and the GPU failures among them, which the
  *     checkpoint interval advised to applications is computed from
  * @param gpuFaults GPUs with recent failures, a quarantine or an admin's cordon ({@link GpuFaults})
+ * @param usageHistory the decayed usage of queues and users ({@link UsageHistory}), each as settled at its last rate
+ *     change with that rate: the new leader weighs idle capacity as the old one did
  */
 public record DurableState(long nextNoticeId, long nextUnitId, List<UnitState> units,
     List<ReservationState> reservations,
     List<ReservationBackoff> reservationBackoffs, List<ReclaimState> reclaims, List<CheckpointState> checkpoints,
     List<ResumeState> resumeFrom, StarvationState starvation, List<DeclaredEnd> declaredEnds,
     List<AttainedState> attained, List<LearnedRuntime> learnedRuntimes, List<CordonState> cordons,
-    FailureObservations.Saved failures, List<GpuFaultState> gpuFaults) {
+    FailureObservations.Saved failures, List<GpuFaultState> gpuFaults, List<UsageState> usageHistory) {
+
+  /** A state without usage history. */
+  public DurableState(long nextNoticeId, long nextUnitId, List<UnitState> units, List<ReservationState> reservations,
+      List<ReservationBackoff> reservationBackoffs, List<ReclaimState> reclaims, List<CheckpointState> checkpoints,
+      List<ResumeState> resumeFrom, StarvationState starvation, List<DeclaredEnd> declaredEnds,
+      List<AttainedState> attained, List<LearnedRuntime> learnedRuntimes, List<CordonState> cordons,
+      FailureObservations.Saved failures, List<GpuFaultState> gpuFaults) {
+    this(nextNoticeId, nextUnitId, units, reservations, reservationBackoffs, reclaims, checkpoints, resumeFrom,
+        starvation, declaredEnds, attained, learnedRuntimes, cordons, failures, gpuFaults, List.of());
+  }
 
   /** A state without GPU faults. */
   public DurableState(long nextNoticeId, long nextUnitId, List<UnitState> units, List<ReservationState> reservations,
@@ -129,6 +142,7 @@ public record DurableState(long nextNoticeId, long nextUnitId, List<UnitState> u
     learnedRuntimes = copy("learnedRuntimes", learnedRuntimes);
     cordons = copy("cordons", cordons);
     gpuFaults = copy("gpuFaults", gpuFaults);
+    usageHistory = copy("usageHistory", usageHistory);
     require("failures", failures);
 
     Map<Long, UnitState> unitsById = new HashMap<>();
@@ -190,6 +204,28 @@ public record DurableState(long nextNoticeId, long nextUnitId, List<UnitState> u
     unique("resume location", resumeFrom.stream().map(r -> new RequestRef(r.appId(), r.requestKey())).toList());
     unique("declared end", declaredEnds.stream().map(DeclaredEnd::container).toList());
     unique("attained service", attained.stream().map(AttainedState::appId).toList());
+    unique("usage history", usageHistory.stream().map(u -> u.queue() + "\u0000" + u.user()).toList());
+  }
+
+  /**
+   * One meter of usage history: a queue's ({@code user} empty) decayed borrowed usage, or a user's decayed usage in
+   * leaf {@code queue}, as settled at {@code asOfMillis} (engine clock): memory MB-seconds, vcore-seconds and
+   * GPU-unit-seconds (840 units a GPU); from then on it accrues at {@code rate} and decays.
+   */
+  public record UsageState(String queue, String user, double memoryMbSeconds, double vcoreSeconds,
+      double gpuUnitSeconds, ResourceVector rate, long asOfMillis) {
+    public UsageState {
+      require("queue", queue);
+      require("user", user);
+      require("rate", rate);
+      if (!(memoryMbSeconds >= 0 && vcoreSeconds >= 0 && gpuUnitSeconds >= 0)
+          || Double.isInfinite(memoryMbSeconds + vcoreSeconds + gpuUnitSeconds)) {
+        throw new InvalidInputException("usage history", queue, "negative or not finite");
+      }
+      if (rate.memoryMb() < 0 || rate.vcores() < 0 || rate.gpuUnits() < 0) {
+        throw new InvalidInputException("usage history", queue, "negative rate");
+      }
+    }
   }
 
   /**
@@ -477,6 +513,12 @@ public record DurableState(long nextNoticeId, long nextUnitId, List<UnitState> u
   /** This state with {@code faults} as its GPU faults. */
   public DurableState withGpuFaults(List<GpuFaultState> faults) {
     return new DurableState(nextNoticeId, nextUnitId, units, reservations, reservationBackoffs, reclaims, checkpoints,
-        resumeFrom, starvation, declaredEnds, attained, learnedRuntimes, cordons, failures, faults);
+        resumeFrom, starvation, declaredEnds, attained, learnedRuntimes, cordons, failures, faults, usageHistory);
+  }
+
+  /** This state with {@code usage} as its usage history. */
+  public DurableState withUsageHistory(List<UsageState> usage) {
+    return new DurableState(nextNoticeId, nextUnitId, units, reservations, reservationBackoffs, reclaims, checkpoints,
+        resumeFrom, starvation, declaredEnds, attained, learnedRuntimes, cordons, failures, gpuFaults, usage);
   }
 }

@@ -89,6 +89,7 @@ public final class Engine {
     if (settings.reservationLearnedRuntimes()) {
       state.keepHistoryEverywhere();
     }
+    state.keepUsageHistory(settings.usage());
     ShapeCharges charges = new ShapeCharges(catalog, cluster);
     this.gangRuns = new GangRuns(settings.preemption().enabled(), clock);
     this.preemption = new EnginePreemption(settings.preemption(), clock, state, charges, gangPlacer, gangRuns);
@@ -148,6 +149,8 @@ public final class Engine {
     List<DemandState> waiting = pass.run(reclaimedFor, decisions);
     preemption.afterPlacement(waiting, state.queues(), decisions);
     growth.run(pass, waiting, decisions);
+    state.usageHistory().settle(clock.nowMillis(), state.queues(), () -> io.spindle.core.queue.FairShareCalculator
+        .resolveLimits(state.tree(), cluster.capacity(io.spindle.core.model.Node.DEFAULT_PARTITION)));
     return new CycleResult(++cycles, clock.nowMillis(), decisions);
   }
 
@@ -278,7 +281,8 @@ public final class Engine {
    * {@link #durableVersion} moved.
    */
   public DurableState durableState(LongFunction<String> containerName) {
-    return failover.durableState(containerName).withGpuFaults(faults.export());
+    return failover.durableState(containerName).withGpuFaults(faults.export())
+        .withUsageHistory(state.usageHistory().export());
   }
 
   /**

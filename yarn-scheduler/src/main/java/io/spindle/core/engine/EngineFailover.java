@@ -94,7 +94,7 @@ final class EngineFailover {
    */
   long durableVersion() {
     return state.durableChanges() + preemption.durableChanges() + state.estimates().changes()
-        + state.failures().changes();
+        + state.failures().changes() + state.usageHistory().changes();
   }
 
   /**
@@ -175,6 +175,8 @@ final class EngineFailover {
     }
     saved.cordons().forEach(c -> cluster.restoreCordon(c.nodeId(), c.reason()));
     state.failures().restore(saved.failures(), state.nowMillis());
+    // Queues and users that left the configuration keep their meters until the window forgets them, as on the leader.
+    state.usageHistory().restore(saved.usageHistory());
     // Last: what preemption takes over charges held containers again, and what was run is counted on from the save.
     restoreHistory(saved, dropped);
     restored = true;

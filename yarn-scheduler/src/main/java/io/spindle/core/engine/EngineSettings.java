@@ -42,11 +42,13 @@ import java.util.Map;
  *     ({@code yarn.scheduler.spindle.placement.share-candidates})
  * @param checkpointAdvice the failure-rate prior and default write time behind the checkpoint interval advised to
  *     applications ({@code yarn.scheduler.spindle.reliability.*}, {@code yarn.scheduler.spindle.checkpoint.*})
+ * @param usage usage history: decayed borrowed usage weighing the sharing of idle capacity
+ *     ({@code yarn.scheduler.spindle.usage.*}; off by default)
  */
 public record EngineSettings(long migReconfigureMillis, int maxMigReconfigurationsPerCycle,
     long reservationTimeoutMillis, int maxReservations, long reservationMaxDrainMillis, boolean reservationLearnedRuntimes, boolean strictQueueOrder,
     PreemptionSettings preemption, long registrationSettleMillis, int shareCandidates,
-    CheckpointAdvisor checkpointAdvice, HealthSettings health) {
+    CheckpointAdvisor checkpointAdvice, HealthSettings health, UsageSettings usage) {
 
   public static final String MIG_RECONFIGURE_SECONDS = "yarn.scheduler.spindle.mig.reconfigure-seconds";
   public static final String MAX_MIG_RECONFIGURATIONS_PER_CYCLE =
@@ -108,6 +110,17 @@ public record EngineSettings(long migReconfigureMillis, int maxMigReconfiguratio
     preemption = preemption == null ? PreemptionSettings.defaults() : preemption;
     checkpointAdvice = checkpointAdvice == null ? CheckpointAdvisor.defaults() : checkpointAdvice;
     health = health == null ? HealthSettings.DEFAULT : health;
+    usage = usage == null ? UsageSettings.OFF : usage;
+  }
+
+  /** Settings without usage history. */
+  public EngineSettings(long migReconfigureMillis, int maxMigReconfigurationsPerCycle,
+      long reservationTimeoutMillis, int maxReservations, long reservationMaxDrainMillis,
+      boolean reservationLearnedRuntimes, boolean strictQueueOrder, PreemptionSettings preemption,
+      long registrationSettleMillis, int shareCandidates, CheckpointAdvisor checkpointAdvice, HealthSettings health) {
+    this(migReconfigureMillis, maxMigReconfigurationsPerCycle, reservationTimeoutMillis, maxReservations,
+        reservationMaxDrainMillis, reservationLearnedRuntimes, strictQueueOrder, preemption, registrationSettleMillis,
+        shareCandidates, checkpointAdvice, health, null);
   }
 
   /** Settings with the default checkpoint advice. */
@@ -170,7 +183,20 @@ public record EngineSettings(long migReconfigureMillis, int maxMigReconfiguratio
         readDouble(conf, RELIABILITY_PRIOR_GPU_HOURS, a.prior().priorGpuHours(), 1, 1e12)),
         readLong(conf, CHECKPOINT_DEFAULT_WRITE_SECONDS, a.defaultWriteMillis() / 1000, 0, 86_400) * 1000);
     return new EngineSettings(seconds * 1000, (int) perCycle, timeout * 1000, (int) reservations, maxDrain * 1000,
-        learned, strict, preemption, settle * 1000, (int) candidates, advice, health(conf));
+        learned, strict, preemption, settle * 1000, (int) candidates, advice, health(conf), usage(conf));
+  }
+
+  private static UsageSettings usage(Map<String, String> conf) {
+    UsageSettings d = UsageSettings.OFF;
+    long halfLife = readLong(conf, UsageSettings.HALF_LIFE_SECONDS, d.halfLifeMillis() / 1000, 0, 31_536_000);
+    long window = readLong(conf, UsageSettings.WINDOW_SECONDS, d.windowMillis() / 1000, 1, 31_536_000);
+    double strength = readDouble(conf, UsageSettings.STRENGTH, d.strength(), 0, 100);
+    if (halfLife > window) {
+      throw new IllegalArgumentException(UsageSettings.HALF_LIFE_SECONDS + ": " + halfLife
+          + " is longer than " + UsageSettings.WINDOW_SECONDS + " (" + window + "): history would be forgotten"
+          + " before it had decayed by half");
+    }
+    return new UsageSettings(halfLife * 1000, window * 1000, strength);
   }
 
   private static double readDouble(Map<String, String> conf, String key, double dflt, double min, double max) {
@@ -222,59 +248,65 @@ public record EngineSettings(long migReconfigureMillis, int maxMigReconfiguratio
   public EngineSettings withMigReconfigureMillis(long millis) {
     return new EngineSettings(millis, maxMigReconfigurationsPerCycle, reservationTimeoutMillis,
         maxReservations, reservationMaxDrainMillis, reservationLearnedRuntimes, strictQueueOrder, preemption, registrationSettleMillis,
-        shareCandidates, checkpointAdvice, health);
+        shareCandidates, checkpointAdvice, health, usage);
   }
 
   public EngineSettings withReservations(long timeoutMillis, int max) {
     return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle, timeoutMillis, max,
-        reservationMaxDrainMillis, reservationLearnedRuntimes, strictQueueOrder, preemption, registrationSettleMillis, shareCandidates, checkpointAdvice, health);
+        reservationMaxDrainMillis, reservationLearnedRuntimes, strictQueueOrder, preemption, registrationSettleMillis, shareCandidates, checkpointAdvice, health, usage);
   }
 
   public EngineSettings withReservationMaxDrainMillis(long millis) {
     return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle, reservationTimeoutMillis,
-        maxReservations, millis, reservationLearnedRuntimes, strictQueueOrder, preemption, registrationSettleMillis, shareCandidates, checkpointAdvice, health);
+        maxReservations, millis, reservationLearnedRuntimes, strictQueueOrder, preemption, registrationSettleMillis, shareCandidates, checkpointAdvice, health, usage);
   }
 
   public EngineSettings withReservationLearnedRuntimes(boolean learned) {
     return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle, reservationTimeoutMillis,
         maxReservations, reservationMaxDrainMillis, learned, strictQueueOrder, preemption, registrationSettleMillis,
-        shareCandidates, checkpointAdvice, health);
+        shareCandidates, checkpointAdvice, health, usage);
   }
 
   public EngineSettings withStrictQueueOrder(boolean strict) {
     return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle,
         reservationTimeoutMillis, maxReservations, reservationMaxDrainMillis, reservationLearnedRuntimes, strict, preemption,
-        registrationSettleMillis, shareCandidates, checkpointAdvice, health);
+        registrationSettleMillis, shareCandidates, checkpointAdvice, health, usage);
   }
 
   public EngineSettings withPreemption(PreemptionSettings settings) {
     return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle,
         reservationTimeoutMillis, maxReservations, reservationMaxDrainMillis, reservationLearnedRuntimes, strictQueueOrder, settings,
-        registrationSettleMillis, shareCandidates, checkpointAdvice, health);
+        registrationSettleMillis, shareCandidates, checkpointAdvice, health, usage);
   }
 
   public EngineSettings withRegistrationSettleMillis(long millis) {
     return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle,
         reservationTimeoutMillis, maxReservations, reservationMaxDrainMillis, reservationLearnedRuntimes, strictQueueOrder, preemption, millis,
-        shareCandidates, checkpointAdvice, health);
+        shareCandidates, checkpointAdvice, health, usage);
   }
 
   public EngineSettings withShareCandidates(int candidates) {
     return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle,
         reservationTimeoutMillis, maxReservations, reservationMaxDrainMillis, reservationLearnedRuntimes, strictQueueOrder, preemption,
-        registrationSettleMillis, candidates, checkpointAdvice, health);
+        registrationSettleMillis, candidates, checkpointAdvice, health, usage);
   }
 
   public EngineSettings withCheckpointAdvice(CheckpointAdvisor advice) {
     return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle, reservationTimeoutMillis,
         maxReservations, reservationMaxDrainMillis, reservationLearnedRuntimes, strictQueueOrder, preemption,
-        registrationSettleMillis, shareCandidates, advice, health);
+        registrationSettleMillis, shareCandidates, advice, health, usage);
   }
 
   public EngineSettings withHealth(HealthSettings settings) {
     return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle, reservationTimeoutMillis,
         maxReservations, reservationMaxDrainMillis, reservationLearnedRuntimes, strictQueueOrder, preemption,
-        registrationSettleMillis, shareCandidates, checkpointAdvice, settings);
+        registrationSettleMillis, shareCandidates, checkpointAdvice, settings, usage);
+  }
+
+  public EngineSettings withUsage(UsageSettings settings) {
+    return new EngineSettings(migReconfigureMillis, maxMigReconfigurationsPerCycle, reservationTimeoutMillis,
+        maxReservations, reservationMaxDrainMillis, reservationLearnedRuntimes, strictQueueOrder, preemption,
+        registrationSettleMillis, shareCandidates, checkpointAdvice, health, settings);
   }
 
   private static HealthSettings health(Map<String, String> conf) {

@@ -365,6 +365,17 @@ final class EngineState {
     releaseListeners.add(listener);
   }
 
+  /** Decayed usage of queues and users ({@code yarn.scheduler.spindle.usage.*}); keeps nothing while off. */
+  private UsageHistory usageHistory = new UsageHistory(UsageSettings.OFF);
+
+  void keepUsageHistory(UsageSettings settings) {
+    usageHistory = new UsageHistory(settings);
+  }
+
+  UsageHistory usageHistory() {
+    return usageHistory;
+  }
+
   /** Keeps what every application has run, not only those of ranked leaves (see {@link #keepsHistory}). */
   void keepHistoryEverywhere() {
     historyEverywhere = true;

@@ -90,8 +90,9 @@ final class EngineViews {
 
   /** Each queue as of the last cycle, parents before children. */
   List<QueueSnapshot> queueSnapshots() {
-    Map<String, QueueShare> shares = FairShareCalculator.compute(state.tree(), cluster.capacity(Node.DEFAULT_PARTITION),
-        state.leafDemands());
+    ResourceVector whole = cluster.capacity(Node.DEFAULT_PARTITION);
+    Map<String, QueueShare> shares = FairShareCalculator.compute(state.tree(), whole, state.leafDemands(),
+        FairShareCalculator.resolveLimits(state.tree(), whole), state.usageHistory().weighting(clock.nowMillis()));
     Map<String, Map<String, QueueShare>> labelled = new LinkedHashMap<>();
     for (String label : cluster.labelledPartitions()) {
       ResourceVector capacity = cluster.capacity(label);
@@ -107,8 +108,15 @@ final class EngineViews {
         partitions.put(label, new QueueSnapshot.Partition(ls.guarantee(), ls.maximum(), ls.fairShare(),
             q.usage(label), q.pending(label)));
       });
+      UsageHistory history = state.usageHistory();
+      long now = clock.nowMillis();
+      Map<String, QueueSnapshot.Usage> users = new TreeMap<>();
+      if (history.settings().enabled() && q.isLeaf()) {
+        history.users(q.path(), now).forEach((user, v) -> users.put(user, QueueSnapshot.Usage.of(v)));
+      }
       out.add(new QueueSnapshot(q.path(), s.guarantee(), s.maximum(), s.fairShare(), q.usage, q.pending,
-          partitions));
+          partitions, history.settings().enabled() ? QueueSnapshot.Usage.of(history.queue(q.path(), now)) : null,
+          s.historyFactor(), users));
     }
     return out;
   }

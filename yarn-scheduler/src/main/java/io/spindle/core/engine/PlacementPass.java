@@ -106,7 +106,8 @@ final class PlacementPass {
     }
     ResourceVector capacity = cluster.capacity(partition);
     Map<String, QueueShare> shares = partition.isEmpty()
-        ? FairShareCalculator.compute(state.tree(), capacity, state.leafDemands())
+        ? FairShareCalculator.compute(state.tree(), capacity, state.leafDemands(),
+            FairShareCalculator.resolveLimits(state.tree(), capacity), state.usageHistory().weighting(clock.nowMillis()))
         : FairShareCalculator.compute(state.tree(), capacity, state.leafDemands(partition),
             QueueLabels.resolve(state.tree(), capacity, partition));
     for (QueueState q : state.queues()) {

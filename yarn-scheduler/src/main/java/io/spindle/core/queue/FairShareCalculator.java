@@ -46,6 +46,15 @@ public final class FairShareCalculator {
    */
   public static Map<String, QueueShare> compute(QueueTree tree, ResourceVector cluster,
       Map<String, ResourceVector> leafDemand, Map<String, Limits> limits) {
+    return compute(tree, cluster, leafDemand, limits, UsageWeighting.NONE);
+  }
+
+  /**
+   * As {@link #compute(QueueTree, ResourceVector, Map, Map)}, with idle capacity shared by weights that
+   * {@code usage} adjusts for each queue's decayed borrowing ({@link UsageWeighting}); guarantees are untouched.
+   */
+  public static Map<String, QueueShare> compute(QueueTree tree, ResourceVector cluster,
+      Map<String, ResourceVector> leafDemand, Map<String, Limits> limits, UsageWeighting usage) {
     Map<String, ResourceVector> guarantee = new LinkedHashMap<>();
     Map<String, ResourceVector> maximum = new LinkedHashMap<>();
     limits.forEach((path, l) -> {
@@ -69,17 +78,18 @@ public final class FairShareCalculator {
     }
 
     Map<String, double[]> fair = new LinkedHashMap<>();
+    Map<String, Double> factors = new LinkedHashMap<>();
     fair.put(QueueTree.ROOT, toDoubles(demand.get(QueueTree.ROOT).min(cluster)));
     for (QueueConfig q : tree.all()) {
       if (!q.isLeaf()) {
-        divide(tree.children(q), fair.get(q.path()), guarantee, demand, cluster, fair);
+        divide(tree.children(q), fair.get(q.path()), guarantee, demand, cluster, fair, usage, factors);
       }
     }
 
     Map<String, QueueShare> out = new LinkedHashMap<>();
     for (QueueConfig q : tree.all()) {
       out.put(q.path(), new QueueShare(q.path(), guarantee.get(q.path()), maximum.get(q.path()),
-          demand.get(q.path()), toVector(fair.get(q.path()))));
+          demand.get(q.path()), toVector(fair.get(q.path())), factors.getOrDefault(q.path(), 1.0)));
     }
     return out;
   }
@@ -108,7 +118,8 @@ public final class FairShareCalculator {
   }
 
   private static void divide(List<QueueConfig> children, double[] parentShare, Map<String, ResourceVector> guarantee,
-      Map<String, ResourceVector> demand, ResourceVector cluster, Map<String, double[]> fair) {
+      Map<String, ResourceVector> demand, ResourceVector cluster, Map<String, double[]> fair, UsageWeighting usage,
+      Map<String, Double> factors) {
     int n = children.size();
     double[][] share = new double[n][];
     double[][] residual = new double[n][];
@@ -133,10 +144,16 @@ public final class FairShareCalculator {
     double[] doneAt = new double[n];
     boolean[] active = new boolean[n];
     for (int i = 0; i < n; i++) {
+      active[i] = dominantShare(residual[i], cluster) > EPSILON;
+    }
+    double[] factor = usage.factors(children, active);
+    for (int i = 0; i < n; i++) {
+      factors.put(children.get(i).path(), factor[i]);
+    }
+    for (int i = 0; i < n; i++) {
       double ds = dominantShare(residual[i], cluster);
-      active[i] = ds > EPSILON;
       if (active[i]) {
-        double w = children.get(i).weight();
+        double w = children.get(i).weight() * factor[i];
         rate[i] = new double[DIMS];
         for (int k = 0; k < DIMS; k++) {
           rate[i][k] = residual[i][k] * w / ds;

@@ -122,6 +122,9 @@ public final class WhyExplainer {
       sentences.add(describe(r) + " is pending: " + r.reason() + "." + reservation(r, status.timeMillis())
           + expectedStart(r.expectedStart(), status.timeMillis()));
     }
+    if (!app.requests().isEmpty()) {
+      usageHistory(app.queue(), status).ifPresent(sentences::add);
+    }
     if (app.ordering() != null && !app.requests().isEmpty()) {
       sentences.add("In order: " + app.ordering() + ".");
     }
@@ -129,6 +132,28 @@ public final class WhyExplainer {
       sentences.add("Held back before scheduling: " + note + ".");
     }
     return new Explanation(appId, state, String.join(" ", sentences));
+  }
+
+  /**
+   * The usage-history reason, when history changed how idle capacity was shared on the queue's path: the queue (or
+   * the queue above it) that history weighed, by how much and on what history. Empty when it changed nothing.
+   */
+  static Optional<String> usageHistory(String queue, EngineStatus status) {
+    java.util.Map<String, io.spindle.core.engine.QueueSnapshot> byPath = new java.util.HashMap<>();
+    status.queues().forEach(q -> byPath.put(q.path(), q));
+    List<String> parts = new ArrayList<>();
+    for (String path = queue; path != null; path = path.contains(".") ? path.substring(0, path.lastIndexOf('.'))
+        : null) {
+      io.spindle.core.engine.QueueSnapshot q = byPath.get(path);
+      if (q == null || q.usageHistory() == null || Math.abs(q.historyFactor() - 1.0) < 1e-9) {
+        continue;
+      }
+      parts.add(String.format(java.util.Locale.ROOT, "%s's weight for idle capacity is x%.2f because it borrowed %s"
+          + " its siblings lately (%.1f GPU-hours above its guarantee, decayed)", path, q.historyFactor(),
+          q.historyFactor() < 1 ? "more than" : "less than", q.usageHistory().gpuSeconds() / 3600));
+    }
+    return parts.isEmpty() ? Optional.empty()
+        : Optional.of("Usage history: " + String.join("; ", parts) + "; guarantees are not affected.");
   }
 
   private static String describe(EngineStatus.Request r) {
