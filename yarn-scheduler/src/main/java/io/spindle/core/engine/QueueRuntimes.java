@@ -54,18 +54,8 @@ final class QueueRuntimes {
   }
 
   private void add(Key key, long millis) {
-    long[] old = samples.remove(key); // Re-inserted last: the most recently learned from.
-    long[] s;
-    if (old == null) {
-      s = new long[] {millis};
-    } else if (old.length < SAMPLES) {
-      s = Arrays.copyOf(old, old.length + 1);
-      s[old.length] = millis;
-    } else {
-      s = Arrays.copyOfRange(old, 1, SAMPLES + 1);
-      s[SAMPLES - 1] = millis;
-    }
-    samples.put(key, s);
+    // Re-inserted last: the most recently learned from.
+    samples.put(key, RuntimeEstimates.appended(samples.remove(key), millis, SAMPLES));
   }
 
   private static long medianAbove(long[] s, long floor) {

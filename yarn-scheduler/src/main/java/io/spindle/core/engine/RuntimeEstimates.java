@@ -68,19 +68,23 @@ final class RuntimeEstimates {
   }
 
   private void add(Key key, long millis) {
-    long[] old = samples.get(key);
-    long[] s;
-    if (old == null) {
-      s = new long[] {millis};
-    } else if (old.length < SAMPLES) {
-      s = Arrays.copyOf(old, old.length + 1);
-      s[old.length] = millis;
-    } else {
-      s = Arrays.copyOfRange(old, 1, SAMPLES + 1);
-      s[SAMPLES - 1] = millis;
-    }
-    samples.remove(key); // Re-inserted last: the most recently learned from.
+    long[] s = appended(samples.remove(key), millis, SAMPLES); // Re-inserted last: the most recently learned from.
     samples.put(key, s);
+  }
+
+  /** {@code old} (may be {@code null}) with {@code millis} added last, the oldest dropped beyond {@code max}. */
+  static long[] appended(long[] old, long millis, int max) {
+    if (old == null) {
+      return new long[] {millis};
+    }
+    if (old.length < max) {
+      long[] s = Arrays.copyOf(old, old.length + 1);
+      s[old.length] = millis;
+      return s;
+    }
+    long[] s = Arrays.copyOfRange(old, old.length - max + 1, old.length + 1);
+    s[max - 1] = millis;
+    return s;
   }
 
   private static long median(long[] s) {

@@ -62,7 +62,7 @@ public final class DrainForecast {
       }
       for (Ending e : list) {
         if (e.endMillis() != Long.MAX_VALUE) {
-          ends.add(new Freed(e.endMillis(), i, e.shape().memoryMb(), e.shape().vcores(), wholeGpus(e.placement())));
+          ends.add(new Freed(e.endMillis(), i, e.shape().memoryMb(), e.shape().vcores(), e.placement().wholeGpus()));
         }
       }
     });
@@ -187,16 +187,6 @@ public final class DrainForecast {
   private static long saturatedAdd(long a, long b) {
     long r = a + b;
     return ((a ^ r) & (b ^ r)) < 0 ? Long.MAX_VALUE : r;
-  }
-
-  private static long wholeGpus(Placement p) {
-    long n = 0;
-    for (GpuSlot s : p.gpus()) {
-      if (s.wholeGpu()) {
-        n++;
-      }
-    }
-    return n;
   }
 
   /** Room freed on node {@code node} at {@code atMillis}; {@code added} for ends of requests the forecast placed. */

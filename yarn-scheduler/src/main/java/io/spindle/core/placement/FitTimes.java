@@ -76,7 +76,7 @@ final class FitTimes {
       long[] sum = freed[f.node];
       sum[0] += f.running.shape().memoryMb();
       sum[1] += f.running.shape().vcores();
-      sum[2] += wholeGpus(f.running.placement());
+      sum[2] += f.running.placement().wholeGpus();
       int now = nodes.get(f.node).capacityWithFreed(shape, members, sum[0], sum[1], sum[2]);
       total += now - room[f.node];
       room[f.node] = now;
@@ -90,16 +90,6 @@ final class FitTimes {
 
   private List<RunningWork.Running> on(NodeState n) {
     return running.computeIfAbsent(n, k -> work.on(k.id()));
-  }
-
-  private static long wholeGpus(Placement p) {
-    long n = 0;
-    for (GpuSlot s : p.gpus()) {
-      if (s.wholeGpu()) {
-        n++;
-      }
-    }
-    return n;
   }
 
   private record Freed(int node, RunningWork.Running running) {}

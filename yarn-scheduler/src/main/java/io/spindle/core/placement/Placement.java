@@ -15,4 +15,15 @@ public record Placement(NodeId nodeId, List<GpuSlot> gpus, ResourceVector charge
   public Placement {
     gpus = List.copyOf(gpus);
   }
+
+  /** How many whole GPUs it holds (not MIG instances or shares): what its end frees for whole-GPU work. */
+  public long wholeGpus() {
+    long n = 0;
+    for (GpuSlot s : gpus) {
+      if (s.wholeGpu()) {
+        n++;
+      }
+    }
+    return n;
+  }
 }
