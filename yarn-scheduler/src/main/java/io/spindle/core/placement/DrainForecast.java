@@ -3,11 +3,14 @@ package io.spindle.core.placement;
 import io.spindle.core.model.NodeId;
 import io.spindle.core.model.Resources;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.PriorityQueue;
+import java.util.Set;
 
 /**
  * When waiting requests are expected to start, by replaying the drain of what runs: the running containers end at
@@ -21,8 +24,9 @@ import java.util.PriorityQueue;
  * were the next to be served, which is optimistic where queues compete for the same nodes); fair share, queue and
  * user limits; topology levels a gang requires (room is summed over nodes, as {@link FitTimes} does); backfill of a
  * later, smaller request ahead of the queue's order (a request starts no earlier than those ahead of it, unless one
- * ahead can never be placed on what is known). MIG instances and GPU shares, whose room depends on which slices free,
- * are forecast only when they fit now.
+ * ahead can never be placed on what is known). A reservation's nodes are its gang's until the forecast starts that
+ * gang, anyone's after. MIG instances and GPU shares, whose room depends on which slices free, are forecast only when
+ * they fit now.
  *
  * <p>One instance answers for one state of the cluster; {@link #startTimes} may be called once per queue.
  */
@@ -48,6 +52,8 @@ public final class DrainForecast {
   private final Map<NodeId, Integer> index = new HashMap<>();
   /** The running containers' finite ends, soonest first. */
   private final List<Freed> ends = new ArrayList<>();
+  /** Reservations whose gang the forecast has started, in this call of {@link #startTimes}. */
+  private final Set<Reservation> released = Collections.newSetFromMap(new IdentityHashMap<>());
 
   /** {@code running}: every running container by node, as the engine knows them. */
   public DrainForecast(ClusterState cluster, Map<NodeId, List<Ending>> running) {
@@ -74,6 +80,7 @@ public final class DrainForecast {
    * when it fits now, {@code Long.MAX_VALUE} when the known ends never leave room for it.
    */
   public long[] startTimes(List<Ask> asks, long nowMillis) {
+    released.clear();
     long[][] freed = new long[nodes.size()][3];
     PriorityQueue<Freed> added = new PriorityQueue<>(Comparator.comparingLong(Freed::atMillis));
     int next = 0;
@@ -124,6 +131,9 @@ public final class DrainForecast {
       t = at;
       out[a] = t;
       place(ask, t, freed, added);
+      if (ask.own() != null) {
+        released.add(ask.own()); // Its gang started: from then on its nodes are anyone's.
+      }
     }
     return out;
   }
@@ -158,7 +168,7 @@ public final class DrainForecast {
 
   private int room(int i, Ask ask, long[][] freed) {
     NodeState n = nodes.get(i);
-    if (n.reservation != null && n.reservation != ask.own()) {
+    if (n.reservation != null && n.reservation != ask.own() && !released.contains(n.reservation)) {
       return 0; // Held for another gang: only backfill that ends in time goes there, which is not forecast.
     }
     long[] f = freed[i];

@@ -117,6 +117,22 @@ class StartEstimatesTest {
   }
 
   @Test
+  void aReservationsNodesAreForecastFreeForOthersOnceItsGangHasStarted() {
+    Engine e = engine("n1", "n2");
+    run(e, "three-hours", 3 * HOUR);
+    run(e, "five-hours", 5 * HOUR);
+    clock.set(1_000);
+    e.cycle(List.of(new AppSubmitted(AppId.of("first"), "q", "u", 0), new Demand(AppId.of("first"), "workers",
+        ONE_GPU, 8, PlacementSpec.gang(null, false).withMaxRuntimeMillis(HOUR))));
+    assertThat(e.cluster().reservations()).as("first holds the node that drains first").hasSize(1);
+    gang(e, "both-nodes", 16);
+
+    assertThat(startOf(e, "first")).isEqualTo(new ExpectedStart(3 * HOUR, StartConfidence.EXACT));
+    // n1 is first's until first starts at 3 h, and first holds it until 4 h; n2 drains at 5 h.
+    assertThat(startOf(e, "both-nodes")).isEqualTo(new ExpectedStart(5 * HOUR, StartConfidence.EXACT));
+  }
+
+  @Test
   void takingSnapshotsChangesNoDecision() {
     List<String> with = decisions(true);
     assertThat(with).isEqualTo(decisions(false)).isNotEmpty();
