@@ -83,9 +83,9 @@ final class ElasticGrowth {
     AppState app = state.app(core.appId);
     int step = core.spec.elasticity().step();
     List<NodeId> near = new ArrayList<>();
-    addNodes(core, near);
+    near.addAll(state.nodesOf(core.members));
     for (GangRun grown : core.grownBy) {
-      addNodes(grown, near);
+      near.addAll(state.nodesOf(grown.members));
     }
     List<Placement> places = placer.placeNear(core.shape, step, core.requiredDepth, near);
     if (places == null) {
@@ -124,14 +124,5 @@ final class ElasticGrowth {
       preemption.started(runs.grew(core, ids.subList(i, Math.min(ids.size(), i + step))));
     }
     return ids;
-  }
-
-  private void addNodes(GangRun run, List<NodeId> out) {
-    for (long id : run.members) {
-      Allocation a = state.allocation(id);
-      if (a != null) {
-        out.add(a.placement().nodeId());
-      }
-    }
   }
 }

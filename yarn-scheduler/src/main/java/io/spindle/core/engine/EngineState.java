@@ -302,6 +302,18 @@ final class EngineState {
   }
 
   /** The allocations on a node, in the order they were made there (a copy: callers release while they walk). */
+  /** The nodes {@code allocationIds} run on, each once, in order; ids already released count nothing. */
+  List<NodeId> nodesOf(Collection<Long> allocationIds) {
+    LinkedHashSet<NodeId> nodes = new LinkedHashSet<>();
+    for (long id : allocationIds) {
+      Allocation a = allocation(id);
+      if (a != null) {
+        nodes.add(a.placement().nodeId());
+      }
+    }
+    return List.copyOf(nodes);
+  }
+
   List<Long> onNode(NodeId nodeId) {
     AllocationList on = allocationsByNode.get(nodeId);
     return on == null ? List.of() : on.ids();

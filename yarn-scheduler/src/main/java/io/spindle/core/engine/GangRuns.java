@@ -9,10 +9,8 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 
 /**
  * Every {@link GangRun}: what runs as one piece, by id and by member. The engine tells it every start and release;
@@ -174,25 +172,14 @@ final class GangRuns {
     DemandState d = DemandState.asked(app, run.requestKey, run.shape, run.unitCharge, asked, run.spec,
         run.requiredDepth);
     if (inDomain) {
-      d.restartNear = nodesOf(survivors, state);
+      List<NodeId> held = state.nodesOf(survivors);
+      d.restartNear = held.isEmpty() ? null : held;
       d.stopping = List.copyOf(survivors);
     }
     state.addDemand(d);
     app.leaf.waitingApps.add(app);
     d.reportedReason = "re-queued: " + reason;
     decisions.add(new Decision.Wait(app.id, d.key, d.reportedReason));
-  }
-
-  /** The nodes {@code allocationIds} run on, each once, in order; empty when none runs any more. */
-  private static List<NodeId> nodesOf(List<Long> allocationIds, EngineState state) {
-    Set<NodeId> nodes = new LinkedHashSet<>();
-    for (long id : allocationIds) {
-      Allocation a = state.allocation(id);
-      if (a != null) {
-        nodes.add(a.placement().nodeId());
-      }
-    }
-    return nodes.isEmpty() ? null : List.copyOf(nodes);
   }
 
   /** The engine released a container, for whatever reason. */
